@@ -1,0 +1,65 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Caller, Deps, RequestContext } from './context.ts';
+import { DomainError } from './errors.ts';
+import { parseInput } from './validate.ts';
+
+export interface AccountView {
+  id: string;
+  email: string;
+  apiKey: string;
+  createdAt: string;
+}
+
+/** Keys carry 256 random bits, so a fast unsalted hash is enough and allows an indexed lookup. */
+export const hashApiKey = (apiKey: string): string => createHash('sha256').update(apiKey).digest('hex');
+
+export const generateApiKey = (): string => `wak_${randomBytes(32).toString('base64url')}`;
+
+const unauthenticated = () => new DomainError('UNAUTHENTICATED', 'A valid x-api-key header is required');
+
+export const authenticate = async (deps: Pick<Deps, 'db'>, apiKey: string | undefined | null): Promise<Caller> => {
+  if (!apiKey) throw unauthenticated();
+  const account = await deps.db.account.findUnique({ where: { apiKeyHash: hashApiKey(apiKey) } });
+  if (!account) throw unauthenticated();
+  return { accountId: account.id, email: account.email, apiKey, createdAt: account.createdAt };
+};
+
+export const me = (ctx: RequestContext): AccountView => ({
+  id: ctx.caller.accountId,
+  email: ctx.caller.email,
+  apiKey: ctx.caller.apiKey,
+  createdAt: ctx.caller.createdAt.toISOString(),
+});
+
+const emailSchema = z.object({ email: z.email() });
+
+export const createAccount = async (
+  deps: Pick<Deps, 'db'>,
+  input: unknown,
+  apiKey: string = generateApiKey(),
+): Promise<AccountView> => {
+  const { email } = parseInput(emailSchema, input);
+  const existing = await deps.db.account.findUnique({ where: { email } });
+  if (existing) throw new DomainError('CONFLICT', `An account with email ${email} already exists`);
+  const account = await deps.db.account.create({ data: { email, apiKeyHash: hashApiKey(apiKey) } });
+  return { id: account.id, email: account.email, apiKey, createdAt: account.createdAt.toISOString() };
+};
+
+export const rotateApiKey = async (deps: Pick<Deps, 'db'>, input: unknown): Promise<AccountView> => {
+  const { email } = parseInput(emailSchema, input);
+  const apiKey = generateApiKey();
+  const account = await deps.db.account.findUnique({ where: { email } });
+  if (!account) throw new DomainError('NOT_FOUND', `No account with email ${email}`);
+  const updated = await deps.db.account.update({ where: { id: account.id }, data: { apiKeyHash: hashApiKey(apiKey) } });
+  return { id: updated.id, email: updated.email, apiKey, createdAt: updated.createdAt.toISOString() };
+};
+
+/** First-start convenience: BOOTSTRAP_EMAIL + BOOTSTRAP_API_KEY create one account if that email is new. */
+export const bootstrapAccount = async (deps: Pick<Deps, 'db' | 'logger'>, email?: string, apiKey?: string): Promise<void> => {
+  if (!email || !apiKey) return;
+  const existing = await deps.db.account.findUnique({ where: { email } });
+  if (existing) return;
+  await createAccount(deps, { email }, apiKey);
+  deps.logger.info({ email }, 'bootstrap account created');
+};

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { ContactGroup, Prisma } from '../generated/sqlite/client.ts';
+import type { RequestContext } from './context.ts';
+import { jidFromPath } from './contacts.ts';
+import { DomainError, notFound } from './errors.ts';
+import { toJid } from './jids.ts';
+import { parseInput } from './validate.ts';
+
+export interface ContactGroupView {
+  id: string;
+  name: string;
+  description: string;
+  color: string;
+  isSmartGroup: boolean;
+  contactCount: number;
+}
+
+export type ContactGroupWithCount = ContactGroup & { _count: { members: number } };
+
+export const withMemberCount = { _count: { select: { members: true } } } as const;
+
+export const contactGroupView = (row: ContactGroupWithCount): ContactGroupView => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  color: row.color,
+  isSmartGroup: row.isSmartGroup,
+  contactCount: row._count.members,
+});
+
+const createSchema = z.object({
+  name: z.string().trim().min(1, 'is required').max(100),
+  description: z.string().max(500).optional(),
+  color: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, 'must be a hex colour like #1a2b3c')
+    .optional(),
+  isSmartGroup: z.boolean().optional(),
+});
+
+const membersSchema = z.object({
+  jids: z.array(z.string()).min(1, 'at least one JID is required').max(500),
+});
+
+type GroupQuery = Pick<Prisma.ContactGroupFindManyArgs, 'include' | 'select'>;
+
+/** `query` is plugin-prisma's selection when GraphQL calls (its count comes through it too). */
+export const listContactGroups = (
+  ctx: RequestContext,
+  query: GroupQuery = { include: withMemberCount },
+): Promise<ContactGroupWithCount[]> =>
+  ctx.db.contactGroup.findMany({
+    ...query,
+    where: { accountId: ctx.caller.accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  }) as Promise<ContactGroupWithCount[]>;
+
+export const getContactGroup = async (ctx: RequestContext, groupId: string): Promise<ContactGroupWithCount> => {
+  const row = await ctx.db.contactGroup.findFirst({
+    where: { id: groupId, accountId: ctx.caller.accountId },
+    include: withMemberCount,
+  });
+  if (!row) throw notFound('Contact group');
+  return row;
+};
+
+export const createContactGroup = async (ctx: RequestContext, input: unknown): Promise<ContactGroupWithCount> => {
+  const data = parseInput(createSchema, input);
+  const accountId = ctx.caller.accountId;
+  const taken = await ctx.db.contactGroup.findUnique({ where: { accountId_name: { accountId, name: data.name } } });
+  if (taken) throw new DomainError('CONFLICT', `A contact group named "${data.name}" already exists`);
+  return ctx.db.contactGroup.create({ data: { accountId, ...data }, include: withMemberCount });
+};
+
+export interface AddMembersResult {
+  ok: true;
+  added: number;
+  errors: Array<{ jid: string; reason: string }>;
+}
+
+export const addContactGroupMembers = async (ctx: RequestContext, groupId: string, input: unknown): Promise<AddMembersResult> => {
+  const { jids } = parseInput(membersSchema, input);
+  const group = await getContactGroup(ctx, groupId);
+  const errors: AddMembersResult['errors'] = [];
+  const wanted = new Map<string, string>();
+  for (const raw of jids) {
+    const jid = toJid(raw.trim());
+    if (!jid) errors.push({ jid: raw, reason: 'invalid_jid' });
+    else if (wanted.has(jid)) errors.push({ jid: raw, reason: 'duplicate' });
+    else wanted.set(jid, raw);
+  }
+  const contacts = await ctx.db.contact.findMany({
+    where: { accountId: ctx.caller.accountId, jid: { in: [...wanted.keys()] } },
+    select: { id: true, jid: true, memberships: { where: { groupId: group.id }, select: { contactId: true } } },
+  });
+  const found = new Map(contacts.map((c) => [c.jid, c]));
+  const toAdd: string[] = [];
+  for (const [jid, raw] of wanted) {
+    const contact = found.get(jid);
+    if (!contact) errors.push({ jid: raw, reason: 'contact_not_found' });
+    else if (contact.memberships.length > 0) errors.push({ jid: raw, reason: 'already_member' });
+    else toAdd.push(contact.id);
+  }
+  if (toAdd.length > 0) {
+    await ctx.db.contactGroupMember.createMany({ data: toAdd.map((contactId) => ({ groupId: group.id, contactId })) });
+  }
+  return { ok: true, added: toAdd.length, errors };
+};
+
+export const removeContactGroupMember = async (ctx: RequestContext, groupId: string, jidParam: string): Promise<{ ok: true }> => {
+  const jid = jidFromPath(jidParam);
+  const group = await getContactGroup(ctx, groupId);
+  const removed = await ctx.db.contactGroupMember.deleteMany({
+    where: { groupId: group.id, contact: { accountId: ctx.caller.accountId, jid } },
+  });
+  if (removed.count === 0) throw notFound('Contact in this group');
+  return { ok: true };
+};

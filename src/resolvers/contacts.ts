@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Contact, Prisma } from '../generated/sqlite/client.ts';
+import type { RequestContext } from './context.ts';
+import { DomainError, notFound } from './errors.ts';
+import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
+import { pageSchema } from './paging.ts';
+import { parseInput } from './validate.ts';
+
+export const MAX_BULK_CONTACTS = 500;
+
+export interface ContactView {
+  id: string;
+  jid: string;
+  phone: string;
+  name: string;
+  email: string;
+  tags: string[];
+  variables: Record<string, string>;
+  isBlocked: boolean;
+}
+
+export const parseTags = (stored: string): string[] => JSON.parse(stored) as string[];
+export const parseVariables = (stored: string): Record<string, string> => JSON.parse(stored) as Record<string, string>;
+
+export const contactView = (row: Contact): ContactView => ({
+  id: row.id,
+  jid: row.jid,
+  phone: row.phone,
+  name: row.name,
+  email: row.email,
+  tags: parseTags(row.tags),
+  variables: parseVariables(row.variables),
+  isBlocked: row.isBlocked,
+});
+
+const tagsSchema = z
+  .array(z.string().min(1, 'a tag cannot be empty').max(100))
+  .max(100)
+  .transform((tags) => [...new Set(tags)]);
+const variablesSchema = z.record(z.string().min(1).max(100), z.string().max(1000));
+const emailSchema = z.union([z.literal(''), z.email()]);
+
+const contactFields = {
+  name: z.string().max(200).optional(),
+  email: emailSchema.optional(),
+  tags: tagsSchema.optional(),
+  variables: variablesSchema.optional(),
+  isBlocked: z.boolean().optional(),
+};
+
+const upsertSchema = z
+  .object({ jid: jidSchema.optional(), phone: phoneSchema.optional(), ...contactFields })
+  .refine((v) => v.jid !== undefined || v.phone !== undefined, { message: 'jid or phone is required', path: ['jid'] });
+
+const patchSchema = z.object({ phone: phoneSchema.optional(), ...contactFields }).strict();
+
+type ContactQuery = Pick<Prisma.ContactFindUniqueArgs, 'include' | 'select'>;
+
+type ContactFields = Partial<Pick<ContactView, 'phone' | 'name' | 'email' | 'tags' | 'variables' | 'isBlocked'>>;
+
+/** Path segments take a JID or a bare number. */
+export const jidFromPath = (value: string): string => {
+  const jid = toJid(decodeURIComponent(value).trim());
+  if (!jid) throw new DomainError('VALIDATION_FAILED', 'Invalid JID', { details: [{ path: 'jid', message: JID_MESSAGE }] });
+  return jid;
+};
+
+const searchTextOf = (c: Pick<ContactView, 'name' | 'jid' | 'phone' | 'email'>): string =>
+  [c.name, c.jid, c.phone, c.email].join('\n').toLowerCase();
+
+/** The stored contact with `fields` merged in (fields left out keep their value). */
+const merge = (current: ContactView, fields: ContactFields): ContactView => ({
+  ...current,
+  phone: fields.phone ?? current.phone,
+  name: fields.name ?? current.name,
+  email: fields.email ?? current.email,
+  tags: fields.tags ?? current.tags,
+  variables: fields.variables ?? current.variables,
+  isBlocked: fields.isBlocked ?? current.isBlocked,
+});
+
+const sameContact = (a: ContactView, b: ContactView): boolean =>
+  a.phone === b.phone &&
+  a.name === b.name &&
+  a.email === b.email &&
+  a.isBlocked === b.isBlocked &&
+  JSON.stringify(a.tags) === JSON.stringify(b.tags) &&
+  JSON.stringify(a.variables) === JSON.stringify(b.variables);
+
+const columnsOf = (c: ContactView) => ({
+  phone: c.phone,
+  name: c.name,
+  email: c.email,
+  tags: JSON.stringify(c.tags),
+  variables: JSON.stringify(c.variables),
+  isBlocked: c.isBlocked,
+  searchText: searchTextOf(c),
+});
+
+const blankContact = (jid: string): ContactView => ({
+  id: randomUUID(),
+  jid,
+  phone: phoneOfJid(jid),
+  name: '',
+  email: '',
+  tags: [],
+  variables: {},
+  isBlocked: false,
+});
+
+const tagRows = (accountId: string, contactId: string, tags: string[]) => tags.map((tag) => ({ accountId, contactId, tag }));
+
+const findContact = (ctx: RequestContext, jid: string) =>
+  ctx.db.contact.findUnique({ where: { accountId_jid: { accountId: ctx.caller.accountId, jid } } });
+
+/** `query` is plugin-prisma's selection when GraphQL calls; REST reads the whole row. */
+export const getContact = async (ctx: RequestContext, jidParam: string, query: ContactQuery = {}): Promise<Contact> => {
+  const row = await ctx.db.contact.findUnique({
+    ...query,
+    where: { accountId_jid: { accountId: ctx.caller.accountId, jid: jidFromPath(jidParam) } },
+  });
+  if (!row) throw notFound('Contact');
+  return row;
+};
+
+const listSchema = pageSchema.extend({
+  tag: z.string().min(1).optional(),
+  search: z.string().trim().max(200).optional(),
+});
+
+export interface ContactPage {
+  total: number;
+  page: number;
+  limit: number;
+  items: Contact[];
+}
+
+export const listContacts = async (ctx: RequestContext, input: unknown): Promise<ContactPage> => {
+  const { page, limit, tag, search } = parseInput(listSchema, input);
+  const where: Prisma.ContactWhereInput = {
+    accountId: ctx.caller.accountId,
+    ...(tag ? { tagRows: { some: { accountId: ctx.caller.accountId, tag } } } : {}),
+    ...(search ? { searchText: { contains: search.toLowerCase() } } : {}),
+  };
+  const [total, items] = await Promise.all([
+    ctx.db.contact.count({ where }),
+    ctx.db.contact.findMany({
+      where,
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      skip: (page - 1) * limit,
+      take: limit,
+    }),
+  ]);
+  return { total, page, limit, items };
+};
+
+const writeContact = async (ctx: RequestContext, before: Contact | null, next: ContactView): Promise<Contact> => {
+  const accountId = ctx.caller.accountId;
+  const tagsChanged = !before || before.tags !== JSON.stringify(next.tags);
+  const [row] = await ctx.db.$transaction([
+    before
+      ? ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next) })
+      : ctx.db.contact.create({ data: { id: next.id, accountId, jid: next.jid, ...columnsOf(next) } }),
+    ...(tagsChanged && before ? [ctx.db.contactTag.deleteMany({ where: { contactId: before.id } })] : []),
+    ...(tagsChanged ? [ctx.db.contactTag.createMany({ data: tagRows(accountId, next.id, next.tags) })] : []),
+  ]);
+  return row as Contact;
+};
+
+export const upsertContact = async (ctx: RequestContext, input: unknown): Promise<{ contact: Contact; created: boolean }> => {
+  const { jid, phone, ...fields } = parseInput(upsertSchema, input);
+  const target = jid ?? `${phone}@s.whatsapp.net`;
+  const before = await findContact(ctx, target);
+  const next = merge(before ? contactView(before) : blankContact(target), { ...fields, ...(phone ? { phone } : {}) });
+  if (before && sameContact(contactView(before), next)) return { contact: before, created: false };
+  return { contact: await writeContact(ctx, before, next), created: !before };
+};
+
+export const updateContact = async (ctx: RequestContext, jidParam: string, input: unknown): Promise<Contact> => {
+  const fields = parseInput(patchSchema, input);
+  const before = await getContact(ctx, jidParam);
+  const next = merge(contactView(before), fields);
+  if (sameContact(contactView(before), next)) return before;
+  return writeContact(ctx, before, next);
+};
+
+export const deleteContact = async (ctx: RequestContext, jidParam: string): Promise<{ ok: true }> => {
+  const row = await getContact(ctx, jidParam);
+  await ctx.db.contact.delete({ where: { id: row.id } });
+  return { ok: true };
+};
+
+export interface BulkImportResult {
+  created: number;
+  updated: number;
+  skipped: number;
+  errors: Array<{ index: number; jid?: string; reason: string }>;
+}
+
+const bulkSchema = z.object({
+  contacts: z.array(z.unknown()).max(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contacts per import`),
+});
+
+/** One read and at most three writes for the whole batch, whatever its size. */
+export const bulkImportContacts = async (ctx: RequestContext, input: unknown): Promise<BulkImportResult> => {
+  const { contacts } = parseInput(bulkSchema, input);
+  const accountId = ctx.caller.accountId;
+  const result: BulkImportResult = { created: 0, updated: 0, skipped: 0, errors: [] };
+
+  const items: Array<{ jid: string; fields: ContactFields }> = [];
+  const seen = new Set<string>();
+  contacts.forEach((raw, index) => {
+    const parsed = upsertSchema.safeParse(raw);
+    if (!parsed.success) {
+      const rawJid = typeof raw === 'object' && raw !== null && 'jid' in raw && typeof raw.jid === 'string' ? raw.jid : undefined;
+      const issue = parsed.error.issues[0];
+      result.errors.push({ index, ...(rawJid ? { jid: rawJid } : {}), reason: `${issue?.path.join('.') || 'item'}: ${issue?.message}` });
+      return;
+    }
+    const { jid, phone, ...fields } = parsed.data;
+    const target = jid ?? `${phone}@s.whatsapp.net`;
+    if (seen.has(target)) {
+      result.skipped += 1;
+      return;
+    }
+    seen.add(target);
+    items.push({ jid: target, fields: { ...fields, ...(phone ? { phone } : {}) } });
+  });
+  if (items.length === 0) return result;
+
+  const existing = await ctx.db.contact.findMany({ where: { accountId, jid: { in: items.map((i) => i.jid) } } });
+  const byJid = new Map(existing.map((row) => [row.jid, row]));
+
+  const creates: ContactView[] = [];
+  const updates: Array<{ before: Contact; next: ContactView }> = [];
+  for (const item of items) {
+    const before = byJid.get(item.jid);
+    const next = merge(before ? contactView(before) : blankContact(item.jid), item.fields);
+    if (!before) creates.push(next);
+    else if (sameContact(contactView(before), next)) result.skipped += 1;
+    else updates.push({ before, next });
+  }
+
+  const retagged = updates.filter(({ before, next }) => before.tags !== JSON.stringify(next.tags));
+  await ctx.db.$transaction([
+    ctx.db.contact.createMany({ data: creates.map((c) => ({ id: c.id, accountId, jid: c.jid, ...columnsOf(c) })) }),
+    ...updates.map(({ before, next }) => ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next) })),
+    ctx.db.contactTag.deleteMany({ where: { contactId: { in: retagged.map((u) => u.before.id) } } }),
+    ctx.db.contactTag.createMany({
+      data: [
+        ...creates.flatMap((c) => tagRows(accountId, c.id, c.tags)),
+        ...retagged.flatMap(({ before, next }) => tagRows(accountId, before.id, next.tags)),
+      ],
+    }),
+  ]);
+  result.created = creates.length;
+  result.updated = updates.length;
+  return result;
+};

@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import type { Db } from '../runtime/db/client.ts';
+import type { Settings } from '../runtime/settings.ts';
+
+/** What the domain logic may use; built once by main (or a test) and passed to buildApp. */
+export interface Deps {
+  db: Db;
+  logger: Logger;
+  settings: Settings;
+  now: () => Date;
+}
+
+export interface Caller {
+  accountId: string;
+  email: string;
+  /** The key presented with this request; only ever echoed back to its owner. */
+  apiKey: string;
+  createdAt: Date;
+}
+
+/** One per request (REST) or operation (GraphQL). */
+export interface RequestContext extends Deps {
+  caller: Caller;
+  requestId: string;
+}

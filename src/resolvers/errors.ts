@@ -1,0 +1,57 @@
+import type { ZodError } from 'zod';
+
+/** The error codes of decisions.md; each maps to one HTTP status in src/rest/errors.ts. */
+export type ErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'INVALID_JSON'
+  | 'UNAUTHENTICATED'
+  | 'NOT_FOUND'
+  | 'SESSION_NOT_CONNECTED'
+  | 'CONFLICT'
+  | 'MESSAGE_NOT_EDITABLE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'QUOTA_EXCEEDED'
+  | 'NETWORK_ERROR'
+  | 'INTERNAL';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+  /** Seconds a client should wait before retrying (QUOTA_EXCEEDED). */
+  readonly retryAfterSeconds?: number;
+
+  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; retryAfterSeconds?: number } = {}) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);
+
+export const validationFailed = (details: ErrorDetail[]): DomainError =>
+  new DomainError('VALIDATION_FAILED', 'The request is not valid', { details });
+
+/** `buttons[3].text` style paths, as decisions.md shows them. */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>((acc, key) => {
+    if (typeof key === 'number') return `${acc}[${key}]`;
+    const name = String(key);
+    return acc === '' ? name : `${acc}.${name}`;
+  }, '');
+
+export const fromZodError = (error: ZodError, prefix: ReadonlyArray<PropertyKey> = []): DomainError =>
+  validationFailed(
+    error.issues.map((issue) => ({
+      path: formatPath([...prefix, ...issue.path]) || '(body)',
+      message: issue.message,
+    })),
+  );

@@ -1,0 +1,74 @@
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { DomainError } from '../resolvers/errors.ts';
+import type { ErrorCode } from '../resolvers/errors.ts';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  NOT_FOUND: 404,
+  SESSION_NOT_CONNECTED: 409,
+  CONFLICT: 409,
+  MESSAGE_NOT_EDITABLE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  QUOTA_EXCEEDED: 429,
+  NETWORK_ERROR: 502,
+  INTERNAL: 500,
+};
+
+export const sendError = (res: Response, error: DomainError): void => {
+  if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+  res.status(STATUS_OF[error.code]).json({
+    ok: false,
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  });
+};
+
+export const notFoundRoute: RequestHandler = (req, res) => {
+  sendError(res, new DomainError('NOT_FOUND', `No route ${req.method} ${req.originalUrl.split('?')[0]}`));
+};
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+const bodyParserError = (err: unknown): DomainError | null => {
+  const type = typeof err === 'object' && err !== null ? (err as BodyParserError).type : undefined;
+  if (type === 'entity.parse.failed') return new DomainError('INVALID_JSON', 'The request body is not valid JSON');
+  if (type === 'entity.too.large') return new DomainError('PAYLOAD_TOO_LARGE', 'The request body is too large');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported');
+  }
+  return null;
+};
+
+/** The one place a thrown value becomes an HTTP answer; internals stay in the log. */
+export const errorHandler =
+  (logger: Logger): ErrorRequestHandler =>
+  (err: unknown, req, res, _next) => {
+    const known = err instanceof DomainError ? err : bodyParserError(err);
+    if (known) {
+      sendError(res, known);
+      return;
+    }
+    const requestId = String(req.id ?? '');
+    logger.error({ err, requestId, method: req.method, url: req.originalUrl }, 'unhandled error');
+    sendError(res, new DomainError('INTERNAL', `Internal error (request id ${requestId})`));
+  };
+
+/** decisions.md: a body that is not application/json is a 415, before anything else is looked at. */
+export const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    next(new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json'));
+    return;
+  }
+  next();
+};

@@ -1,0 +1,19 @@
+import express, { Router } from 'express';
+import type { Deps } from '../resolvers/context.ts';
+import { accountsRouter } from './accounts.ts';
+import { contactGroupsRouter } from './contact-groups.ts';
+import { contactsRouter } from './contacts.ts';
+import { withContext } from './context.ts';
+import { errorHandler, notFoundRoute, requireJsonBody } from './errors.ts';
+
+/** Everything under /v1: the key, then body checks, then the domain routers. */
+export const restRouter = (deps: Deps): Router =>
+  Router()
+    .use(withContext(deps))
+    .use(requireJsonBody)
+    .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json' }))
+    .use(accountsRouter())
+    .use(contactGroupsRouter())
+    .use(contactsRouter())
+    .use(notFoundRoute)
+    .use(errorHandler(deps.logger));

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import express from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Deps } from '../resolvers/context.ts';
+import { errorHandler, notFoundRoute } from '../rest/errors.ts';
+import { restRouter } from '../rest/router.ts';
+import { attachSubscriptions, createGraphQL } from './graphql.ts';
+
+export interface App {
+  server: Server;
+  /** Stops accepting work, closes subscriptions and open connections. Does not touch the database. */
+  close: () => Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** Wires REST, GraphQL (HTTP and graphql-ws) and health checks onto one HTTP server; never listens. */
+export const buildApp = (deps: Deps): App => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('x-request-id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await deps.db.$queryRawUnsafe('SELECT 1');
+      res.json({ ok: true });
+    } catch (err) {
+      deps.logger.warn({ err }, 'readiness check failed');
+      res.status(503).json({ ok: false, error: { code: 'INTERNAL', message: 'Database unreachable' } });
+    }
+  });
+
+  app.use('/v1', restRouter(deps));
+
+  const yoga = createGraphQL(deps);
+  app.use(yoga.graphqlEndpoint, (req, res) => yoga(req, res));
+
+  app.use(notFoundRoute);
+  app.use(errorHandler(deps.logger));
+
+  const server = createServer(app);
+  const subscriptions = attachSubscriptions(server, yoga, deps);
+
+  return {
+    server,
+    close: async () => {
+      await subscriptions.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+  };
+};

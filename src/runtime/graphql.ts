@@ -1,0 +1,118 @@
+import type { IncomingMessage, Server } from 'node:http';
+import { GraphQLError } from 'graphql';
+import type { ExecutionArgs } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { createYoga } from 'graphql-yoga';
+import type { YogaServerInstance } from 'graphql-yoga';
+import { WebSocketServer } from 'ws';
+import { authenticate } from '../resolvers/accounts.ts';
+import type { Deps, RequestContext } from '../resolvers/context.ts';
+import { DomainError } from '../resolvers/errors.ts';
+import { STATUS_OF } from '../rest/errors.ts';
+import { schema } from '../schema/index.ts';
+
+interface ServerContext {
+  req?: IncomingMessage & { id?: unknown };
+  connectionParams?: Record<string, unknown>;
+}
+
+const keyFrom = (sc: ServerContext): string | undefined => {
+  const fromParams = sc.connectionParams?.['x-api-key'];
+  if (typeof fromParams === 'string') return fromParams;
+  const header = sc.req?.headers['x-api-key'];
+  return typeof header === 'string' ? header : undefined;
+};
+
+const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError =>
+  new GraphQLError(error.message, {
+    nodes: from?.nodes,
+    path: from?.path,
+    source: from?.source,
+    positions: from?.positions,
+    extensions: {
+      code: error.code,
+      ...(error.details ? { details: error.details } : {}),
+      // Only a refused key changes the HTTP status; field errors stay 200 as GraphQL clients expect.
+      ...(error.code === 'UNAUTHENTICATED' ? { http: { status: STATUS_OF[error.code] } } : {}),
+    },
+  });
+
+export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> =>
+  createYoga<ServerContext, RequestContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    logging: false,
+    graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
+    landingPage: false,
+    context: async (sc): Promise<RequestContext> => {
+      const caller = await authenticate(deps, keyFrom(sc));
+      const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
+      return { ...deps, caller, requestId, logger: deps.logger.child({ requestId }) };
+    },
+    maskedErrors: {
+      maskError: (error) => {
+        const graphQLError = error instanceof GraphQLError ? error : undefined;
+        const original = graphQLError?.originalError ?? error;
+        if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
+        // Parse and validation errors carry no original error and are safe to show as they are.
+        if (graphQLError && !graphQLError.originalError) return graphQLError;
+        deps.logger.error({ err: original }, 'unhandled GraphQL error');
+        return new GraphQLError('Internal error', {
+          nodes: graphQLError?.nodes,
+          path: graphQLError?.path,
+          extensions: { code: 'INTERNAL' },
+        });
+      },
+    },
+  });
+
+interface Enveloped {
+  execute: (args: ExecutionArgs) => unknown;
+  subscribe: (args: ExecutionArgs) => unknown;
+}
+
+/** graphql-ws on the same path as HTTP GraphQL, sharing yoga's plugins, context and error masking. */
+export const attachSubscriptions = (server: Server, yoga: YogaServerInstance<ServerContext, RequestContext>, deps: Deps) => {
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const disposable = useServer(
+    {
+      execute: (args) => (args.rootValue as Enveloped).execute(args) as never,
+      subscribe: (args) => (args.rootValue as Enveloped).subscribe(args) as never,
+      onConnect: async (ctx) => {
+        try {
+          await authenticate(deps, keyFrom({ connectionParams: ctx.connectionParams }));
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params: payload,
+          connectionParams: ctx.connectionParams,
+        });
+        const args: ExecutionArgs = {
+          schema: envelopedSchema,
+          operationName: payload.operationName,
+          document: parse(payload.query),
+          variableValues: payload.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe },
+        };
+        const errors = validate(args.schema, args.document);
+        return errors.length > 0 ? errors : args;
+      },
+    },
+    wss,
+  );
+  return {
+    close: async () => {
+      for (const client of wss.clients) client.close(1001, 'server shutting down');
+      await disposable.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+};

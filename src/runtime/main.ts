@@ -1,0 +1,53 @@
+import { createAccount, bootstrapAccount } from '../resolvers/accounts.ts';
+import type { Deps } from '../resolvers/context.ts';
+import { buildApp } from './app.ts';
+import { createPrisma } from './db/client.ts';
+import { applyMigrations } from './db/migrate.ts';
+import { createLogger } from './logger.ts';
+import { loadSettings } from './settings.ts';
+
+const settings = loadSettings();
+const logger = createLogger(settings.LOG_LEVEL);
+
+await applyMigrations(settings.DATABASE_URL, logger);
+const db = createPrisma(settings.DATABASE_URL);
+const deps: Deps = { db, logger, settings, now: () => new Date() };
+
+await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KEY);
+if ((await db.account.count()) === 0) {
+  // A brand-new install with no bootstrap settings still gets a usable key, shown this once.
+  const account = await createAccount(deps, { email: 'admin@localhost' });
+  process.stdout.write(
+    `\nFirst start: created account ${account.email}\nAPI key (shown once, keep it): ${account.apiKey}\n\n`,
+  );
+}
+
+const app = buildApp(deps);
+app.server.listen(settings.PORT, settings.HOST, () => {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.PORT;
+  logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
+});
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    logger.error('shutdown timed out; exiting');
+    process.exit(1);
+  }, settings.SHUTDOWN_TIMEOUT_MS);
+  force.unref();
+  try {
+    await app.close();
+    await db.$disconnect();
+    logger.info('stopped');
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err }, 'shutdown failed');
+    process.exit(1);
+  }
+};
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+const intFrom = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+
+const settingsSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|postgres(ql)?:\/\/)/, 'must start with file: or postgres://')
+    .default('file:./data/app.db'),
+  BOOTSTRAP_EMAIL: z.email().optional(),
+  BOOTSTRAP_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  DAILY_QUOTA: intFrom(1000),
+  BODY_LIMIT: z.string().default('1mb'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  GRAPHQL_MAX_DEPTH: intFrom(10),
+  GRAPHQL_MAX_COMPLEXITY: intFrom(1000),
+  GRAPHQL_MAX_BREADTH: intFrom(100),
+  SHUTDOWN_TIMEOUT_MS: intFrom(10_000),
+});
+
+export type Settings = z.output<typeof settingsSchema>;
+
+/** Read once at start; everything else receives the parsed object. */
+export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => {
+  const parsed = settingsSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`Invalid settings:\n${lines}`);
+  }
+  return parsed.data;
+};
+
+export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => ({
+  ...settingsSchema.parse({}),
+  ...overrides,
+});

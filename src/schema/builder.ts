@@ -1,0 +1,58 @@
+import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import { JSONObjectResolver } from 'graphql-scalars';
+import type PrismaTypes from '../generated/pothos-types.ts';
+import { getDatamodel } from '../generated/pothos-types.ts';
+import type { RequestContext } from '../resolvers/context.ts';
+import { DomainError } from '../resolvers/errors.ts';
+
+export type GraphQLContext = RequestContext;
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
+  Scalars: {
+    JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
+  };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ComplexityPlugin, PrismaPlugin],
+  defaultFieldNullability: false,
+  prisma: {
+    client: (ctx) => ctx.db,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
+  },
+  complexity: {
+    defaultComplexity: 1,
+    defaultListMultiplier: 10,
+    limit: (ctx) => ({
+      depth: ctx.settings.GRAPHQL_MAX_DEPTH,
+      complexity: ctx.settings.GRAPHQL_MAX_COMPLEXITY,
+      breadth: ctx.settings.GRAPHQL_MAX_BREADTH,
+    }),
+    complexityError: (kind, result) => {
+      const key = kind.toLowerCase() as 'depth' | 'breadth' | 'complexity';
+      const max = result[`max${kind}` as 'maxDepth' | 'maxBreadth' | 'maxComplexity'];
+      return new DomainError('VALIDATION_FAILED', `Query ${key} ${result[key]} exceeds the limit of ${max}`, {
+        details: [{ path: '(query)', message: `${key} must be at most ${max}` }],
+      });
+    },
+  },
+});
+
+builder.addScalarType('JSONObject', JSONObjectResolver);
+builder.queryType({});
+builder.mutationType({});
+
+/** GraphQL sends explicit nulls for absent optional inputs; the resolvers' rules expect them left out. */
+export const withoutNulls = <T extends object>(input: T): { [K in keyof T]: Exclude<T[K], null> } =>
+  Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], null>;
+  };
+
+export type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+export type InputFields = PothosSchemaTypes.InputFieldBuilder<BuilderTypes, 'InputObject'>;

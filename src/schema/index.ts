@@ -1,0 +1,6 @@
+import './accounts.ts';
+import './contacts.ts';
+import './contact-groups.ts';
+import { builder } from './builder.ts';
+
+export const schema = builder.toSchema({ sortSchema: true });

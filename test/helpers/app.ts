@@ -1,0 +1,98 @@
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { createAccount } from '../../src/resolvers/accounts.ts';
+import type { Deps } from '../../src/resolvers/context.ts';
+import { buildApp } from '../../src/runtime/app.ts';
+import { createPrisma } from '../../src/runtime/db/client.ts';
+import type { Db } from '../../src/runtime/db/client.ts';
+import { createTestDatabase } from '../../src/runtime/db/testing.ts';
+import { defaultSettings } from '../../src/runtime/settings.ts';
+import type { Settings } from '../../src/runtime/settings.ts';
+
+export type DbKind = 'sqlite' | 'postgres';
+
+/** Every database-touching suite runs on both; TEST_DATABASES=sqlite narrows it on a machine without PostgreSQL. */
+export const dbKinds: DbKind[] = (process.env.TEST_DATABASES ?? 'sqlite,postgres')
+  .split(',')
+  .map((s) => s.trim())
+  .filter((s): s is DbKind => s === 'sqlite' || s === 'postgres');
+
+export interface TestApp {
+  baseUrl: string;
+  db: Db;
+  deps: Deps;
+  newAccount: (email?: string) => Promise<{ id: string; apiKey: string; email: string }>;
+  close: () => Promise<void>;
+}
+
+let accounts = 0;
+
+export const startTestApp = async (kind: DbKind, overrides: Partial<Settings> = {}): Promise<TestApp> => {
+  const database = await createTestDatabase(kind);
+  const db = createPrisma(database.url);
+  const settings = defaultSettings({ DATABASE_URL: database.url, ...overrides });
+  const deps: Deps = { db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, now: () => new Date() };
+  const app = buildApp(deps);
+  await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
+  const { port } = app.server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    db,
+    deps,
+    newAccount: async (email = `user${++accounts}-${Date.now()}@example.com`) => createAccount(deps, { email }),
+    close: async () => {
+      await app.close();
+      await db.$disconnect();
+      await database.drop();
+    },
+  };
+};
+
+export interface HttpResult<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Response bodies are what the assertions check, so tests read them untyped. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON under test; the expect() calls are its type check
+export type Json = any;
+
+export const http = async <T = Json>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult<T>> => {
+  const headers: Record<string, string> = { ...(options.key ? { 'x-api-key': options.key } : {}), ...options.headers };
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // left as text so a test can assert that no HTML came back
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+};
+
+export const gql = async <T = Json>(
+  baseUrl: string,
+  key: string | undefined,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<{ status: number; data?: T; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> }> => {
+  const res = await http<{ data?: T; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> }>(
+    baseUrl,
+    'POST',
+    '/graphql',
+    { key, body: { query, variables } },
+  );
+  return { status: res.status, ...res.body };
+};
