@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../runtime/db/client.ts';
+import type { EventBus } from '../runtime/events.ts';
+import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
 
 /** What the domain logic may use; built once by main (or a test) and passed to buildApp. */
@@ -8,6 +10,8 @@ export interface Deps {
   logger: Logger;
   settings: Settings;
   now: () => Date;
+  sessions: SessionManager;
+  events: EventBus;
 }
 
 export interface Caller {

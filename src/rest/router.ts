@@ -4,6 +4,7 @@ import { accountsRouter } from './accounts.ts';
 import { contactGroupsRouter } from './contact-groups.ts';
 import { contactsRouter } from './contacts.ts';
 import { withContext } from './context.ts';
+import { sessionsRouter } from './sessions.ts';
 import { errorHandler, notFoundRoute, requireJsonBody } from './errors.ts';
 
 /** Everything under /v1: the key, then body checks, then the domain routers. */
@@ -15,5 +16,6 @@ export const restRouter = (deps: Deps): Router =>
     .use(accountsRouter())
     .use(contactGroupsRouter())
     .use(contactsRouter())
+    .use(sessionsRouter())
     .use(notFoundRoute)
     .use(errorHandler(deps.logger));

@@ -1,7 +1,7 @@
 import { createAccount, bootstrapAccount } from '../resolvers/accounts.ts';
-import type { Deps } from '../resolvers/context.ts';
 import { buildApp } from './app.ts';
 import { createPrisma } from './db/client.ts';
+import { createDeps } from './deps.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createLogger } from './logger.ts';
 import { loadSettings } from './settings.ts';
@@ -11,7 +11,7 @@ const logger = createLogger(settings.LOG_LEVEL);
 
 await applyMigrations(settings.DATABASE_URL, logger);
 const db = createPrisma(settings.DATABASE_URL);
-const deps: Deps = { db, logger, settings, now: () => new Date() };
+const deps = createDeps({ db, logger, settings });
 
 await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KEY);
 if ((await db.account.count()) === 0) {
@@ -23,10 +23,12 @@ if ((await db.account.count()) === 0) {
 }
 
 const app = buildApp(deps);
-app.server.listen(settings.PORT, settings.HOST, () => {
+app.server.listen(settings.PORT, settings.HOST, async () => {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
+  const resumed = await deps.sessions.resumeAll();
+  if (resumed > 0) logger.info({ sessions: resumed }, 're-linking sessions that were connected before the stop');
 });
 
 let stopping = false;
@@ -41,6 +43,7 @@ const shutdown = async (signal: string) => {
   force.unref();
   try {
     await app.close();
+    await deps.sessions.closeAll();
     await db.$disconnect();
     logger.info('stopped');
     process.exit(0);

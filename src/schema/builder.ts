@@ -47,6 +47,7 @@ export const builder = new SchemaBuilder<{
 builder.addScalarType('JSONObject', JSONObjectResolver);
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});
 
 /** GraphQL sends explicit nulls for absent optional inputs; the resolvers' rules expect them left out. */
 export const withoutNulls = <T extends object>(input: T): { [K in keyof T]: Exclude<T[K], null> } =>

@@ -3,6 +3,8 @@ import { pino } from 'pino';
 import { createAccount } from '../../src/resolvers/accounts.ts';
 import type { Deps } from '../../src/resolvers/context.ts';
 import { buildApp } from '../../src/runtime/app.ts';
+import { createDeps } from '../../src/runtime/deps.ts';
+import type { DepsOptions } from '../../src/runtime/deps.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
@@ -27,11 +29,15 @@ export interface TestApp {
 
 let accounts = 0;
 
-export const startTestApp = async (kind: DbKind, overrides: Partial<Settings> = {}): Promise<TestApp> => {
+export const startTestApp = async (
+  kind: DbKind,
+  overrides: Partial<Settings> = {},
+  options: Partial<Omit<DepsOptions, 'db' | 'logger' | 'settings'>> = {},
+): Promise<TestApp> => {
   const database = await createTestDatabase(kind);
   const db = createPrisma(database.url);
   const settings = defaultSettings({ DATABASE_URL: database.url, ...overrides });
-  const deps: Deps = { db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, now: () => new Date() };
+  const deps = createDeps({ db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, ...options });
   const app = buildApp(deps);
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   const { port } = app.server.address() as AddressInfo;
@@ -42,6 +48,7 @@ export const startTestApp = async (kind: DbKind, overrides: Partial<Settings> = 
     newAccount: async (email = `user${++accounts}-${Date.now()}@example.com`) => createAccount(deps, { email }),
     close: async () => {
       await app.close();
+      await deps.sessions.closeAll();
       await db.$disconnect();
       await database.drop();
     },

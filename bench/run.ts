@@ -1,0 +1,12 @@
+import { benchContacts, printContactBench } from './contacts.ts';
+import type { DbKind } from '../test/helpers/app.ts';
+import { dbKinds } from '../test/helpers/app.ts';
+
+// `npm run bench` (all) or `npm run bench -- contacts` (one group).
+const only = process.argv.slice(2);
+const wants = (name: string) => only.length === 0 || only.includes(name);
+
+if (wants('contacts')) {
+  for (const kind of dbKinds as DbKind[]) printContactBench(await benchContacts(kind));
+}
+process.exit(0);

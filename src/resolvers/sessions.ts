@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import type { Session } from '../generated/sqlite/client.ts';
+import type { SessionEvent } from '../runtime/events.ts';
+import type { SessionStatus } from '../runtime/network/session-manager.ts';
+import { MANUAL_DISCONNECT } from '../runtime/network/session-manager.ts';
+import type { RequestContext } from './context.ts';
+import { DomainError, notFound } from './errors.ts';
+import { parseInput } from './validate.ts';
+
+export interface SessionView {
+  id: string;
+  sessionName: string;
+  status: SessionStatus;
+  qrCode: string | null;
+  phone: string | null;
+  lastError: string | null;
+  lastSeen: string | null;
+}
+
+/** The row, overlaid with the live link's status and QR (the row lags behind the link by design). */
+export const sessionView = (ctx: Pick<RequestContext, 'sessions'>, row: Session): SessionView => {
+  const live = ctx.sessions.view(row.id);
+  return {
+    id: row.id,
+    sessionName: row.sessionName,
+    status: live?.status ?? (row.status as SessionStatus),
+    qrCode: live?.qrCode ?? null,
+    phone: row.phone,
+    lastError: row.lastError,
+    lastSeen: row.lastSeen ? row.lastSeen.toISOString() : null,
+  };
+};
+
+export const sessionEventView = (event: SessionEvent): SessionView => ({
+  id: event.id,
+  sessionName: event.sessionName,
+  status: event.status as SessionStatus,
+  qrCode: event.qrCode,
+  phone: event.phone,
+  lastError: event.lastError,
+  lastSeen: event.lastSeen ? event.lastSeen.toISOString() : null,
+});
+
+const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
+const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
+const statusSchema = z.object({
+  status: z.enum(['CONNECTED', 'DISCONNECTED', 'CONNECTING', 'PAUSED'], {
+    message: 'must be one of CONNECTED, DISCONNECTED, CONNECTING, PAUSED (QR_READY cannot be set)',
+  }),
+});
+const pairingSchema = z.object({
+  phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits, with no + and no spaces'),
+});
+const sessionIdSchema = z.object({ sessionId: z.string().min(1, 'is required') });
+
+/** The session if it belongs to the caller; another account's id is indistinguishable from a missing one. */
+export const ownSession = async (ctx: RequestContext, sessionId: string): Promise<Session> => {
+  const row = await ctx.db.session.findFirst({ where: { id: sessionId, accountId: ctx.caller.accountId } });
+  if (!row) throw notFound('Session');
+  return row;
+};
+
+const reread = async (ctx: RequestContext, sessionId: string): Promise<SessionView> =>
+  sessionView(ctx, await ownSession(ctx, sessionId));
+
+export const sessionIdFrom = (input: unknown): string => parseInput(sessionIdSchema, input).sessionId;
+
+export const listSessions = async (ctx: RequestContext): Promise<SessionView[]> => {
+  const rows = await ctx.db.session.findMany({
+    where: { accountId: ctx.caller.accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map((row) => sessionView(ctx, row));
+};
+
+export const createSession = async (ctx: RequestContext, input: unknown): Promise<SessionView> => {
+  const { name } = parseInput(nameSchema, input);
+  const row = await ctx.db.session.create({ data: { accountId: ctx.caller.accountId, sessionName: name } });
+  return sessionView(ctx, row);
+};
+
+export const getSession = async (ctx: RequestContext, sessionId: string): Promise<SessionView> => reread(ctx, sessionId);
+
+export const renameSession = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SessionView> => {
+  const { sessionName } = parseInput(renameSchema, input);
+  await ownSession(ctx, sessionId);
+  const row = await ctx.db.session.update({ where: { id: sessionId }, data: { sessionName } });
+  return sessionView(ctx, row);
+};
+
+export const deleteSession = async (ctx: RequestContext, sessionId: string): Promise<{ ok: true }> => {
+  await ownSession(ctx, sessionId);
+  await ctx.sessions.remove(sessionId);
+  await ctx.db.session.delete({ where: { id: sessionId } });
+  return { ok: true };
+};
+
+export const connectSession = async (ctx: RequestContext, sessionId: string): Promise<SessionView> => {
+  await ownSession(ctx, sessionId);
+  await ctx.sessions.connect(sessionId);
+  return reread(ctx, sessionId);
+};
+
+export const disconnectSession = async (ctx: RequestContext, sessionId: string): Promise<SessionView> => {
+  await ownSession(ctx, sessionId);
+  await ctx.sessions.stop(sessionId, 'DISCONNECTED', MANUAL_DISCONNECT);
+  return reread(ctx, sessionId);
+};
+
+/** Manual override: CONNECTING and CONNECTED (re)start the link, DISCONNECTED and PAUSED close it. */
+export const setSessionStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SessionView> => {
+  const { status } = parseInput(statusSchema, input);
+  await ownSession(ctx, sessionId);
+  if (status === 'PAUSED') await ctx.sessions.stop(sessionId, 'PAUSED');
+  else if (status === 'DISCONNECTED') await ctx.sessions.stop(sessionId, 'DISCONNECTED', MANUAL_DISCONNECT);
+  else await ctx.sessions.connect(sessionId);
+  return reread(ctx, sessionId);
+};
+
+export interface QrCodeView {
+  sessionId: string;
+  status: SessionStatus;
+  qrCode: string | null;
+  hasQrCode: boolean;
+}
+
+export const sessionQrCode = async (ctx: RequestContext, sessionId: string): Promise<QrCodeView> => {
+  const view = await reread(ctx, sessionId);
+  return { sessionId, status: view.status, qrCode: view.qrCode, hasQrCode: view.qrCode !== null };
+};
+
+export const requestPairingCode = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ pairingCode: string }> => {
+  const { phoneNumber } = parseInput(pairingSchema, input);
+  const session = await reread(ctx, sessionId);
+  if (session.status === 'CONNECTED') throw new DomainError('CONFLICT', 'The session is already linked to a phone');
+  try {
+    return { pairingCode: await ctx.sessions.pairingCode(sessionId, phoneNumber) };
+  } catch (err) {
+    ctx.logger.warn({ err, sessionId }, 'pairing code request failed');
+    throw new DomainError('NETWORK_ERROR', `The network did not issue a pairing code: ${err instanceof Error ? err.message : String(err)}`);
+  }
+};

@@ -1,0 +1,95 @@
+/** The spec's in-memory buffer of incoming messages: per session, oldest first, bounded. */
+
+export interface IncomingItem {
+  eventId: number;
+  sessionId: string;
+  chatId: string;
+  from: string;
+  fromMe: boolean;
+  type: string;
+  content: string;
+  pushName: string;
+  messageTimestamp: number;
+  receivedAt: string;
+}
+
+export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receivedAt'>;
+
+interface Queue {
+  items: IncomingItem[];
+  dropped: number;
+  waiters: Set<() => void>;
+}
+
+export class IncomingBuffer {
+  private nextEventId = 1;
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly capacity: number,
+    private readonly now: () => Date = () => new Date(),
+    private readonly onPush?: (item: IncomingItem) => void,
+  ) {}
+
+  push(sessionId: string, input: IncomingInput): IncomingItem {
+    const queue = this.queue(sessionId);
+    const item: IncomingItem = { eventId: this.nextEventId++, sessionId, ...input, receivedAt: this.now().toISOString() };
+    queue.items.push(item);
+    if (queue.items.length > this.capacity) {
+      const over = queue.items.length - this.capacity;
+      queue.items.splice(0, over);
+      queue.dropped += over;
+    }
+    for (const wake of [...queue.waiters]) wake();
+    this.onPush?.(item);
+    return item;
+  }
+
+  /** Oldest first; with consume, exactly the returned items leave the buffer. */
+  read(sessionId: string, limit: number, consume: boolean): IncomingItem[] {
+    const queue = this.queues.get(sessionId);
+    if (!queue) return [];
+    return consume ? queue.items.splice(0, limit) : queue.items.slice(0, limit);
+  }
+
+  size(sessionId: string): number {
+    return this.queues.get(sessionId)?.items.length ?? 0;
+  }
+
+  dropped(sessionId: string): number {
+    return this.queues.get(sessionId)?.dropped ?? 0;
+  }
+
+  /** Resolves as soon as an item arrives, when `ms` pass, or when the caller goes away. */
+  waitForItem(sessionId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    const queue = this.queue(sessionId);
+    if (queue.items.length > 0 || ms <= 0 || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        queue.waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      queue.waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  forget(sessionId: string): void {
+    const queue = this.queues.get(sessionId);
+    if (!queue) return;
+    for (const wake of [...queue.waiters]) wake();
+    this.queues.delete(sessionId);
+  }
+
+  private queue(sessionId: string): Queue {
+    let queue = this.queues.get(sessionId);
+    if (!queue) {
+      queue = { items: [], dropped: 0, waiters: new Set() };
+      this.queues.set(sessionId, queue);
+    }
+    return queue;
+  }
+}

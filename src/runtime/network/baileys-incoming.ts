@@ -1,0 +1,94 @@
+import { getContentType, jidNormalizedUser, normalizeMessageContent, proto } from 'baileys';
+import type { WAMessage } from 'baileys';
+import type { IncomingInput } from '../incoming-buffer.ts';
+
+interface Described {
+  type: string;
+  content: string;
+}
+
+const describeLocation = (loc: proto.Message.ILocationMessage | proto.Message.ILiveLocationMessage): string => {
+  const name = 'name' in loc && loc.name ? ` ${loc.name}` : '';
+  return `${loc.degreesLatitude ?? 0},${loc.degreesLongitude ?? 0}${name}`;
+};
+
+/** The spec's `type` and `content` for one message: the text, the caption, or a short description. */
+export const describeMessage = (raw: proto.IMessage | null | undefined): Described | null => {
+  const message = normalizeMessageContent(raw);
+  if (!message) return null;
+  const kind = getContentType(message);
+  switch (kind) {
+    case 'conversation':
+      return { type: 'text', content: message.conversation ?? '' };
+    case 'extendedTextMessage':
+      return { type: 'text', content: message.extendedTextMessage?.text ?? '' };
+    case 'imageMessage':
+      return { type: 'image', content: message.imageMessage?.caption || '[image]' };
+    case 'videoMessage':
+      return { type: 'video', content: message.videoMessage?.caption || '[video]' };
+    case 'audioMessage':
+      return { type: 'audio', content: message.audioMessage?.ptt ? '[voice note]' : '[audio]' };
+    case 'documentMessage':
+      return { type: 'document', content: message.documentMessage?.caption || message.documentMessage?.fileName || '[document]' };
+    case 'documentWithCaptionMessage': {
+      const doc = message.documentWithCaptionMessage?.message?.documentMessage;
+      return { type: 'document', content: doc?.caption || doc?.fileName || '[document]' };
+    }
+    case 'stickerMessage':
+      return { type: 'sticker', content: '[sticker]' };
+    case 'locationMessage':
+      return { type: 'location', content: describeLocation(message.locationMessage ?? {}) };
+    case 'liveLocationMessage':
+      return { type: 'location', content: describeLocation(message.liveLocationMessage ?? {}) };
+    case 'contactMessage':
+      return { type: 'contact', content: message.contactMessage?.displayName || '[contact]' };
+    case 'contactsArrayMessage':
+      return { type: 'contact', content: message.contactsArrayMessage?.displayName || '[contacts]' };
+    case 'reactionMessage':
+      return { type: 'reaction', content: message.reactionMessage?.text ?? '' };
+    case 'pollCreationMessage':
+    case 'pollCreationMessageV2':
+    case 'pollCreationMessageV3':
+      return { type: 'poll', content: (message[kind] as proto.Message.IPollCreationMessage | null)?.name ?? '[poll]' };
+    case 'buttonsResponseMessage':
+      return { type: 'button_reply', content: message.buttonsResponseMessage?.selectedDisplayText ?? '' };
+    case 'templateButtonReplyMessage':
+      return { type: 'button_reply', content: message.templateButtonReplyMessage?.selectedDisplayText ?? '' };
+    case 'listResponseMessage':
+      return { type: 'list_reply', content: message.listResponseMessage?.title ?? '' };
+    case 'protocolMessage': {
+      const protocol = message.protocolMessage;
+      if (protocol?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) {
+        const edited = describeMessage(protocol.editedMessage);
+        return { type: 'edit', content: edited?.content ?? '' };
+      }
+      if (protocol?.type === proto.Message.ProtocolMessage.Type.REVOKE) return { type: 'revoke', content: protocol.key?.id ?? '' };
+      return null;
+    }
+    case 'senderKeyDistributionMessage':
+    case 'messageContextInfo':
+    case undefined:
+      return null;
+    default:
+      return { type: String(kind).replace(/Message$/, ''), content: `[${String(kind)}]` };
+  }
+};
+
+/** A received network message as a buffer item; null for what users do not see (key distribution, receipts). */
+export const toIncoming = (msg: WAMessage): IncomingInput | null => {
+  const described = describeMessage(msg.message);
+  // Baileys 7 addresses by LID; users know their contacts by phone number, so prefer that form.
+  const preferPn = (jid?: string | null, alt?: string | null) => (jid?.endsWith('@lid') && alt ? alt : jid);
+  const chatId = preferPn(msg.key.remoteJid, msg.key.remoteJidAlt);
+  if (!described || !chatId) return null;
+  const from = preferPn(msg.key.participant, msg.key.participantAlt) || (msg.key.fromMe ? '' : chatId);
+  return {
+    chatId,
+    from: from ? jidNormalizedUser(from) : '',
+    fromMe: Boolean(msg.key.fromMe),
+    type: described.type,
+    content: described.content,
+    pushName: msg.pushName ?? '',
+    messageTimestamp: Number(msg.messageTimestamp ?? 0),
+  };
+};

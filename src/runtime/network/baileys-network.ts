@@ -1,0 +1,103 @@
+import makeWASocket, { Browsers, DisconnectReason, jidNormalizedUser } from 'baileys';
+import type { UserFacingSocketConfig, WASocket } from 'baileys';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.ts';
+import { clearAuthState, loadAuthState } from './auth-store.ts';
+import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
+
+export interface BaileysNetworkOptions {
+  db: Db;
+  logger: Logger;
+  /** Extra socket options, e.g. the sandbox's URL and media agent. */
+  socket?: Partial<UserFacingSocketConfig>;
+  keepAliveIntervalMs?: number;
+}
+
+const closeKindOf = (error: Error | undefined, registered: boolean): CloseKind => {
+  // Baileys closes with Boom errors; their status code says why.
+  const status = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+  switch (status) {
+    case DisconnectReason.restartRequired:
+      return 'restart';
+    case DisconnectReason.loggedOut:
+    case DisconnectReason.forbidden:
+    case DisconnectReason.badSession:
+    case DisconnectReason.multideviceMismatch:
+      return 'loggedOut';
+    case DisconnectReason.connectionReplaced:
+      return 'replaced';
+    case DisconnectReason.timedOut:
+      return !registered && error?.message.includes('QR refs') ? 'qrExpired' : 'transient';
+    default:
+      return 'transient';
+  }
+};
+
+export const createBaileysNetwork = (options: BaileysNetworkOptions): Network => {
+  const { db, logger } = options;
+
+  const open = async (sessionId: string, callbacks: LinkCallbacks): Promise<NetworkLink> => {
+    const auth = await loadAuthState(db, sessionId);
+    const log = logger.child({ sessionId });
+    const sock: WASocket = makeWASocket({
+      auth: auth.state,
+      logger: log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : 'warn' }),
+      browser: Browsers.ubuntu('Chrome'),
+      markOnlineOnConnect: false,
+      syncFullHistory: false,
+      shouldSyncHistoryMessage: () => false,
+      fireInitQueries: true,
+      keepAliveIntervalMs: options.keepAliveIntervalMs ?? 30_000,
+      ...options.socket,
+    });
+    let closed = false;
+
+    sock.ev.on('creds.update', () => {
+      auth.saveCreds().catch((err: unknown) => log.error({ err }, 'saving credentials failed'));
+    });
+    sock.ev.on('connection.update', (update) => {
+      if (update.qr) callbacks.onQr(update.qr);
+      if (update.connection === 'open') {
+        const me = sock.user ?? auth.state.creds.me;
+        callbacks.onOpen({
+          jid: me?.id ? jidNormalizedUser(me.id) : '',
+          lid: me?.lid ? jidNormalizedUser(me.lid) : undefined,
+          name: me?.name,
+        });
+      }
+      if (update.connection === 'close' && !closed) {
+        closed = true;
+        const error = update.lastDisconnect?.error;
+        callbacks.onClose(closeKindOf(error, Boolean(auth.state.creds.registered || auth.state.creds.me?.lid)), error?.message ?? 'connection closed');
+      }
+    });
+    sock.ws.on('frame', () => callbacks.onActivity());
+
+    const close = async () => {
+      if (closed) return;
+      closed = true;
+      await sock.end(undefined);
+    };
+
+    return {
+      requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
+      close,
+      logout: async () => {
+        if (closed) return;
+        closed = true;
+        try {
+          await sock.logout();
+        } catch (err) {
+          log.warn({ err }, 'logout request failed; closing anyway');
+          await sock.end(undefined);
+        }
+      },
+    };
+  };
+
+  return {
+    open,
+    forget: (sessionId) => clearAuthState(db, sessionId),
+    hasCredentials: async (sessionId) => (await loadAuthState(db, sessionId)).registered,
+  };
+};

@@ -1,0 +1,302 @@
+import QRCode from 'qrcode';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.ts';
+import type { EventBus } from '../events.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink } from './types.ts';
+
+export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
+
+export const MANUAL_DISCONNECT = 'Disconnected manually';
+export const LOGGED_OUT = 'Logged out from the phone; link it again with a new QR code or pairing code';
+export const QR_EXPIRED = 'The QR code was not scanned in time';
+export const REPLACED = 'Another client took over this device';
+
+interface Live {
+  status: SessionStatus;
+  link?: NetworkLink;
+  qr?: string;
+  qrDataUrl?: string;
+  attempt: number;
+  retryTimer?: NodeJS.Timeout;
+  watchdog?: NodeJS.Timeout;
+  lastActivity: number;
+  lastSeenWritten: number;
+  qrWaiters: Array<(error?: Error) => void>;
+  /** bumps on every deliberate change, so callbacks of an older link are ignored */
+  generation: number;
+}
+
+export interface SessionManagerOptions {
+  db: Db;
+  logger: Logger;
+  network: Network;
+  events: EventBus;
+  /** a link with no traffic for this long is considered dead and restarted */
+  staleAfterMs?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  lastSeenWriteEveryMs?: number;
+}
+
+export interface LiveView {
+  status: SessionStatus;
+  qrCode: string | null;
+}
+
+/** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
+export class SessionManager {
+  private readonly live = new Map<string, Live>();
+  private stopping = false;
+  private readonly staleAfterMs: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private readonly lastSeenWriteEveryMs: number;
+
+  constructor(private readonly options: SessionManagerOptions) {
+    this.staleAfterMs = options.staleAfterMs ?? 75_000;
+    this.backoffBaseMs = options.backoffBaseMs ?? 1_000;
+    this.backoffMaxMs = options.backoffMaxMs ?? 60_000;
+    this.lastSeenWriteEveryMs = options.lastSeenWriteEveryMs ?? 10_000;
+  }
+
+  view(sessionId: string): LiveView | undefined {
+    const live = this.live.get(sessionId);
+    return live ? { status: live.status, qrCode: live.qrDataUrl ?? null } : undefined;
+  }
+
+  link(sessionId: string): NetworkLink | undefined {
+    const live = this.live.get(sessionId);
+    return live?.status === 'CONNECTED' ? live.link : undefined;
+  }
+
+  /** Starts (or restarts) the link; resolves once the socket is opening, not once it is connected. */
+  async connect(sessionId: string): Promise<void> {
+    const live = this.entry(sessionId);
+    if (live.link && (live.status === 'CONNECTED' || live.status === 'QR_READY' || live.status === 'CONNECTING')) return;
+    await this.options.db.session.update({ where: { id: sessionId }, data: { autoConnect: true } });
+    live.attempt = 0;
+    await this.start(sessionId, live);
+  }
+
+  /** Manual disconnect or pause: closes the link, keeps credentials and phone. */
+  async stop(sessionId: string, status: 'DISCONNECTED' | 'PAUSED', lastError?: string): Promise<void> {
+    const live = this.entry(sessionId);
+    live.generation += 1;
+    await this.teardown(live);
+    await this.apply(sessionId, live, status, {
+      autoConnect: false,
+      ...(lastError !== undefined ? { lastError } : {}),
+    });
+  }
+
+  /** Sets the status as given without touching the link (PATCH status override of CONNECTING/CONNECTED). */
+  async override(sessionId: string, status: SessionStatus): Promise<void> {
+    const live = this.entry(sessionId);
+    await this.apply(sessionId, live, status, {});
+  }
+
+  async remove(sessionId: string): Promise<void> {
+    const live = this.live.get(sessionId);
+    if (live) {
+      live.generation += 1;
+      this.clearTimers(live);
+      const link = live.link;
+      live.link = undefined;
+      this.failQrWaiters(live, new Error('session deleted'));
+      if (link) await link.logout().catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'logout on delete failed'));
+      this.live.delete(sessionId);
+    }
+    await this.options.network.forget(sessionId);
+  }
+
+  /** Pairing codes need an open socket waiting for registration, as the QR flow does. */
+  async pairingCode(sessionId: string, phoneNumber: string): Promise<string> {
+    const live = this.entry(sessionId);
+    if (live.status !== 'QR_READY') {
+      const ready = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the network did not offer a registration in time')), 30_000);
+        live.qrWaiters.push((error) => {
+          clearTimeout(timer);
+          if (error) reject(error);
+          else resolve();
+        });
+      });
+      await this.connect(sessionId);
+      await ready;
+    }
+    if (!live.link) throw new Error('no link');
+    const code = await live.link.requestPairingCode(phoneNumber);
+    return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
+  }
+
+  /** At start: re-link every session that was meant to be up, from its stored credentials. */
+  async resumeAll(): Promise<number> {
+    const rows = await this.options.db.session.findMany({ where: { autoConnect: true }, select: { id: true } });
+    await Promise.all(rows.map((row) => this.connect(row.id)));
+    return rows.length;
+  }
+
+  /** Shutdown: close every link without logging out, so the next start re-links them. */
+  async closeAll(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(
+      [...this.live.values()].map(async (live) => {
+        live.generation += 1;
+        this.failQrWaiters(live, new Error('shutting down'));
+        await this.teardown(live);
+      }),
+    );
+  }
+
+  private entry(sessionId: string): Live {
+    let live = this.live.get(sessionId);
+    if (!live) {
+      live = { status: 'DISCONNECTED', attempt: 0, lastActivity: 0, lastSeenWritten: 0, qrWaiters: [], generation: 0 };
+      this.live.set(sessionId, live);
+    }
+    return live;
+  }
+
+  private async start(sessionId: string, live: Live): Promise<void> {
+    if (this.stopping) return;
+    live.generation += 1;
+    const generation = live.generation;
+    await this.teardown(live);
+    await this.apply(sessionId, live, 'CONNECTING', {});
+    const current = () => live.generation === generation && this.live.get(sessionId) === live;
+    try {
+      live.link = await this.options.network.open(sessionId, {
+        onQr: (qr) => {
+          if (current()) void this.onQr(sessionId, live, qr);
+        },
+        onOpen: (account) => {
+          if (current()) void this.onOpen(sessionId, live, account);
+        },
+        onClose: (kind, message) => {
+          if (current()) void this.onClose(sessionId, live, kind, message);
+        },
+        onActivity: () => {
+          if (current()) this.onActivity(sessionId, live);
+        },
+      });
+      live.lastActivity = Date.now();
+      this.armWatchdog(sessionId, live, generation);
+    } catch (err) {
+      this.options.logger.error({ err, sessionId }, 'opening the link failed');
+      if (current()) await this.onClose(sessionId, live, 'transient', err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private async onQr(sessionId: string, live: Live, qr: string): Promise<void> {
+    live.qr = qr;
+    live.qrDataUrl = await QRCode.toDataURL(qr, { errorCorrectionLevel: 'L', margin: 2, width: 300 });
+    await this.apply(sessionId, live, 'QR_READY', {});
+    for (const waiter of live.qrWaiters.splice(0)) waiter();
+  }
+
+  private async onOpen(sessionId: string, live: Live, account: LinkedAccount): Promise<void> {
+    live.attempt = 0;
+    live.qr = undefined;
+    live.qrDataUrl = undefined;
+    this.failQrWaiters(live, new Error('already linked'));
+    await this.apply(sessionId, live, 'CONNECTED', { phone: account.jid || undefined, lastError: null, lastSeen: new Date() });
+  }
+
+  private async onClose(sessionId: string, live: Live, kind: CloseKind, message: string): Promise<void> {
+    const log = this.options.logger.child({ sessionId });
+    live.link = undefined;
+    this.clearTimers(live);
+    live.qr = undefined;
+    live.qrDataUrl = undefined;
+    if (this.stopping) return;
+    if (kind === 'restart') {
+      log.info('network asked for a restart; reconnecting at once');
+      await this.start(sessionId, live);
+      return;
+    }
+    if (kind === 'loggedOut' || kind === 'qrExpired' || kind === 'replaced') {
+      const lastError = kind === 'loggedOut' ? LOGGED_OUT : kind === 'qrExpired' ? QR_EXPIRED : REPLACED;
+      log.warn({ kind, message }, 'link ended');
+      this.failQrWaiters(live, new Error(lastError));
+      if (kind === 'loggedOut') await this.options.network.forget(sessionId);
+      await this.apply(sessionId, live, 'DISCONNECTED', { lastError, autoConnect: false });
+      return;
+    }
+    live.attempt += 1;
+    const ceiling = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.min(live.attempt - 1, 10));
+    const delay = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    log.warn({ message, attempt: live.attempt, delayMs: delay }, 'link dropped; reconnecting');
+    await this.apply(sessionId, live, 'CONNECTING', { lastError: message });
+    const generation = live.generation;
+    live.retryTimer = setTimeout(() => {
+      live.retryTimer = undefined;
+      if (live.generation === generation) void this.start(sessionId, live);
+    }, delay);
+  }
+
+  private onActivity(sessionId: string, live: Live): void {
+    const now = Date.now();
+    live.lastActivity = now;
+    if (live.status === 'CONNECTED' && now - live.lastSeenWritten >= this.lastSeenWriteEveryMs) {
+      live.lastSeenWritten = now;
+      this.options.db.session
+        .update({ where: { id: sessionId }, data: { lastSeen: new Date(now) } })
+        .catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'lastSeen update failed'));
+    }
+  }
+
+  /** Baileys notices a silent socket only when it tries to ping; this catches a link that went quiet anyway. */
+  private armWatchdog(sessionId: string, live: Live, generation: number): void {
+    const check = () => {
+      if (live.generation !== generation || !live.link) return;
+      if (Date.now() - live.lastActivity > this.staleAfterMs) {
+        this.options.logger.warn({ sessionId }, 'no traffic past the keep-alive window; restarting the link');
+        const link = live.link;
+        live.link = undefined;
+        live.generation += 1;
+        void link.close().finally(() => this.onClose(sessionId, live, 'transient', 'link went silent'));
+        return;
+      }
+      live.watchdog = setTimeout(check, Math.max(1_000, this.staleAfterMs / 3));
+      live.watchdog.unref();
+    };
+    live.watchdog = setTimeout(check, Math.max(1_000, this.staleAfterMs / 3));
+    live.watchdog.unref();
+  }
+
+  private clearTimers(live: Live): void {
+    if (live.retryTimer) clearTimeout(live.retryTimer);
+    if (live.watchdog) clearTimeout(live.watchdog);
+    live.retryTimer = undefined;
+    live.watchdog = undefined;
+  }
+
+  private failQrWaiters(live: Live, error: Error): void {
+    for (const waiter of live.qrWaiters.splice(0)) waiter(error);
+  }
+
+  private async teardown(live: Live): Promise<void> {
+    this.clearTimers(live);
+    live.qr = undefined;
+    live.qrDataUrl = undefined;
+    const link = live.link;
+    live.link = undefined;
+    if (link) await link.close();
+  }
+
+  private async apply(
+    sessionId: string,
+    live: Live,
+    status: SessionStatus,
+    data: { phone?: string; lastError?: string | null; lastSeen?: Date; autoConnect?: boolean },
+  ): Promise<void> {
+    live.status = status;
+    try {
+      const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+      this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
+    } catch (err) {
+      // The row can be gone when a delete races a link callback; nothing to record then.
+      this.options.logger.debug({ err, sessionId }, 'session row not updated');
+    }
+  }
+}
