@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { Db } from '../runtime/db/client.ts';
 import type { EventBus } from '../runtime/events.ts';
+import type { ButtonGuard } from '../runtime/button-guard.ts';
+import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
+import type { MediaFetcher } from '../runtime/media-fetch.ts';
 import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
 
@@ -12,6 +15,9 @@ export interface Deps {
   now: () => Date;
   sessions: SessionManager;
   events: EventBus;
+  incoming: IncomingBuffer;
+  fetchMedia: MediaFetcher;
+  buttons: ButtonGuard;
 }
 
 export interface Caller {

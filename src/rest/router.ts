@@ -4,6 +4,7 @@ import { accountsRouter } from './accounts.ts';
 import { contactGroupsRouter } from './contact-groups.ts';
 import { contactsRouter } from './contacts.ts';
 import { withContext } from './context.ts';
+import { messagesRouter } from './messages.ts';
 import { sessionsRouter } from './sessions.ts';
 import { errorHandler, notFoundRoute, requireJsonBody } from './errors.ts';
 
@@ -16,6 +17,7 @@ export const restRouter = (deps: Deps): Router =>
     .use(accountsRouter())
     .use(contactGroupsRouter())
     .use(contactsRouter())
+    .use(messagesRouter())
     .use(sessionsRouter())
     .use(notFoundRoute)
     .use(errorHandler(deps.logger));

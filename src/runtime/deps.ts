@@ -3,6 +3,10 @@ import type { Logger } from 'pino';
 import type { Deps } from '../resolvers/context.ts';
 import type { Db } from './db/client.ts';
 import { createEventBus } from './events.ts';
+import { ButtonGuard } from './button-guard.ts';
+import { IncomingBuffer } from './incoming-buffer.ts';
+import { createMediaFetcher } from './media-fetch.ts';
+import type { MediaFetchOptions } from './media-fetch.ts';
 import { createBaileysNetwork } from './network/baileys-network.ts';
 import { SessionManager } from './network/session-manager.ts';
 import type { SessionManagerOptions } from './network/session-manager.ts';
@@ -17,13 +21,23 @@ export interface DepsOptions {
   keepAliveIntervalMs?: number;
   sessionTuning?: Pick<SessionManagerOptions, 'staleAfterMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'lastSeenWriteEveryMs'>;
   now?: () => Date;
+  resolveHost?: MediaFetchOptions['resolveHost'];
 }
 
 /** The one place the runtime pieces are put together, for main and for tests alike. */
 export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
   const events = createEventBus();
+  const now = options.now ?? (() => new Date());
+  const incoming = new IncomingBuffer(settings.INCOMING_BUFFER_SIZE, now, (item) => events.publish('incoming', item.sessionId, item));
   const network = createBaileysNetwork({ db, logger, socket: options.socket, keepAliveIntervalMs: options.keepAliveIntervalMs });
-  const sessions = new SessionManager({ db, logger, network, events, ...options.sessionTuning });
-  return { db, logger, settings, now: options.now ?? (() => new Date()), sessions, events };
+  const sessions = new SessionManager({ db, logger, network, events, incoming, ...options.sessionTuning });
+  const fetchMedia = createMediaFetcher({
+    maxBytes: settings.MEDIA_MAX_BYTES,
+    timeoutMs: settings.MEDIA_FETCH_TIMEOUT_MS,
+    allowPrivate: settings.MEDIA_ALLOW_PRIVATE,
+    resolveHost: options.resolveHost,
+  });
+  const buttons = new ButtonGuard(settings.BUTTONS_ENABLED, settings.BUTTONS_FAILURE_THRESHOLD, settings.BUTTONS_COOLDOWN_MS);
+  return { db, logger, settings, now, sessions, events, incoming, fetchMedia, buttons };
 };

@@ -1,11 +1,13 @@
 import { createPubSub } from 'graphql-yoga';
 import type { Session } from '../generated/sqlite/client.ts';
+import type { IncomingItem } from './incoming-buffer.ts';
 
 /** A session row as it changed, with the live QR image (never stored). */
 export type SessionEvent = Session & { qrCode: string | null };
 
 type Topics = {
   session: [sessionId: string, payload: SessionEvent];
+  incoming: [sessionId: string, payload: IncomingItem];
 };
 
 /** In-process fan-out for GraphQL subscriptions and long-polls. */

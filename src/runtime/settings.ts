@@ -18,6 +18,14 @@ const settingsSchema = z.object({
   GRAPHQL_MAX_COMPLEXITY: intFrom(1000),
   GRAPHQL_MAX_BREADTH: intFrom(100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10_000),
+  INCOMING_BUFFER_SIZE: z.coerce.number().int().min(1).default(1000),
+  MEDIA_MAX_BYTES: z.coerce.number().int().min(1).default(16 * 1024 * 1024),
+  MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
+  MEDIA_ALLOW_PRIVATE: z.stringbool().default(false),
+  BUTTONS_ENABLED: z.stringbool().default(true),
+  BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
+  BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),
+  TYPING_MAX_MS: intFrom(30_000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

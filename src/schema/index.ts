@@ -2,6 +2,7 @@ import './accounts.ts';
 import './contacts.ts';
 import './contact-groups.ts';
 import './sessions.ts';
+import './messages.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,8 +1,10 @@
-import makeWASocket, { Browsers, DisconnectReason, jidNormalizedUser } from 'baileys';
+import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser } from 'baileys';
 import type { UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { clearAuthState, loadAuthState } from './auth-store.ts';
+import { toIncoming } from './baileys-incoming.ts';
+import { sendThrough } from './baileys-outgoing.ts';
 import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
 
 export interface BaileysNetworkOptions {
@@ -72,6 +74,13 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       }
     });
     sock.ws.on('frame', () => callbacks.onActivity());
+    sock.ev.on('messages.upsert', ({ messages, type }) => {
+      if (type !== 'notify') return;
+      for (const message of messages) {
+        const item = toIncoming(message);
+        if (item) callbacks.onIncoming(item);
+      }
+    });
 
     const close = async () => {
       if (closed) return;
@@ -80,6 +89,16 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     };
 
     return {
+      send: (jid, content, sendOptions = {}) => sendThrough(sock, jid, content, sendOptions),
+      edit: async (remoteJid, waMessageId, text) => {
+        await sock.sendMessage(remoteJid, { text, edit: { remoteJid, fromMe: true, id: waMessageId } });
+      },
+      setPresence: (jid, presence) => sock.sendPresenceUpdate(presence, jid),
+      onNetwork: async (jids) => {
+        const found = (await sock.onWhatsApp(...jids)) ?? [];
+        return new Set(found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid)));
+      },
+      newMessageId: () => generateMessageIDV2(sock.user?.id),
       requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
       close,
       logout: async () => {

@@ -2,6 +2,7 @@ import QRCode from 'qrcode';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
+import type { IncomingBuffer } from '../incoming-buffer.ts';
 import type { CloseKind, LinkedAccount, Network, NetworkLink } from './types.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
@@ -31,6 +32,7 @@ export interface SessionManagerOptions {
   logger: Logger;
   network: Network;
   events: EventBus;
+  incoming: IncomingBuffer;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -106,6 +108,7 @@ export class SessionManager {
       if (link) await link.logout().catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'logout on delete failed'));
       this.live.delete(sessionId);
     }
+    this.options.incoming.forget(sessionId);
     await this.options.network.forget(sessionId);
   }
 
@@ -177,6 +180,9 @@ export class SessionManager {
         },
         onActivity: () => {
           if (current()) this.onActivity(sessionId, live);
+        },
+        onIncoming: (message) => {
+          this.options.incoming.push(sessionId, message);
         },
       });
       live.lastActivity = Date.now();

@@ -1,4 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
+import type { IncomingInput } from '../incoming-buffer.ts';
 
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
@@ -19,12 +20,41 @@ export interface LinkedAccount {
   name?: string;
 }
 
+export type MediaType = 'image' | 'video' | 'audio' | 'document';
+
+export interface ButtonSpec {
+  type: 'reply' | 'url' | 'call' | 'copy';
+  text: string;
+  id?: string;
+  url?: string;
+  phoneNumber?: string;
+  copyCode?: string;
+}
+
+export type OutgoingContent =
+  | { kind: 'text'; text: string }
+  | { kind: 'media'; mediaType: MediaType; data: Buffer; mimetype?: string; caption?: string; fileName?: string; ptt?: boolean }
+  | { kind: 'buttons'; body: string; header?: string; footer?: string; buttons: ButtonSpec[] }
+  | { kind: 'contact'; displayName: string; phone: string }
+  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string };
+
+export interface SendOptions {
+  /** the network message id to use; a resend with the same id shows once on the phone */
+  messageId?: string;
+}
+
+export interface SendResult {
+  waMessageId: string;
+  remoteJid: string;
+}
+
 export interface LinkCallbacks {
   onQr: (qr: string) => void;
   onOpen: (account: LinkedAccount) => void;
   onClose: (kind: CloseKind, message: string) => void;
   /** any frame received: the link is alive */
   onActivity: () => void;
+  onIncoming: (message: IncomingInput) => void;
 }
 
 export interface NetworkLink {
@@ -33,6 +63,13 @@ export interface NetworkLink {
   close: () => Promise<void>;
   /** Removes this device from the account, then closes. */
   logout: () => Promise<void>;
+  send: (jid: string, content: OutgoingContent, options?: SendOptions) => Promise<SendResult>;
+  edit: (remoteJid: string, waMessageId: string, text: string) => Promise<void>;
+  setPresence: (jid: string, presence: 'composing' | 'paused') => Promise<void>;
+  /** Which of these user JIDs exist on the network. */
+  onNetwork: (jids: string[]) => Promise<Set<string>>;
+  /** A fresh network message id for a message about to be sent. */
+  newMessageId: () => string;
 }
 
 export interface Network {

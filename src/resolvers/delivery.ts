@@ -1,0 +1,60 @@
+import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
+import type { NetworkLink, OutgoingContent } from '../runtime/network/types.ts';
+import type { RequestContext } from './context.ts';
+import { DomainError } from './errors.ts';
+import { refundQuota, takeQuota } from './quota.ts';
+
+export const notConnected = (): DomainError =>
+  new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
+
+/** The live link of a connected session, or 409. */
+export const requireLink = (ctx: Pick<RequestContext, 'sessions'>, session: Session): NetworkLink => {
+  const link = ctx.sessions.link(session.id);
+  if (!link) throw notConnected();
+  return link;
+};
+
+/** Keeps what is needed to send again later; media bytes are not stored, their URL is. */
+export type StoredPayload = Record<string, unknown>;
+
+export interface Delivery {
+  to: string;
+  content: OutgoingContent;
+  /** the history record's `content`: the text, the caption, or a short description */
+  summary: string;
+  kind: string;
+  payload?: StoredPayload;
+}
+
+/** Creates the outgoing record, sends it, and records SENT or FAILED with the reason. */
+export const deliverNow = async (ctx: RequestContext, session: Session, delivery: Delivery): Promise<OutgoingMessage> => {
+  const link = requireLink(ctx, session);
+  const startedAt = ctx.now();
+  await takeQuota(ctx, 1);
+  const waMessageId = link.newMessageId();
+  const record = await ctx.db.outgoingMessage.create({
+    data: {
+      accountId: ctx.caller.accountId,
+      sessionId: session.id,
+      toNumber: delivery.to,
+      content: delivery.summary,
+      kind: delivery.kind,
+      payload: JSON.stringify(delivery.payload ?? {}),
+      status: 'PENDING',
+      waMessageId,
+    },
+  });
+  try {
+    const sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
+    return await ctx.db.outgoingMessage.update({
+      where: { id: record.id },
+      data: { status: 'SENT', sentAt: ctx.now(), waMessageId: sent.waMessageId, remoteJid: sent.remoteJid },
+    });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
+    await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
+    await refundQuota(ctx, 1, startedAt);
+    throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
+  }
+};

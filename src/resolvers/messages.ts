@@ -1,0 +1,335 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
+import type { IncomingItem } from '../runtime/incoming-buffer.ts';
+import type { ButtonSpec, MediaType } from '../runtime/network/types.ts';
+import type { RequestContext } from './context.ts';
+import { deliverNow, requireLink } from './delivery.ts';
+import type { Delivery } from './delivery.ts';
+import { DomainError, notFound } from './errors.ts';
+import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
+import { limitSchema } from './paging.ts';
+import { ownSession } from './sessions.ts';
+import { parseInput } from './validate.ts';
+
+export interface MessageRecordView {
+  id: string;
+  sessionId: string;
+  toNumber: string;
+  content: string;
+  status: string;
+  sentAt: string | null;
+  createdAt: string;
+  waMessageId: string | null;
+  remoteJid: string | null;
+  /** why a FAILED message failed (beyond the spec) */
+  error: string | null;
+}
+
+export const messageView = (row: OutgoingMessage): MessageRecordView => ({
+  id: row.id,
+  sessionId: row.sessionId,
+  toNumber: row.toNumber,
+  content: row.content,
+  status: row.status,
+  sentAt: row.sentAt ? row.sentAt.toISOString() : null,
+  createdAt: row.createdAt.toISOString(),
+  waMessageId: row.waMessageId,
+  remoteJid: row.remoteJid,
+  error: row.error,
+});
+
+export interface SendAnswer {
+  ok: true;
+  id: string;
+}
+
+const text = z.string().min(1, 'cannot be empty').max(65_536);
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
+
+/** `to` plus `isGroup`, as decisions.md reads recipients: digits become a user or, with isGroup, a group JID. */
+export const recipientShape = { to: z.string().trim().min(1, 'is required'), isGroup: z.boolean().optional() };
+export const checkRecipient = (v: { to: string; isGroup?: boolean }, ctx: z.RefinementCtx): void => {
+  if (!toJid(v.to, v.isGroup === true)) ctx.addIssue({ code: 'custom', path: ['to'], message: JID_MESSAGE });
+};
+export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & { jid: string } => ({
+  ...v,
+  jid: toJid(v.to, v.isGroup === true) ?? v.to,
+});
+
+const sendSchema = z.object({ to: jidSchema, message: text });
+const mediaSchema = z
+  .object({
+    to: jidSchema,
+    mediaType: z.enum(['image', 'video', 'audio', 'document']),
+    url: httpUrl,
+    mimetype: z.string().regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg').optional(),
+    caption: z.string().max(4096).optional(),
+    filename: z.string().min(1).max(255).optional(),
+    ptt: z.boolean().optional(),
+  })
+  .refine((v) => !v.ptt || v.mediaType === 'audio', { path: ['ptt'], message: 'only applies to audio' });
+
+const buttonSchema = z
+  .object({
+    type: z.enum(['reply', 'url', 'call', 'phone', 'copy']).transform((t) => (t === 'phone' ? 'call' : t)),
+    text: z.string().min(1, 'must be 1 to 20 characters').max(20, 'must be 1 to 20 characters'),
+    id: z.string().min(1).max(256).optional(),
+    url: httpUrl.optional(),
+    phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits').optional(),
+    copyCode: z.string().min(1).max(512).optional(),
+  })
+  .superRefine((b, ctx) => {
+    const required = { reply: null, url: 'url', call: 'phoneNumber', copy: 'copyCode' } as const;
+    const field = required[b.type];
+    if (field && b[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${b.type} button` });
+  });
+
+const sectionSchema = z.object({
+  title: z.string().optional(),
+  rows: z.array(z.object({ title: z.string(), rowId: z.string(), description: z.string().optional() })).optional(),
+});
+
+const interactiveFields = {
+  body: text,
+  header: z.string().max(60).optional(),
+  footer: z.string().max(60, 'must be at most 60 characters').optional(),
+  buttons: z.array(buttonSchema).min(1, 'must hold 1 to 3 buttons').max(3, 'must hold 1 to 3 buttons').optional(),
+  sections: z.array(sectionSchema).optional(),
+};
+const requireButtons = (v: { buttons?: unknown[]; sections?: unknown[] }, ctx: z.RefinementCtx) => {
+  if (!v.buttons && !v.sections) ctx.addIssue({ code: 'custom', path: ['buttons'], message: 'is required (1 to 3 buttons)' });
+};
+export const interactiveSchema = z.object({ chatId: jidSchema, ...interactiveFields }).superRefine(requireButtons);
+export const groupInteractiveSchema = z.object(interactiveFields).superRefine(requireButtons);
+
+const richSchema = z.object({
+  ...recipientShape,
+  documentUrl: httpUrl.optional(),
+  fileName: z.string().min(1).max(255).optional(),
+  mimetype: z.string().optional(),
+  contactName: z.string().min(1).max(200).optional(),
+  contactPhone: z.string().regex(/^\d{5,20}$/, 'must be digits, without + or spaces').optional(),
+  latitude: z.number().min(-90).max(90).optional(),
+  longitude: z.number().min(-180).max(180).optional(),
+  locationName: z.string().max(200).optional(),
+  locationAddress: z.string().max(500).optional(),
+}).superRefine((v, ctx) => {
+  checkRecipient(v, ctx);
+  const kinds = [
+    v.documentUrl !== undefined || v.fileName !== undefined ? 'document' : null,
+    v.contactName !== undefined || v.contactPhone !== undefined ? 'contact' : null,
+    v.latitude !== undefined || v.longitude !== undefined ? 'location' : null,
+  ].filter(Boolean);
+  if (kinds.length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [],
+      message: `exactly one of a document (documentUrl), a contact (contactName, contactPhone) or a location (latitude, longitude) is required; got ${kinds.length === 0 ? 'none' : kinds.join(' and ')}`,
+    });
+    return;
+  }
+  const need = (field: keyof typeof v, what: string) => {
+    if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${what}` });
+  };
+  if (kinds[0] === 'document') need('documentUrl', 'document');
+  if (kinds[0] === 'contact') (need('contactName', 'contact'), need('contactPhone', 'contact'));
+  if (kinds[0] === 'location') (need('latitude', 'location'), need('longitude', 'location'));
+}).transform(withJid);
+
+const typingSchema = z
+  .object({ ...recipientShape, text, delayMs: z.number().int().min(0).default(1000) })
+  .superRefine(checkRecipient)
+  .transform(withJid);
+const editSchema = z.object({ text });
+const historySchema = z.object({
+  limit: limitSchema,
+  status: z.enum(['PENDING', 'SENT', 'FAILED']).optional(),
+  to: jidSchema.optional(),
+});
+const booleanQuery = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const incomingSchema = z.object({
+  limit: limitSchema,
+  waitMs: z.coerce.number().int('must be an integer').min(0, 'must be at least 0').default(0).transform((n) => Math.min(n, 30_000)),
+  consume: booleanQuery.default(true),
+});
+
+const answer = (row: OutgoingMessage): SendAnswer => ({ ok: true, id: row.id });
+
+export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
+  const { to, message } = parseInput(sendSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  return answer(await deliverNow(ctx, session, { to, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } }));
+};
+
+/** Media bytes come from the caller's URL, fetched only after the request passed every other check. */
+export const mediaDelivery = async (
+  ctx: RequestContext,
+  to: string,
+  media: { mediaType: MediaType; url: string; mimetype?: string; caption?: string; filename?: string; ptt?: boolean },
+  field = 'url',
+): Promise<Delivery> => {
+  const fetched = await ctx.fetchMedia(media.url, field);
+  return {
+    to,
+    content: {
+      kind: 'media',
+      mediaType: media.mediaType,
+      data: fetched.data,
+      mimetype: media.mimetype ?? fetched.mimetype,
+      caption: media.caption,
+      fileName: media.filename ?? fetched.fileName,
+      ptt: media.ptt,
+    },
+    summary: media.caption || `[${media.mediaType}] ${media.filename ?? fetched.fileName ?? ''}`.trim(),
+    kind: media.mediaType,
+    payload: { ...media },
+  };
+};
+
+export const sendMedia = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
+  const body = parseInput(mediaSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  requireLink(ctx, session);
+  return answer(await deliverNow(ctx, session, await mediaDelivery(ctx, body.to, body)));
+};
+
+type InteractiveInput = z.output<typeof groupInteractiveSchema>;
+
+/** Buttons when they are allowed; otherwise, or when a button send fails, the same text without them. */
+export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, to: string, body: InteractiveInput): Promise<SendAnswer> => {
+  const session = await ownSession(ctx, sessionId);
+  requireLink(ctx, session);
+  const plainText = body.header ? `${body.header}\n\n${body.body}` : body.body;
+  const plain: Delivery = { to, content: { kind: 'text', text: plainText }, summary: body.body, kind: 'text', payload: { text: plainText } };
+  const buttons: ButtonSpec[] | undefined = body.buttons?.map((b, i) => ({
+    ...b,
+    type: b.type as ButtonSpec['type'],
+    id: b.type === 'reply' ? (b.id ?? `btn-${i + 1}-${crypto.randomUUID().slice(0, 8)}`) : b.id,
+  }));
+  if (body.sections || !buttons || !ctx.buttons.allows(sessionId)) return answer(await deliverNow(ctx, session, plain));
+  try {
+    const row = await deliverNow(ctx, session, {
+      to,
+      content: { kind: 'buttons', body: body.body, header: body.header, footer: body.footer, buttons },
+      summary: body.body,
+      kind: 'interactive',
+      payload: { ...body, buttons },
+    });
+    ctx.buttons.succeeded(sessionId);
+    return answer(row);
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'NETWORK_ERROR') throw err;
+    ctx.buttons.failed(sessionId);
+    ctx.logger.warn({ sessionId }, 'button message refused; sending it as plain text');
+    return answer(await deliverNow(ctx, session, plain));
+  }
+};
+
+export const sendInteractive = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
+  const { chatId, ...body } = parseInput(interactiveSchema, input);
+  return sendInteractiveTo(ctx, sessionId, chatId, body);
+};
+
+export const sendRich = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
+  const body = parseInput(richSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  requireLink(ctx, session);
+  let delivery: Delivery;
+  if (body.documentUrl) {
+    delivery = await mediaDelivery(
+      ctx,
+      body.jid,
+      { mediaType: 'document', url: body.documentUrl, filename: body.fileName, mimetype: body.mimetype },
+      'documentUrl',
+    );
+  } else if (body.contactName && body.contactPhone) {
+    delivery = {
+      to: body.jid,
+      content: { kind: 'contact', displayName: body.contactName, phone: body.contactPhone },
+      summary: `${body.contactName} (${body.contactPhone})`,
+      kind: 'contact',
+      payload: { contactName: body.contactName, contactPhone: body.contactPhone },
+    };
+  } else {
+    const { latitude = 0, longitude = 0, locationName, locationAddress } = body;
+    delivery = {
+      to: body.jid,
+      content: { kind: 'location', latitude, longitude, name: locationName, address: locationAddress },
+      summary: [`${latitude},${longitude}`, locationName, locationAddress].filter(Boolean).join(' '),
+      kind: 'location',
+      payload: { latitude, longitude, locationName, locationAddress },
+    };
+  }
+  return answer(await deliverNow(ctx, session, delivery));
+};
+
+export const sendTyping = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true }> => {
+  const body = parseInput(typingSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  const link = requireLink(ctx, session);
+  const delayMs = Math.min(body.delayMs, ctx.settings.TYPING_MAX_MS);
+  await link.setPresence(body.jid, 'composing').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
+  await sleep(delayMs);
+  await link.setPresence(body.jid, 'paused').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
+  await deliverNow(ctx, session, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text', payload: { text: body.text } });
+  return { ok: true };
+};
+
+const ownMessage = async (ctx: RequestContext, sessionId: string, messageId: string): Promise<OutgoingMessage> => {
+  const row = await ctx.db.outgoingMessage.findFirst({
+    where: { id: messageId, sessionId, accountId: ctx.caller.accountId },
+  });
+  if (!row) throw notFound('Message');
+  return row;
+};
+
+export const getMessage = async (ctx: RequestContext, sessionId: string, messageId: string): Promise<MessageRecordView> => {
+  await ownSession(ctx, sessionId);
+  return messageView(await ownMessage(ctx, sessionId, messageId));
+};
+
+export const editMessage = async (ctx: RequestContext, sessionId: string, messageId: string, input: unknown): Promise<SendAnswer> => {
+  const { text: newText } = parseInput(editSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  const row = await ownMessage(ctx, sessionId, messageId);
+  if (!row.waMessageId || !row.remoteJid || row.status !== 'SENT') {
+    throw new DomainError('MESSAGE_NOT_EDITABLE', 'This message has no network id or recipient on record, so it cannot be edited');
+  }
+  const link = requireLink(ctx, session);
+  try {
+    await link.edit(row.remoteJid, row.waMessageId, newText);
+  } catch (err) {
+    throw new DomainError('NETWORK_ERROR', `The network refused the edit: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  await ctx.db.outgoingMessage.update({ where: { id: row.id }, data: { content: newText } });
+  return { ok: true, id: row.id };
+};
+
+export const listMessages = async (
+  ctx: RequestContext,
+  sessionId: string,
+  input: unknown,
+): Promise<{ count: number; items: MessageRecordView[] }> => {
+  const { limit, status, to } = parseInput(historySchema, input);
+  await ownSession(ctx, sessionId);
+  const where: Prisma.OutgoingMessageWhereInput = { sessionId, ...(status ? { status } : {}), ...(to ? { toNumber: to } : {}) };
+  const rows = await ctx.db.outgoingMessage.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
+  return { count: rows.length, items: rows.map(messageView) };
+};
+
+/** Long-poll: answers at once when items wait, else as soon as one arrives or waitMs pass. */
+export const readIncoming = async (
+  ctx: RequestContext,
+  sessionId: string,
+  input: unknown,
+  signal?: AbortSignal,
+): Promise<{ count: number; consumed: boolean; items: IncomingItem[] }> => {
+  const { limit, waitMs, consume } = parseInput(incomingSchema, input);
+  await ownSession(ctx, sessionId);
+  await ctx.incoming.waitForItem(sessionId, waitMs, signal);
+  // A caller that went away must not consume items it will never see.
+  if (signal?.aborted) return { count: 0, consumed: consume, items: [] };
+  const items = ctx.incoming.read(sessionId, limit, consume);
+  return { count: items.length, consumed: consume, items };
+};

@@ -1,0 +1,60 @@
+import { Router } from 'express';
+import type { Request, Response } from 'express';
+import { once } from '../resolvers/idempotency.ts';
+import {
+  editMessage,
+  getMessage,
+  listMessages,
+  readIncoming,
+  sendInteractive,
+  sendMedia,
+  sendRich,
+  sendText,
+  sendTyping,
+} from '../resolvers/messages.ts';
+import { sessionIdFrom } from '../resolvers/sessions.ts';
+import { ctxOf } from './context.ts';
+
+type Send = (req: Request, res: Response) => Promise<unknown>;
+
+/** Every send honours Idempotency-Key: a retry gets the first answer and sends nothing twice. */
+const idempotent =
+  (send: Send) =>
+  async (req: Request, res: Response): Promise<void> => {
+    const ctx = ctxOf(res);
+    const result = await once(ctx, req.header('idempotency-key'), `${req.method} ${req.route?.path ?? req.path}`, async () => ({
+      status: 200,
+      body: await send(req, res),
+    }));
+    if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(result.status).json(result.body);
+  };
+
+const sessionParam = (req: Request): string => String(req.params.sessionId);
+
+export const messagesRouter = (): Router =>
+  Router()
+    // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
+    .post('/sessions/api/send', idempotent((req, res) => sendText(ctxOf(res), sessionIdFrom(req.body), req.body)))
+    .post('/whatsapp/send', idempotent((req, res) => sendText(ctxOf(res), sessionIdFrom(req.body), req.body)))
+    .post('/sessions/:sessionId/send', idempotent((req, res) => sendText(ctxOf(res), sessionParam(req), req.body)))
+    .post('/sessions/:sessionId/send-media', idempotent((req, res) => sendMedia(ctxOf(res), sessionParam(req), req.body)))
+    .post('/sessions/:sessionId/send-interactive', idempotent((req, res) => sendInteractive(ctxOf(res), sessionParam(req), req.body)))
+    .post('/sessions/:sessionId/messages/rich', idempotent((req, res) => sendRich(ctxOf(res), sessionParam(req), req.body)))
+    .post('/sessions/:sessionId/messages/typing', idempotent((req, res) => sendTyping(ctxOf(res), sessionParam(req), req.body)))
+    .post(
+      '/sessions/:sessionId/messages/:messageId/edit',
+      idempotent((req, res) => editMessage(ctxOf(res), sessionParam(req), String(req.params.messageId), req.body)),
+    )
+    .get('/sessions/:sessionId/messages', async (req, res) => {
+      res.json(await listMessages(ctxOf(res), sessionParam(req), req.query));
+    })
+    .get('/sessions/:sessionId/messages/:messageId', async (req, res) => {
+      res.json(await getMessage(ctxOf(res), sessionParam(req), String(req.params.messageId)));
+    })
+    .get('/sessions/:sessionId/incoming', async (req, res) => {
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      const page = await readIncoming(ctxOf(res), sessionParam(req), req.query, gone.signal);
+      if (!res.writableEnded && !gone.signal.aborted) res.json(page);
+    });

@@ -1,0 +1,74 @@
+import { generateWAMessageFromContent, proto } from 'baileys';
+import type { AnyMessageContent, WASocket } from 'baileys';
+import type { ButtonSpec, OutgoingContent, SendOptions, SendResult } from './types.ts';
+
+const nativeFlowButton = (button: ButtonSpec): proto.Message.InteractiveMessage.NativeFlowMessage.INativeFlowButton => {
+  switch (button.type) {
+    case 'reply':
+      return { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: button.text, id: button.id }) };
+    case 'url':
+      return { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.url, merchant_url: button.url }) };
+    case 'call':
+      return { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: button.text, phone_number: button.phoneNumber }) };
+    case 'copy':
+      return { name: 'cta_copy', buttonParamsJson: JSON.stringify({ display_text: button.text, copy_code: button.copyCode }) };
+  }
+};
+
+const vcardOf = (displayName: string, phone: string): string =>
+  ['BEGIN:VCARD', 'VERSION:3.0', `FN:${displayName}`, `TEL;type=CELL;waid=${phone}:+${phone}`, 'END:VCARD'].join('\n');
+
+const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyMessageContent => {
+  switch (content.kind) {
+    case 'text':
+      return { text: content.text };
+    case 'media':
+      switch (content.mediaType) {
+        case 'image':
+          return { image: content.data, caption: content.caption, mimetype: content.mimetype };
+        case 'video':
+          return { video: content.data, caption: content.caption, mimetype: content.mimetype };
+        case 'audio':
+          return { audio: content.data, ptt: content.ptt ?? false, mimetype: content.mimetype ?? (content.ptt ? 'audio/ogg; codecs=opus' : 'audio/mpeg') };
+        case 'document':
+          return {
+            document: content.data,
+            mimetype: content.mimetype ?? 'application/octet-stream',
+            fileName: content.fileName ?? 'file',
+            caption: content.caption,
+          };
+      }
+      break;
+    case 'contact':
+      return { contacts: { displayName: content.displayName, contacts: [{ displayName: content.displayName, vcard: vcardOf(content.displayName, content.phone) }] } };
+    case 'location':
+      return {
+        location: {
+          degreesLatitude: content.latitude,
+          degreesLongitude: content.longitude,
+          name: content.name,
+          address: content.address,
+        },
+      };
+  }
+};
+
+/** Sends one message through a connected socket; interactive buttons go out as a native-flow message. */
+export const sendThrough = async (sock: WASocket, jid: string, content: OutgoingContent, options: SendOptions): Promise<SendResult> => {
+  if (content.kind === 'buttons') {
+    const message = proto.Message.fromObject({
+      interactiveMessage: {
+        ...(content.header ? { header: { title: content.header, hasMediaAttachment: false } } : {}),
+        body: { text: content.body },
+        ...(content.footer ? { footer: { text: content.footer } } : {}),
+        nativeFlowMessage: { buttons: content.buttons.map(nativeFlowButton), messageParamsJson: '{}' },
+      },
+    });
+    const full = generateWAMessageFromContent(jid, message, { userJid: sock.user?.id ?? '', messageId: options.messageId });
+    const id = await sock.relayMessage(jid, full.message ?? message, { messageId: full.key.id ?? undefined });
+    return { waMessageId: id, remoteJid: jid };
+  }
+  const sent = await sock.sendMessage(jid, toContent(content), { messageId: options.messageId });
+  if (!sent?.key.id) throw new Error('the network did not accept the message');
+  return { waMessageId: sent.key.id, remoteJid: jid };
+};

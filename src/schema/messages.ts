@@ -1,0 +1,195 @@
+import type { IncomingItem } from '../runtime/incoming-buffer.ts';
+import type { MessageRecordView, SendAnswer } from '../resolvers/messages.ts';
+import {
+  editMessage,
+  getMessage,
+  listMessages,
+  readIncoming,
+  sendInteractive,
+  sendMedia,
+  sendRich,
+  sendText,
+  sendTyping,
+} from '../resolvers/messages.ts';
+import { ownSession } from '../resolvers/sessions.ts';
+import { builder, withoutNulls } from './builder.ts';
+
+export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').implement({
+  fields: (t) => ({ ok: t.exposeBoolean('ok'), id: t.exposeID('id') }),
+});
+
+const MessageRecord = builder.objectRef<MessageRecordView>('MessageRecord').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    sessionId: t.exposeID('sessionId'),
+    toNumber: t.exposeString('toNumber'),
+    content: t.exposeString('content'),
+    status: t.exposeString('status'),
+    sentAt: t.exposeString('sentAt', { nullable: true }),
+    createdAt: t.exposeString('createdAt'),
+    waMessageId: t.exposeString('waMessageId', { nullable: true }),
+    remoteJid: t.exposeString('remoteJid', { nullable: true }),
+    error: t.exposeString('error', { nullable: true }),
+  }),
+});
+
+const MessagePage = builder.objectRef<{ count: number; items: MessageRecordView[] }>('MessagePage').implement({
+  fields: (t) => ({ count: t.exposeInt('count'), items: t.field({ type: [MessageRecord], resolve: (p) => p.items }) }),
+});
+
+const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').implement({
+  fields: (t) => ({
+    eventId: t.exposeInt('eventId'),
+    sessionId: t.exposeID('sessionId'),
+    chatId: t.exposeString('chatId'),
+    from: t.exposeString('from'),
+    fromMe: t.exposeBoolean('fromMe'),
+    type: t.exposeString('type'),
+    content: t.exposeString('content'),
+    pushName: t.exposeString('pushName'),
+    messageTimestamp: t.exposeInt('messageTimestamp'),
+    receivedAt: t.exposeString('receivedAt'),
+  }),
+});
+
+const IncomingPage = builder.objectRef<{ count: number; consumed: boolean; items: IncomingItem[] }>('IncomingPage').implement({
+  fields: (t) => ({
+    count: t.exposeInt('count'),
+    consumed: t.exposeBoolean('consumed'),
+    items: t.field({ type: [IncomingMessage], resolve: (p) => p.items }),
+  }),
+});
+
+const MediaInput = builder.inputType('MediaInput', {
+  fields: (t) => ({
+    to: t.string({ required: true }),
+    mediaType: t.string({ required: true }),
+    url: t.string({ required: true }),
+    mimetype: t.string(),
+    caption: t.string(),
+    filename: t.string(),
+    ptt: t.boolean(),
+  }),
+});
+
+export const ButtonInput = builder.inputType('ButtonInput', {
+  fields: (t) => ({
+    type: t.string({ required: true }),
+    text: t.string({ required: true }),
+    id: t.string(),
+    url: t.string(),
+    phoneNumber: t.string(),
+    copyCode: t.string(),
+  }),
+});
+
+const SectionRowInput = builder.inputType('SectionRowInput', {
+  fields: (t) => ({ title: t.string({ required: true }), rowId: t.string({ required: true }), description: t.string() }),
+});
+
+export const SectionInput = builder.inputType('SectionInput', {
+  fields: (t) => ({ title: t.string(), rows: t.field({ type: [SectionRowInput] }) }),
+});
+
+const InteractiveInput = builder.inputType('InteractiveInput', {
+  fields: (t) => ({
+    chatId: t.string({ required: true }),
+    body: t.string({ required: true }),
+    header: t.string(),
+    footer: t.string(),
+    buttons: t.field({ type: [ButtonInput] }),
+    sections: t.field({ type: [SectionInput] }),
+  }),
+});
+
+const RichInput = builder.inputType('RichInput', {
+  fields: (t) => ({
+    to: t.string({ required: true }),
+    isGroup: t.boolean(),
+    documentUrl: t.string(),
+    fileName: t.string(),
+    mimetype: t.string(),
+    contactName: t.string(),
+    contactPhone: t.string(),
+    latitude: t.float(),
+    longitude: t.float(),
+    locationName: t.string(),
+    locationAddress: t.string(),
+  }),
+});
+
+/** Nested inputs also arrive with explicit nulls for omitted fields. */
+export const cleanButtons = <T extends { buttons?: Array<object> | null }>(input: T) => ({
+  ...withoutNulls(input),
+  ...(input.buttons ? { buttons: input.buttons.map(withoutNulls) } : {}),
+});
+
+builder.queryFields((t) => ({
+  messages: t.field({
+    type: MessagePage,
+    args: { sessionId: t.arg.id({ required: true }), limit: t.arg.int(), status: t.arg.string(), to: t.arg.string() },
+    resolve: (_root, { sessionId, ...args }, ctx) => listMessages(ctx, String(sessionId), withoutNulls(args)),
+  }),
+  message: t.field({
+    type: MessageRecord,
+    args: { sessionId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getMessage(ctx, String(args.sessionId), String(args.id)),
+  }),
+  incoming: t.field({
+    type: IncomingPage,
+    args: { sessionId: t.arg.id({ required: true }), limit: t.arg.int(), waitMs: t.arg.int(), consume: t.arg.boolean() },
+    resolve: (_root, { sessionId, ...args }, ctx) => readIncoming(ctx, String(sessionId), withoutNulls(args)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  sendText: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), to: t.arg.string({ required: true }), message: t.arg.string({ required: true }) },
+    resolve: (_root, { sessionId, ...args }, ctx) => sendText(ctx, String(sessionId), args),
+  }),
+  sendMedia: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: MediaInput, required: true }) },
+    resolve: (_root, args, ctx) => sendMedia(ctx, String(args.sessionId), withoutNulls(args.input)),
+  }),
+  sendInteractive: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: InteractiveInput, required: true }) },
+    resolve: (_root, args, ctx) => sendInteractive(ctx, String(args.sessionId), cleanButtons(args.input)),
+  }),
+  sendRich: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: RichInput, required: true }) },
+    resolve: (_root, args, ctx) => sendRich(ctx, String(args.sessionId), withoutNulls(args.input)),
+  }),
+  sendTyping: t.field({
+    type: 'Boolean',
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      to: t.arg.string({ required: true }),
+      text: t.arg.string({ required: true }),
+      delayMs: t.arg.int(),
+      isGroup: t.arg.boolean(),
+    },
+    resolve: async (_root, { sessionId, ...args }, ctx) => (await sendTyping(ctx, String(sessionId), withoutNulls(args))).ok,
+  }),
+  editMessage: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), id: t.arg.id({ required: true }), text: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => editMessage(ctx, String(args.sessionId), String(args.id), { text: args.text }),
+  }),
+}));
+
+builder.subscriptionField('incomingMessages', (t) =>
+  t.field({
+    type: IncomingMessage,
+    description: 'Each message the session receives, as it arrives (the same items the incoming buffer holds).',
+    args: { sessionId: t.arg.id({ required: true }) },
+    subscribe: async (_root, args, ctx) => {
+      await ownSession(ctx, String(args.sessionId));
+      return ctx.events.subscribe('incoming', String(args.sessionId));
+    },
+    resolve: (item) => item,
+  }),
+);
