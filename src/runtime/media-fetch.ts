@@ -62,7 +62,8 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
     if (!response.ok) throw new DomainError('NETWORK_ERROR', `Fetching ${field} answered HTTP ${response.status}`);
     const declared = Number(response.headers.get('content-length') ?? 0);
     if (declared > options.maxBytes) {
-      await response.body?.cancel();
+      // Not awaited: some bodies never settle a cancel, and the answer must not wait on it.
+      response.body?.cancel().catch(() => undefined);
       throw refused(field, `the file is larger than ${options.maxBytes} bytes`);
     }
     const chunks: Uint8Array[] = [];
@@ -73,7 +74,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       if (done) break;
       total += value.byteLength;
       if (total > options.maxBytes) {
-        await reader.cancel();
+        reader.cancel().catch(() => undefined);
         throw refused(field, `the file is larger than ${options.maxBytes} bytes`);
       }
       chunks.push(value);

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { ButtonGuard } from '../../src/runtime/button-guard.ts';
+
+describe('button guard', () => {
+  it('disables buttons for a session after repeated failures, then allows them after the cooldown', () => {
+    let now = 0;
+    const guard = new ButtonGuard(true, 3, 1_000, () => now);
+    guard.failed('s');
+    guard.failed('s');
+    expect(guard.allows('s')).toBe(true);
+    guard.failed('s');
+    expect(guard.allows('s')).toBe(false);
+    expect(guard.allows('other')).toBe(true);
+    now = 1_000;
+    expect(guard.allows('s')).toBe(true);
+  });
+
+  it('resets the count on a success and never allows buttons when switched off', () => {
+    const guard = new ButtonGuard(true, 2, 1_000);
+    guard.failed('s');
+    guard.succeeded('s');
+    guard.failed('s');
+    expect(guard.allows('s')).toBe(true);
+    expect(new ButtonGuard(false, 2, 1_000).allows('s')).toBe(false);
+  });
+});

@@ -1,0 +1,48 @@
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/resolvers/errors.ts';
+import { createMediaFetcher } from '../../src/runtime/media-fetch.ts';
+
+const files = setupServer(
+  http.get('https://files.example.com/cat.jpg', () =>
+    HttpResponse.arrayBuffer(new Uint8Array([0xff, 0xd8, 0xff, 1, 2, 3]).buffer, { headers: { 'content-type': 'image/jpeg' } }),
+  ),
+  http.get('https://files.example.com/big.bin', () => HttpResponse.arrayBuffer(new Uint8Array(2048).buffer)),
+  http.get('https://files.example.com/missing.png', () => new HttpResponse(null, { status: 404 })),
+);
+
+const publicDns = async (host: string) => (host === 'inside.example.com' ? ['10.1.2.3'] : ['93.184.216.34']);
+const fetchMedia = createMediaFetcher({ maxBytes: 1024, timeoutMs: 2_000, allowPrivate: false, resolveHost: publicDns });
+
+const failure = async (url: string) => {
+  try {
+    await fetchMedia(url);
+  } catch (err) {
+    return err instanceof DomainError ? { code: err.code, message: err.message } : { code: 'other', message: String(err) };
+  }
+  return { code: 'none', message: '' };
+};
+
+describe('media fetch', () => {
+  beforeAll(() => files.listen({ onUnhandledRequest: 'error' }));
+  afterAll(() => files.close());
+
+  it('fetches a public file with its content type and name', async () => {
+    const media = await fetchMedia('https://files.example.com/cat.jpg');
+    expect(media.mimetype).toBe('image/jpeg');
+    expect(media.fileName).toBe('cat.jpg');
+    expect([...media.data]).toEqual([0xff, 0xd8, 0xff, 1, 2, 3]);
+  });
+
+  it('refuses other schemes and private, loopback and link-local addresses with 400', async () => {
+    for (const url of ['ftp://files.example.com/a', 'http://127.0.0.1/a', 'http://[::1]/a', 'http://169.254.169.254/latest', 'http://192.168.1.1/x', 'https://inside.example.com/a']) {
+      expect(await failure(url), url).toMatchObject({ code: 'VALIDATION_FAILED' });
+    }
+  });
+
+  it('refuses a file over the size bound with 400 and a failing fetch with 502', async () => {
+    expect(await failure('https://files.example.com/big.bin')).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('larger') });
+    expect(await failure('https://files.example.com/missing.png')).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('404') });
+  });
+});
