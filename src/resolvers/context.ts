@@ -3,6 +3,7 @@ import type { Db } from '../runtime/db/client.ts';
 import type { EventBus } from '../runtime/events.ts';
 import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
+import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
 import type { MediaFetcher } from '../runtime/media-fetch.ts';
 import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
@@ -18,6 +19,7 @@ export interface Deps {
   incoming: IncomingBuffer;
   fetchMedia: MediaFetcher;
   buttons: ButtonGuard;
+  jobs: JobScheduler;
 }
 
 export interface Caller {

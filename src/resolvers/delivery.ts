@@ -27,10 +27,15 @@ export interface Delivery {
 }
 
 /** Creates the outgoing record, sends it, and records SENT or FAILED with the reason. */
-export const deliverNow = async (ctx: RequestContext, session: Session, delivery: Delivery): Promise<OutgoingMessage> => {
+export const deliverNow = async (
+  ctx: RequestContext,
+  session: Session,
+  delivery: Delivery,
+  options: { quotaTaken?: boolean } = {},
+): Promise<OutgoingMessage> => {
   const link = requireLink(ctx, session);
   const startedAt = ctx.now();
-  await takeQuota(ctx, 1);
+  if (!options.quotaTaken) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();
   const record = await ctx.db.outgoingMessage.create({
     data: {

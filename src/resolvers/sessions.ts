@@ -90,6 +90,7 @@ export const renameSession = async (ctx: RequestContext, sessionId: string, inpu
 
 export const deleteSession = async (ctx: RequestContext, sessionId: string): Promise<{ ok: true }> => {
   await ownSession(ctx, sessionId);
+  await ctx.jobs.cancelSession(sessionId);
   await ctx.sessions.remove(sessionId);
   await ctx.db.session.delete({ where: { id: sessionId } });
   return { ok: true };

@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import type { Request, Response } from 'express';
-import { once } from '../resolvers/idempotency.ts';
+import type { Request } from 'express';
 import {
   editMessage,
   getMessage,
@@ -14,23 +13,9 @@ import {
 } from '../resolvers/messages.ts';
 import { sessionIdFrom } from '../resolvers/sessions.ts';
 import { ctxOf } from './context.ts';
+import { idempotent } from './idempotent.ts';
 
-type Send = (req: Request, res: Response) => Promise<unknown>;
-
-/** Every send honours Idempotency-Key: a retry gets the first answer and sends nothing twice. */
-const idempotent =
-  (send: Send) =>
-  async (req: Request, res: Response): Promise<void> => {
-    const ctx = ctxOf(res);
-    const result = await once(ctx, req.header('idempotency-key'), `${req.method} ${req.route?.path ?? req.path}`, async () => ({
-      status: 200,
-      body: await send(req, res),
-    }));
-    if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
-    res.status(result.status).json(result.body);
-  };
-
-const sessionParam = (req: Request): string => String(req.params.sessionId);
+export const sessionParam = (req: Request): string => String(req.params.sessionId);
 
 export const messagesRouter = (): Router =>
   Router()

@@ -4,7 +4,9 @@ import { accountsRouter } from './accounts.ts';
 import { contactGroupsRouter } from './contact-groups.ts';
 import { contactsRouter } from './contacts.ts';
 import { withContext } from './context.ts';
+import { bulkRouter } from './bulk.ts';
 import { messagesRouter } from './messages.ts';
+import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
 import { errorHandler, notFoundRoute, requireJsonBody } from './errors.ts';
 
@@ -17,6 +19,8 @@ export const restRouter = (deps: Deps): Router =>
     .use(accountsRouter())
     .use(contactGroupsRouter())
     .use(contactsRouter())
+    .use(schedulingRouter())
+    .use(bulkRouter())
     .use(messagesRouter())
     .use(sessionsRouter())
     .use(notFoundRoute)

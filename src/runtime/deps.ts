@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { UserFacingSocketConfig } from 'baileys';
 import type { Logger } from 'pino';
 import type { Deps } from '../resolvers/context.ts';
+import { runDueMessage, runRecurring } from '../resolvers/scheduling.ts';
 import type { Db } from './db/client.ts';
 import { createEventBus } from './events.ts';
 import { ButtonGuard } from './button-guard.ts';
 import { IncomingBuffer } from './incoming-buffer.ts';
+import { JobScheduler } from './jobs/scheduler.ts';
 import { createMediaFetcher } from './media-fetch.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
 import { createBaileysNetwork } from './network/baileys-network.ts';
@@ -39,5 +42,15 @@ export const createDeps = (options: DepsOptions): Deps => {
     resolveHost: options.resolveHost,
   });
   const buttons = new ButtonGuard(settings.BUTTONS_ENABLED, settings.BUTTONS_FAILURE_THRESHOLD, settings.BUTTONS_COOLDOWN_MS);
-  return { db, logger, settings, now, sessions, events, incoming, fetchMedia, buttons };
+  const jobs: JobScheduler = new JobScheduler(logger, async (job) => {
+    if (job.kind === 'message') {
+      const retryAt = await runDueMessage(deps, job.messageId);
+      if (retryAt) await jobs.scheduleMessage(randomUUID(), job.messageId, retryAt);
+      return;
+    }
+    const spec = jobs.recurringSpec(job.timerId);
+    if (spec) await runRecurring(deps, spec);
+  });
+  const deps: Deps = { db, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
+  return deps;
 };

@@ -1,5 +1,6 @@
 import { createPubSub } from 'graphql-yoga';
 import type { Session } from '../generated/sqlite/client.ts';
+import type { CampaignProgress } from '../resolvers/scheduling.ts';
 import type { IncomingItem } from './incoming-buffer.ts';
 
 /** A session row as it changed, with the live QR image (never stored). */
@@ -8,6 +9,7 @@ export type SessionEvent = Session & { qrCode: string | null };
 type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
+  campaign: [campaignId: string, payload: CampaignProgress];
 };
 
 /** In-process fan-out for GraphQL subscriptions and long-polls. */

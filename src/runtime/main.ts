@@ -1,4 +1,5 @@
 import { createAccount, bootstrapAccount } from '../resolvers/accounts.ts';
+import { resumeScheduled } from '../resolvers/scheduling.ts';
 import { buildApp } from './app.ts';
 import { createPrisma } from './db/client.ts';
 import { createDeps } from './deps.ts';
@@ -29,6 +30,8 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
   const resumed = await deps.sessions.resumeAll();
   if (resumed > 0) logger.info({ sessions: resumed }, 're-linking sessions that were connected before the stop');
+  const pending = await resumeScheduled(deps);
+  if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
 });
 
 let stopping = false;
@@ -43,6 +46,7 @@ const shutdown = async (signal: string) => {
   force.unref();
   try {
     await app.close();
+    await deps.jobs.stop();
     await deps.sessions.closeAll();
     await db.$disconnect();
     logger.info('stopped');

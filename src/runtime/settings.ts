@@ -26,6 +26,7 @@ const settingsSchema = z.object({
   BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
   BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),
   TYPING_MAX_MS: intFrom(30_000),
+  RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

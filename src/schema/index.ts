@@ -3,6 +3,8 @@ import './contacts.ts';
 import './contact-groups.ts';
 import './sessions.ts';
 import './messages.ts';
+import './scheduling.ts';
+import './bulk.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

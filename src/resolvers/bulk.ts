@@ -1,0 +1,115 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import type { Contact } from '../generated/sqlite/client.ts';
+import { getContactGroup } from './contact-groups.ts';
+import { parseVariables } from './contacts.ts';
+import type { RequestContext } from './context.ts';
+import { deliverNow, requireLink } from './delivery.ts';
+import { DomainError } from './errors.ts';
+import { phoneOfJid } from './jids.ts';
+import { refundQuota, takeQuota } from './quota.ts';
+import type { CampaignProgress } from './scheduling.ts';
+import { ownSession } from './sessions.ts';
+import { parseInput } from './validate.ts';
+
+const bulkSchema = z.object({
+  message: z.string().min(1, 'cannot be empty').max(65_536),
+  delayMs: z.number().int().min(0).max(60_000).default(0),
+  /** beyond the spec: an id chosen by the caller, to follow the send on the campaignProgress subscription */
+  progressId: z.uuid().optional(),
+});
+
+export interface BulkResult {
+  ok: true;
+  total: number;
+  sent: number;
+  failed: number;
+  errors: Array<{ jid: string; reason: string }>;
+}
+
+/** {name} (or the number), {phone}, and {<key>} from the contact's variables. */
+export const personaliseFor = (template: string, contact: Pick<Contact, 'jid' | 'name' | 'phone' | 'variables'>): string => {
+  const phone = contact.phone || phoneOfJid(contact.jid) || contact.jid.split('@')[0] || '';
+  const values: Record<string, string> = { ...parseVariables(contact.variables), name: contact.name || phone, phone };
+  return template.replace(/\{([\w.-]+)\}/g, (whole, key: string) => values[key] ?? whole);
+};
+
+const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: Contact[], input: unknown): Promise<BulkResult> => {
+  const { message, delayMs, progressId } = parseInput(bulkSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  const link = requireLink(ctx, session);
+  const result: BulkResult = { ok: true, total: contacts.length, sent: 0, failed: 0, errors: [] };
+  const fail = (jid: string, reason: string) => {
+    result.failed += 1;
+    result.errors.push({ jid, reason });
+  };
+  const report = () => {
+    if (!progressId) return;
+    const progress: CampaignProgress = {
+      campaignId: progressId,
+      total: result.total,
+      sent: result.sent,
+      failed: result.failed,
+      remaining: result.total - result.sent - result.failed,
+    };
+    ctx.events.publish('campaign', progressId, progress);
+  };
+
+  const reachable = contacts.filter((c) => !c.isBlocked);
+  const startedAt = ctx.now();
+  await takeQuota(ctx, reachable.length);
+  let unused = reachable.length;
+  try {
+    let onNetwork: Set<string>;
+    try {
+      onNetwork = reachable.length > 0 ? await link.onNetwork(reachable.map((c) => c.jid)) : new Set();
+    } catch (err) {
+      throw new DomainError('NETWORK_ERROR', `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    let first = true;
+    for (const contact of contacts) {
+      if (contact.isBlocked) fail(contact.jid, 'blocked');
+      else if (!onNetwork.has(contact.jid)) fail(contact.jid, 'contact_not_on_whatsapp');
+      else {
+        if (!first && delayMs > 0) await sleep(delayMs);
+        first = false;
+        const text = personaliseFor(message, contact);
+        try {
+          unused -= 1;
+          await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text', payload: { text } }, { quotaTaken: true });
+          result.sent += 1;
+        } catch (err) {
+          if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;
+          fail(contact.jid, 'send_failed');
+        }
+      }
+      report();
+    }
+  } finally {
+    await refundQuota(ctx, unused, startedAt);
+  }
+  return result;
+};
+
+const recipientsOrder = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
+
+export const bulkToContactGroup = async (ctx: RequestContext, sessionId: string, groupId: string, input: unknown): Promise<BulkResult> => {
+  parseInput(bulkSchema, input);
+  await ownSession(ctx, sessionId);
+  const group = await getContactGroup(ctx, groupId);
+  const contacts = await ctx.db.contact.findMany({
+    where: { accountId: ctx.caller.accountId, memberships: { some: { groupId: group.id } } },
+    orderBy: recipientsOrder,
+  });
+  return sendToContacts(ctx, sessionId, contacts, input);
+};
+
+export const bulkToTag = async (ctx: RequestContext, sessionId: string, tag: string, input: unknown): Promise<BulkResult> => {
+  parseInput(bulkSchema, input);
+  await ownSession(ctx, sessionId);
+  const contacts = await ctx.db.contact.findMany({
+    where: { accountId: ctx.caller.accountId, tagRows: { some: { accountId: ctx.caller.accountId, tag } } },
+    orderBy: recipientsOrder,
+  });
+  return sendToContacts(ctx, sessionId, contacts, input);
+};

@@ -1,0 +1,139 @@
+import type { CampaignProgress, RecurringView, ScheduleAnswer } from '../resolvers/scheduling.ts';
+import {
+  cancelRecurring,
+  listRecurring,
+  scheduleMessage,
+  sendVariation,
+  startCampaign,
+  startRecurring,
+} from '../resolvers/scheduling.ts';
+import { DomainError } from '../resolvers/errors.ts';
+import { builder, withoutNulls } from './builder.ts';
+
+const ScheduleResult = builder.objectRef<ScheduleAnswer>('ScheduleResult').implement({
+  fields: (t) => ({
+    ok: t.exposeBoolean('ok'),
+    scheduledInMs: t.exposeInt('scheduledInMs'),
+    sendAt: t.exposeString('sendAt'),
+    messageId: t.exposeID('messageId'),
+    jobId: t.exposeID('jobId'),
+  }),
+});
+
+const CampaignResult = builder.objectRef<{ ok: boolean; count: number; campaignId: string }>('CampaignResult').implement({
+  fields: (t) => ({ ok: t.exposeBoolean('ok'), count: t.exposeInt('count'), campaignId: t.exposeID('campaignId') }),
+});
+
+const VariationResult = builder.objectRef<{ ok: boolean; count: number; sent: string[] }>('VariationResult').implement({
+  fields: (t) => ({ ok: t.exposeBoolean('ok'), count: t.exposeInt('count'), sent: t.exposeStringList('sent') }),
+});
+
+const RecurringResult = builder.objectRef<{ ok: boolean; recurringEveryMs: number; timerId: string }>('RecurringResult').implement({
+  fields: (t) => ({ ok: t.exposeBoolean('ok'), recurringEveryMs: t.exposeInt('recurringEveryMs'), timerId: t.exposeID('timerId') }),
+});
+
+const RecurringMessage = builder.objectRef<RecurringView>('RecurringMessage').implement({
+  fields: (t) => ({
+    timerId: t.exposeID('timerId'),
+    sessionId: t.exposeID('sessionId'),
+    to: t.exposeString('to'),
+    message: t.exposeString('message'),
+    everyMs: t.exposeInt('everyMs'),
+    createdAt: t.exposeString('createdAt'),
+  }),
+});
+
+export const Progress = builder.objectRef<CampaignProgress>('CampaignProgress').implement({
+  fields: (t) => ({
+    campaignId: t.exposeID('campaignId'),
+    total: t.exposeInt('total'),
+    sent: t.exposeInt('sent'),
+    failed: t.exposeInt('failed'),
+    remaining: t.exposeInt('remaining'),
+  }),
+});
+
+const CampaignContact = builder.inputType('CampaignContactInput', {
+  fields: (t) => ({ jid: t.string({ required: true }), name: t.string() }),
+});
+
+builder.queryField('recurringMessages', (t) =>
+  t.field({
+    type: [RecurringMessage],
+    args: { sessionId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await listRecurring(ctx, String(args.sessionId))).items,
+  }),
+);
+
+builder.mutationFields((t) => ({
+  scheduleMessage: t.field({
+    type: ScheduleResult,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      to: t.arg.string({ required: true }),
+      message: t.arg.string({ required: true }),
+      sendAt: t.arg.string(),
+      delayMs: t.arg.int(),
+      isGroup: t.arg.boolean(),
+    },
+    resolve: (_root, { sessionId, ...args }, ctx) => scheduleMessage(ctx, String(sessionId), withoutNulls(args)),
+  }),
+  startCampaign: t.field({
+    type: CampaignResult,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      contacts: t.arg({ type: [CampaignContact], required: true }),
+      template: t.arg.string({ required: true }),
+      delayMs: t.arg.int(),
+    },
+    resolve: (_root, { sessionId, contacts, ...args }, ctx) =>
+      startCampaign(ctx, String(sessionId), { ...withoutNulls(args), contacts: contacts.map(withoutNulls) }),
+  }),
+  sendVariation: t.field({
+    type: VariationResult,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      to: t.arg.string({ required: true }),
+      variations: t.arg.stringList({ required: true }),
+      delayMs: t.arg.int(),
+      isGroup: t.arg.boolean(),
+    },
+    resolve: (_root, { sessionId, ...args }, ctx) => sendVariation(ctx, String(sessionId), withoutNulls(args)),
+  }),
+  startRecurring: t.field({
+    type: RecurringResult,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      to: t.arg.string({ required: true }),
+      message: t.arg.string({ required: true }),
+      everyMs: t.arg.int({ required: true }),
+      isGroup: t.arg.boolean(),
+    },
+    resolve: (_root, { sessionId, ...args }, ctx) => startRecurring(ctx, String(sessionId), withoutNulls(args)),
+  }),
+  cancelRecurring: t.field({
+    type: 'Boolean',
+    args: { sessionId: t.arg.id({ required: true }), timerId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await cancelRecurring(ctx, String(args.sessionId), String(args.timerId))).ok,
+  }),
+}));
+
+builder.subscriptionField('campaignProgress', (t) =>
+  t.field({
+    type: Progress,
+    description: 'Sent, failed and remaining counts of a campaign after each of its messages.',
+    args: { campaignId: t.arg.id({ required: true }) },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.campaignId);
+      // Bulk sends pick their id before any record exists, so an unknown id may be subscribed to;
+      // an id whose records belong to another account may not.
+      const foreign = await ctx.db.outgoingMessage.findFirst({
+        where: { campaignId: id, accountId: { not: ctx.caller.accountId } },
+        select: { id: true },
+      });
+      if (foreign) throw new DomainError('NOT_FOUND', 'Campaign not found');
+      return ctx.events.subscribe('campaign', id);
+    },
+    resolve: (progress) => progress,
+  }),
+);
