@@ -35,3 +35,10 @@ export interface RequestContext extends Deps {
   caller: Caller;
   requestId: string;
 }
+
+/** A context for work that runs on its own (jobs), acting for the account that created it. */
+export const jobContext = (deps: Deps, accountId: string): RequestContext => ({
+  ...deps,
+  caller: { accountId, email: '', apiKey: '', createdAt: new Date(0) },
+  requestId: `job-${crypto.randomUUID()}`,
+});

@@ -3,12 +3,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
+import { jobContext } from './context.ts';
 import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, withJid, recipientShape } from './messages.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
+import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
+import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
@@ -51,13 +54,6 @@ const recurringSchema = (minMs: number) =>
     })
     .superRefine(checkRecipient)
     .transform(withJid);
-
-/** A context for work that runs on its own (jobs), acting for the account that created it. */
-export const jobContext = (deps: Deps, accountId: string): RequestContext => ({
-  ...deps,
-  caller: { accountId, email: '', apiKey: '', createdAt: new Date(0) },
-  requestId: `job-${randomUUID()}`,
-});
 
 export interface ScheduleAnswer {
   ok: true;
@@ -211,7 +207,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
-  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string }) => {
+  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
     if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
   };
@@ -224,10 +220,14 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     await finish({ status: 'FAILED', error: 'The session was not connected when the message was due' });
     return null;
   }
-  const payload = JSON.parse(row.payload) as { text?: string };
   try {
-    const sent = await link.send(row.toNumber, { kind: 'text', text: payload.text ?? row.content }, { messageId: row.waMessageId ?? undefined });
-    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid });
+    const sent =
+      row.kind === 'status'
+        ? await sendScheduledStatus(deps, link, row.accountId, JSON.parse(row.payload) as StatusPayload)
+        : await link.send(row.toNumber, { kind: 'text', text: (JSON.parse(row.payload) as { text?: string }).text ?? row.content }, {
+            messageId: row.waMessageId ?? undefined,
+          });
+    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
   } catch (err) {
     deps.logger.warn({ err, messageId }, 'scheduled send failed');
     await finish({ status: 'FAILED', error: err instanceof Error ? err.message : String(err) });
@@ -246,6 +246,10 @@ export const runRecurring = async (deps: Deps, spec: RecurringSpec): Promise<voi
   const to = String(spec.payload.to);
   const messageText = String(spec.payload.text);
   try {
+    if (spec.payload.kind === 'status') {
+      await publishStoredStatus(deps, spec.accountId, session, spec.payload.status as StatusPayload);
+      return;
+    }
     await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text', payload: { text: messageText } });
   } catch (err) {
     if (err instanceof DomainError) deps.logger.warn({ timerId: spec.timerId, code: err.code }, `recurring message not sent: ${err.message}`);

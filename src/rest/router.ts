@@ -5,6 +5,9 @@ import { contactGroupsRouter } from './contact-groups.ts';
 import { contactsRouter } from './contacts.ts';
 import { withContext } from './context.ts';
 import { bulkRouter } from './bulk.ts';
+import { channelsRouter } from './channels.ts';
+import { groupsRouter } from './groups.ts';
+import { statusesRouter } from './statuses.ts';
 import { messagesRouter } from './messages.ts';
 import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
@@ -21,6 +24,9 @@ export const restRouter = (deps: Deps): Router =>
     .use(contactsRouter())
     .use(schedulingRouter())
     .use(bulkRouter())
+    .use(groupsRouter())
+    .use(statusesRouter())
+    .use(channelsRouter())
     .use(messagesRouter())
     .use(sessionsRouter())
     .use(notFoundRoute)

@@ -5,6 +5,9 @@ import './sessions.ts';
 import './messages.ts';
 import './scheduling.ts';
 import './bulk.ts';
+import './groups.ts';
+import './statuses.ts';
+import './channels.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { clearAuthState, loadAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
-import { sendThrough } from './baileys-outgoing.ts';
+import { baileysGroups } from './baileys-groups.ts';
+import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
 
 export interface BaileysNetworkOptions {
@@ -99,6 +100,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         return new Set(found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid)));
       },
       newMessageId: () => generateMessageIDV2(sock.user?.id),
+      groups: baileysGroups(sock),
+      sendStatus: (content, recipients) => sendStatusThrough(sock, content, recipients),
       requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
       close,
       logout: async () => {

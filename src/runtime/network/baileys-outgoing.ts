@@ -1,6 +1,6 @@
 import { generateWAMessageFromContent, proto } from 'baileys';
 import type { AnyMessageContent, WASocket } from 'baileys';
-import type { ButtonSpec, OutgoingContent, SendOptions, SendResult } from './types.ts';
+import type { ButtonSpec, OutgoingContent, SendOptions, SendResult, StatusContent } from './types.ts';
 
 const nativeFlowButton = (button: ButtonSpec): proto.Message.InteractiveMessage.NativeFlowMessage.INativeFlowButton => {
   switch (button.type) {
@@ -71,4 +71,25 @@ export const sendThrough = async (sock: WASocket, jid: string, content: Outgoing
   const sent = await sock.sendMessage(jid, toContent(content), { messageId: options.messageId });
   if (!sent?.key.id) throw new Error('the network did not accept the message');
   return { waMessageId: sent.key.id, remoteJid: jid };
+};
+
+const STATUS_JID = 'status@broadcast';
+
+/** Statuses go to status@broadcast, encrypted for the listed recipients only. */
+export const sendStatusThrough = async (sock: WASocket, content: StatusContent, recipients: string[]): Promise<SendResult> => {
+  const message: AnyMessageContent =
+    content.kind === 'text'
+      ? { text: content.text }
+      : content.mediaType === 'image'
+        ? { image: content.data, caption: content.caption, mimetype: content.mimetype }
+        : content.mediaType === 'video'
+          ? { video: content.data, caption: content.caption, mimetype: content.mimetype }
+          : { audio: content.data, mimetype: content.mimetype ?? 'audio/mpeg' };
+  const sent = await sock.sendMessage(STATUS_JID, message, {
+    statusJidList: recipients,
+    broadcast: true,
+    ...(content.kind === 'text' && content.backgroundColor ? { backgroundColor: content.backgroundColor } : {}),
+  });
+  if (!sent?.key.id) throw new Error('the network did not accept the status');
+  return { waMessageId: sent.key.id, remoteJid: STATUS_JID };
 };

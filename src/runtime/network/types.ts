@@ -48,6 +48,46 @@ export interface SendResult {
   remoteJid: string;
 }
 
+export interface GroupMember {
+  id: string;
+  admin?: 'admin' | 'superadmin';
+}
+
+export interface GroupInfo {
+  id: string;
+  subject: string;
+  desc: string;
+  participants: GroupMember[];
+  announce: boolean;
+  owner?: string;
+  creation?: number;
+}
+
+export type ParticipantAction = 'add' | 'remove' | 'promote' | 'demote';
+
+export interface ParticipantOutcome {
+  jid: string;
+  /** the network's per-participant status, '200' when done */
+  status: string;
+}
+
+export interface GroupOps {
+  list: () => Promise<GroupInfo[]>;
+  create: (subject: string, participants: string[]) => Promise<GroupInfo>;
+  join: (inviteCode: string) => Promise<string>;
+  metadata: (groupId: string) => Promise<GroupInfo>;
+  setSubject: (groupId: string, subject: string) => Promise<void>;
+  setDescription: (groupId: string, description: string) => Promise<void>;
+  leave: (groupId: string) => Promise<void>;
+  participants: (groupId: string, jids: string[], action: ParticipantAction) => Promise<ParticipantOutcome[]>;
+  setAdminOnly: (groupId: string, adminOnly: boolean) => Promise<void>;
+  inviteCode: (groupId: string) => Promise<string>;
+}
+
+export type StatusContent =
+  | { kind: 'text'; text: string; backgroundColor?: string }
+  | { kind: 'media'; mediaType: 'image' | 'video' | 'audio'; data: Buffer; mimetype?: string; caption?: string };
+
 export interface LinkCallbacks {
   onQr: (qr: string) => void;
   onOpen: (account: LinkedAccount) => void;
@@ -70,6 +110,9 @@ export interface NetworkLink {
   onNetwork: (jids: string[]) => Promise<Set<string>>;
   /** A fresh network message id for a message about to be sent. */
   newMessageId: () => string;
+  groups: GroupOps;
+  /** Publishes a status to status@broadcast for the listed recipients. */
+  sendStatus: (content: StatusContent, recipients: string[]) => Promise<SendResult>;
 }
 
 export interface Network {

@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import type { GroupInfo, GroupMember, NetworkLink, ParticipantAction } from '../runtime/network/types.ts';
+import type { RequestContext } from './context.ts';
+import { deliverNow, requireLink } from './delivery.ts';
+import { DomainError } from './errors.ts';
+import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
+import type { SendAnswer } from './messages.ts';
+import { groupInteractiveSchema, mediaDelivery, sendInteractiveTo } from './messages.ts';
+import { ownSession } from './sessions.ts';
+import { parseInput } from './validate.ts';
+
+export interface GroupView {
+  id: string;
+  subject: string;
+  desc: string;
+  participants: GroupMember[];
+}
+
+export const groupView = (g: GroupInfo): GroupView => ({ id: g.id, subject: g.subject, desc: g.desc, participants: g.participants });
+
+const participantsSchema = z.array(jidSchema).min(1, 'at least one participant is required').max(256);
+const createSchema = z.object({ subject: z.string().trim().min(1, 'is required').max(100), participants: participantsSchema });
+const joinSchema = z.object({
+  inviteCode: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]{6,64}$/, 'must be the invite code only, not the full link'),
+});
+const patchSchema = z
+  .object({ subject: z.string().trim().min(1).max(100).optional(), description: z.string().max(2048).optional() })
+  .refine((v) => v.subject !== undefined || v.description !== undefined, { message: 'give subject or description', path: ['subject'] });
+const actionSchema = z.object({ participants: participantsSchema, action: z.enum(['add', 'remove', 'promote', 'demote']) });
+const promoteSchema = z.object({ participants: participantsSchema });
+const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
+const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });
+const groupMediaSchema = z
+  .object({
+    mediaType: z.enum(['image', 'video', 'audio', 'document']),
+    url: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
+    mimetype: z.string().optional(),
+    caption: z.string().max(4096).optional(),
+    filename: z.string().min(1).max(255).optional(),
+    ptt: z.boolean().optional(),
+  })
+  .refine((v) => !v.ptt || v.mediaType === 'audio', { path: ['ptt'], message: 'only applies to audio' });
+
+/** Group path segments take a group JID or its bare id. */
+export const groupJidFrom = (value: string): string => {
+  const raw = decodeURIComponent(value).trim();
+  const jid = /^[\d-]+$/.test(raw) ? `${raw}@g.us` : toJid(raw);
+  if (!jid || !jid.endsWith('@g.us')) {
+    throw new DomainError('VALIDATION_FAILED', 'Invalid group id', {
+      details: [{ path: 'groupId', message: `must be a group JID (<id>@g.us); ${JID_MESSAGE}` }],
+    });
+  }
+  return jid;
+};
+
+/** The session's live link after the usual order of checks: body (done by the caller), 404, then 409. */
+const connectedLink = async (ctx: RequestContext, sessionId: string): Promise<NetworkLink> =>
+  requireLink(ctx, await ownSession(ctx, sessionId));
+
+/** Baileys reports a group we are not in as a 404-ish error; everything else the network refused is a 502. */
+const onNetwork = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof DomainError) throw err;
+    const status = (err as { output?: { statusCode?: number } }).output?.statusCode;
+    const message = err instanceof Error ? err.message : String(err);
+    if (status === 404 || /item-not-found|not-found/i.test(message)) throw new DomainError('NOT_FOUND', 'Group not found');
+    throw new DomainError('NETWORK_ERROR', `The network refused to ${what}: ${message}`);
+  }
+};
+
+export const listGroups = async (ctx: RequestContext, sessionId: string): Promise<GroupView[]> => {
+  const link = await connectedLink(ctx, sessionId);
+  return (await onNetwork('list groups', () => link.groups.list())).map(groupView);
+};
+
+export const countGroups = async (ctx: RequestContext, sessionId: string): Promise<{ count: number }> => ({
+  count: (await listGroups(ctx, sessionId)).length,
+});
+
+export const createGroup = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<GroupView> => {
+  const body = parseInput(createSchema, input);
+  const link = await connectedLink(ctx, sessionId);
+  return groupView(await onNetwork('create the group', () => link.groups.create(body.subject, body.participants)));
+};
+
+export const joinGroup = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true; groupId: string }> => {
+  const { inviteCode } = parseInput(joinSchema, input);
+  const link = await connectedLink(ctx, sessionId);
+  return { ok: true, groupId: await onNetwork('join the group', () => link.groups.join(inviteCode)) };
+};
+
+export const getGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string): Promise<GroupView> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const link = await connectedLink(ctx, sessionId);
+  return groupView(await onNetwork('read the group', () => link.groups.metadata(groupId)));
+};
+
+export const groupMembers = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+): Promise<{ groupId: string; count: number; members: GroupMember[] }> => {
+  const group = await getGroup(ctx, sessionId, groupIdParam);
+  return { groupId: group.id, count: group.participants.length, members: group.participants };
+};
+
+export const updateGroup = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+  input: unknown,
+): Promise<{ ok: true; subject?: string; description?: string }> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const body = parseInput(patchSchema, input);
+  const link = await connectedLink(ctx, sessionId);
+  if (body.subject !== undefined) await onNetwork('change the subject', () => link.groups.setSubject(groupId, body.subject ?? ''));
+  if (body.description !== undefined) {
+    await onNetwork('change the description', () => link.groups.setDescription(groupId, body.description ?? ''));
+  }
+  return { ok: true, ...body };
+};
+
+export const leaveGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string): Promise<{ ok: true }> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const link = await connectedLink(ctx, sessionId);
+  await onNetwork('leave the group', () => link.groups.leave(groupId));
+  return { ok: true };
+};
+
+export interface ParticipantsAnswer {
+  ok: true;
+  action: ParticipantAction;
+  participants: string[];
+}
+
+const changeParticipants = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupId: string,
+  jids: string[],
+  action: ParticipantAction,
+): Promise<ParticipantsAnswer> => {
+  const link = await connectedLink(ctx, sessionId);
+  const outcomes = await onNetwork(`${action} participants`, () => link.groups.participants(groupId, jids, action));
+  const refused = outcomes.filter((o) => o.status !== '200');
+  if (refused.length === outcomes.length && refused.length > 0) {
+    throw new DomainError('NETWORK_ERROR', `The network refused to ${action} ${refused.map((r) => `${r.jid} (${r.status})`).join(', ')}`);
+  }
+  return { ok: true, action, participants: outcomes.filter((o) => o.status === '200').map((o) => o.jid) };
+};
+
+export const updateParticipants = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown) => {
+  const groupId = groupJidFrom(groupIdParam);
+  const body = parseInput(actionSchema, input);
+  return changeParticipants(ctx, sessionId, groupId, body.participants, body.action);
+};
+
+export const promoteParticipants = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+  input: unknown,
+  action: 'promote' | 'demote',
+) => {
+  const groupId = groupJidFrom(groupIdParam);
+  const body = parseInput(promoteSchema, input);
+  return changeParticipants(ctx, sessionId, groupId, body.participants, action);
+};
+
+export const setGroupPrivacy = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+  input: unknown,
+): Promise<{ ok: true; adminOnly: boolean }> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const { adminOnly } = parseInput(privacySchema, input);
+  const link = await connectedLink(ctx, sessionId);
+  await onNetwork('change the group setting', () => link.groups.setAdminOnly(groupId, adminOnly));
+  return { ok: true, adminOnly };
+};
+
+export const groupInviteCode = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+): Promise<{ groupId: string; inviteCode: string }> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const link = await connectedLink(ctx, sessionId);
+  return { groupId, inviteCode: await onNetwork('give an invite code', () => link.groups.inviteCode(groupId)) };
+};
+
+export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const { message } = parseInput(textSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  const row = await deliverNow(ctx, session, { to: groupId, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } });
+  return { ok: true, id: row.id };
+};
+
+export const sendMediaToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const body = parseInput(groupMediaSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  requireLink(ctx, session);
+  const row = await deliverNow(ctx, session, await mediaDelivery(ctx, groupId, body));
+  return { ok: true, id: row.id };
+};
+
+export const sendInteractiveToGroup = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+  input: unknown,
+): Promise<SendAnswer> => {
+  const groupId = groupJidFrom(groupIdParam);
+  const body = parseInput(groupInteractiveSchema, input);
+  return sendInteractiveTo(ctx, sessionId, groupId, body);
+};

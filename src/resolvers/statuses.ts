@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Session } from '../generated/sqlite/client.ts';
+import type { NetworkLink, StatusContent } from '../runtime/network/types.ts';
+import type { Deps, RequestContext } from './context.ts';
+import { jobContext } from './context.ts';
+import { requireLink } from './delivery.ts';
+import { DomainError } from './errors.ts';
+import { jidSchema } from './jids.ts';
+import { refundQuota, takeQuota } from './quota.ts';
+import { ownSession } from './sessions.ts';
+import { parseInput } from './validate.ts';
+
+export const STATUS_TARGET = 'status@broadcast';
+
+export const statusPayloadSchema = z
+  .object({
+    type: z.enum(['text', 'image', 'video', 'audio']),
+    text: z.string().min(1).max(700).optional(),
+    url: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
+    caption: z.string().max(1024).optional(),
+    backgroundColor: z
+      .string()
+      .regex(/^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/, 'must be a hex colour like #1a2b3c')
+      .optional(),
+    statusJidList: z.array(jidSchema).max(5000).optional(),
+    audience: z.literal('all_contacts', { message: 'must be "all_contacts"' }).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.type === 'text' && v.text === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required for a text status' });
+    if (v.type !== 'text' && v.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `is required for a ${v.type} status` });
+    if (!v.statusJidList?.length && !v.audience) {
+      ctx.addIssue({ code: 'custom', path: ['statusJidList'], message: 'give statusJidList, or audience "all_contacts"' });
+    }
+  });
+
+export type StatusPayload = z.output<typeof statusPayloadSchema>;
+
+export interface StatusAnswer {
+  ok: true;
+  accepted: true;
+  validation: 'payload_validated';
+  deliveryState: 'accepted_by_whatsapp_web';
+  type: StatusPayload['type'];
+  target: typeof STATUS_TARGET;
+  recipientsCount: number;
+  statusJidList: string[];
+  messageId: string;
+}
+
+/** The listed JIDs plus, with all_contacts, every address-book contact that is on the network. */
+const recipientsOf = async (deps: Pick<Deps, 'db'>, accountId: string, link: NetworkLink, payload: StatusPayload): Promise<string[]> => {
+  const listed = payload.statusJidList ?? [];
+  if (payload.audience !== 'all_contacts') return [...new Set(listed)];
+  const contacts = await deps.db.contact.findMany({
+    where: { accountId, isBlocked: false, jid: { endsWith: '@s.whatsapp.net' } },
+    select: { jid: true },
+  });
+  const onNetwork = contacts.length > 0 ? await link.onNetwork(contacts.map((c) => c.jid)) : new Set<string>();
+  return [...new Set([...listed, ...contacts.map((c) => c.jid).filter((jid) => onNetwork.has(jid))])];
+};
+
+const contentOf = async (ctx: Pick<Deps, 'fetchMedia'>, payload: StatusPayload): Promise<StatusContent> => {
+  if (payload.type === 'text') return { kind: 'text', text: payload.text ?? '', backgroundColor: payload.backgroundColor };
+  const media = await ctx.fetchMedia(payload.url ?? '', 'url');
+  return { kind: 'media', mediaType: payload.type, data: media.data, mimetype: media.mimetype, caption: payload.caption };
+};
+
+const summaryOf = (payload: StatusPayload): string => (payload.type === 'text' ? (payload.text ?? '') : payload.caption || `[${payload.type} status]`);
+
+/** Publishes now and records it; the record is what `messageId` names. */
+export const publishStatus = async (ctx: RequestContext, session: Session, payload: StatusPayload): Promise<StatusAnswer> => {
+  const link = requireLink(ctx, session);
+  const recipients = await recipientsOf(ctx, ctx.caller.accountId, link, payload);
+  if (recipients.length === 0) {
+    throw new DomainError('VALIDATION_FAILED', 'The status has no recipients', {
+      details: [{ path: 'audience', message: 'no address-book contact of this account is on WhatsApp' }],
+    });
+  }
+  const content = await contentOf(ctx, payload);
+  const startedAt = ctx.now();
+  await takeQuota(ctx, 1);
+  const record = await ctx.db.outgoingMessage.create({
+    data: {
+      accountId: ctx.caller.accountId,
+      sessionId: session.id,
+      toNumber: STATUS_TARGET,
+      content: summaryOf(payload),
+      kind: 'status',
+      payload: JSON.stringify(payload),
+      status: 'PENDING',
+    },
+  });
+  try {
+    const sent = await link.sendStatus(content, recipients);
+    await ctx.db.outgoingMessage.update({
+      where: { id: record.id },
+      data: { status: 'SENT', sentAt: ctx.now(), waMessageId: sent.waMessageId, remoteJid: STATUS_TARGET },
+    });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason } });
+    await refundQuota(ctx, 1, startedAt);
+    throw new DomainError('NETWORK_ERROR', `The network refused the status: ${reason}`);
+  }
+  return {
+    ok: true,
+    accepted: true,
+    validation: 'payload_validated',
+    deliveryState: 'accepted_by_whatsapp_web',
+    type: payload.type,
+    target: STATUS_TARGET,
+    recipientsCount: recipients.length,
+    statusJidList: recipients,
+    messageId: record.id,
+  };
+};
+
+export const sendStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<StatusAnswer> => {
+  const payload = parseInput(statusPayloadSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  return publishStatus(ctx, session, payload);
+};
+
+const scheduleSchema = z.object({
+  payload: statusPayloadSchema,
+  delayMs: z.number({ message: 'is required (ms before publication)' }).int().min(0).max(365 * 24 * 3600 * 1000),
+});
+
+/** Persisted like a scheduled message: it survives restarts and counts against the quota now. */
+export const scheduleStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true; scheduledInMs: number }> => {
+  const { payload, delayMs } = parseInput(scheduleSchema, input);
+  const session = await ownSession(ctx, sessionId);
+  requireLink(ctx, session);
+  await takeQuota(ctx, 1);
+  const sendAt = new Date(ctx.now().getTime() + delayMs);
+  const jobId = randomUUID();
+  const record = await ctx.db.outgoingMessage.create({
+    data: {
+      accountId: ctx.caller.accountId,
+      sessionId,
+      toNumber: STATUS_TARGET,
+      content: summaryOf(payload),
+      kind: 'status',
+      payload: JSON.stringify(payload),
+      status: 'PENDING',
+      sendAt,
+      jobId,
+    },
+  });
+  await ctx.jobs.scheduleMessage(jobId, record.id, sendAt);
+  return { ok: true, scheduledInMs: delayMs };
+};
+
+const recurringSchema = (minMs: number) =>
+  z.object({
+    payload: statusPayloadSchema,
+    everyMs: z.number({ message: 'is required (interval in ms)' }).int().min(minMs, `must be at least ${minMs} ms`),
+  });
+
+export const startRecurringStatus = async (
+  ctx: RequestContext,
+  sessionId: string,
+  input: unknown,
+): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
+  const { payload, everyMs } = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
+  const session = await ownSession(ctx, sessionId);
+  requireLink(ctx, session);
+  const timerId = randomUUID();
+  await ctx.jobs.addRecurring({
+    timerId,
+    accountId: ctx.caller.accountId,
+    sessionId,
+    everyMs,
+    payload: { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) },
+    createdAt: ctx.now(),
+  });
+  return { ok: true, recurringEveryMs: everyMs, timerId };
+};
+
+/** A due status job (scheduled or recurring): resolved and published when it runs. */
+export const publishStoredStatus = async (deps: Deps, accountId: string, session: Session, payload: StatusPayload): Promise<void> => {
+  await publishStatus(jobContext(deps, accountId), session, payload);
+};
+
+/** Sends a scheduled status record in place (its quota was taken when it was scheduled). */
+export const sendScheduledStatus = async (deps: Deps, link: NetworkLink, accountId: string, payload: StatusPayload) => {
+  const recipients = await recipientsOf(deps, accountId, link, payload);
+  if (recipients.length === 0) throw new Error('the status had no recipients when it was due');
+  return link.sendStatus(await contentOf(deps, payload), recipients);
+};

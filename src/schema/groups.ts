@@ -1,0 +1,133 @@
+import type { GroupMember } from '../runtime/network/types.ts';
+import type { GroupView, ParticipantsAnswer } from '../resolvers/groups.ts';
+import {
+  countGroups,
+  createGroup,
+  getGroup,
+  groupInviteCode,
+  joinGroup,
+  leaveGroup,
+  listGroups,
+  sendInteractiveToGroup,
+  sendMediaToGroup,
+  sendToGroup,
+  setGroupPrivacy,
+  updateGroup,
+  updateParticipants,
+} from '../resolvers/groups.ts';
+import { builder, withoutNulls } from './builder.ts';
+import { ButtonInput, cleanButtons, SectionInput, SendResultRef } from './messages.ts';
+
+const Member = builder.objectRef<GroupMember>('GroupMember').implement({
+  fields: (t) => ({ id: t.exposeString('id'), admin: t.exposeString('admin', { nullable: true }) }),
+});
+
+const Group = builder.objectRef<GroupView>('Group').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    subject: t.exposeString('subject'),
+    desc: t.exposeString('desc'),
+    participants: t.field({ type: [Member], resolve: (g) => g.participants }),
+  }),
+});
+
+const ParticipantsResult = builder.objectRef<ParticipantsAnswer>('GroupParticipantsResult').implement({
+  fields: (t) => ({ ok: t.exposeBoolean('ok'), action: t.exposeString('action'), participants: t.exposeStringList('participants') }),
+});
+
+const GroupMediaInput = builder.inputType('GroupMediaInput', {
+  fields: (t) => ({
+    mediaType: t.string({ required: true }),
+    url: t.string({ required: true }),
+    mimetype: t.string(),
+    caption: t.string(),
+    filename: t.string(),
+    ptt: t.boolean(),
+  }),
+});
+
+const GroupInteractiveInput = builder.inputType('GroupInteractiveInput', {
+  fields: (t) => ({
+    body: t.string({ required: true }),
+    header: t.string(),
+    footer: t.string(),
+    buttons: t.field({ type: [ButtonInput] }),
+    sections: t.field({ type: [SectionInput] }),
+  }),
+});
+
+
+builder.queryFields((t) => ({
+  groups: t.field({
+    type: [Group],
+    args: { sessionId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => listGroups(ctx, String(args.sessionId)),
+  }),
+  groupsCount: t.int({
+    args: { sessionId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await countGroups(ctx, String(args.sessionId))).count,
+  }),
+  group: t.field({
+    type: Group,
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getGroup(ctx, String(args.sessionId), String(args.groupId)),
+  }),
+  groupInviteCode: t.string({
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await groupInviteCode(ctx, String(args.sessionId), String(args.groupId))).inviteCode,
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createGroup: t.field({
+    type: Group,
+    args: { sessionId: t.arg.id({ required: true }), subject: t.arg.string({ required: true }), participants: t.arg.stringList({ required: true }) },
+    resolve: (_root, { sessionId, ...args }, ctx) => createGroup(ctx, String(sessionId), args),
+  }),
+  joinGroup: t.id({
+    args: { sessionId: t.arg.id({ required: true }), inviteCode: t.arg.string({ required: true }) },
+    resolve: async (_root, { sessionId, ...args }, ctx) => (await joinGroup(ctx, String(sessionId), args)).groupId,
+  }),
+  updateGroup: t.boolean({
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), subject: t.arg.string(), description: t.arg.string() },
+    resolve: async (_root, { sessionId, groupId, ...args }, ctx) => (await updateGroup(ctx, String(sessionId), String(groupId), withoutNulls(args))).ok,
+  }),
+  leaveGroup: t.boolean({
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await leaveGroup(ctx, String(args.sessionId), String(args.groupId))).ok,
+  }),
+  updateGroupParticipants: t.field({
+    type: ParticipantsResult,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      groupId: t.arg.id({ required: true }),
+      participants: t.arg.stringList({ required: true }),
+      action: t.arg.string({ required: true }),
+    },
+    resolve: (_root, { sessionId, groupId, ...args }, ctx) => updateParticipants(ctx, String(sessionId), String(groupId), args),
+  }),
+  setGroupAdminOnly: t.boolean({
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), adminOnly: t.arg.boolean({ required: true }) },
+    resolve: async (_root, { sessionId, groupId, ...args }, ctx) => (await setGroupPrivacy(ctx, String(sessionId), String(groupId), args)).adminOnly,
+  }),
+  sendGroupText: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), message: t.arg.string({ required: true }) },
+    resolve: (_root, { sessionId, groupId, ...args }, ctx) => sendToGroup(ctx, String(sessionId), String(groupId), args),
+  }),
+  sendGroupMedia: t.field({
+    type: SendResultRef,
+    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), input: t.arg({ type: GroupMediaInput, required: true }) },
+    resolve: (_root, args, ctx) => sendMediaToGroup(ctx, String(args.sessionId), String(args.groupId), withoutNulls(args.input)),
+  }),
+  sendGroupInteractive: t.field({
+    type: SendResultRef,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      groupId: t.arg.id({ required: true }),
+      input: t.arg({ type: GroupInteractiveInput, required: true }),
+    },
+    resolve: (_root, args, ctx) => sendInteractiveToGroup(ctx, String(args.sessionId), String(args.groupId), cleanButtons(args.input)),
+  }),
+}));
+
