@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Contact, Prisma } from '../generated/sqlite/client.ts';
+import { Prisma } from '../generated/sqlite/client.ts';
+import type { Contact } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
@@ -136,23 +137,32 @@ export interface ContactPage {
   items: Contact[];
 }
 
+/** LIKE with its wildcards escaped, so a search for `50%` finds that text and nothing else. */
+const likePattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 export const listContacts = async (ctx: RequestContext, input: unknown): Promise<ContactPage> => {
   const { page, limit, tag, search } = parseInput(listSchema, input);
-  const where: Prisma.ContactWhereInput = {
-    accountId: ctx.caller.accountId,
-    ...(tag ? { tagRows: { some: { accountId: ctx.caller.accountId, tag } } } : {}),
-    ...(search ? { searchText: { contains: search.toLowerCase() } } : {}),
-  };
-  const [total, items] = await Promise.all([
-    ctx.db.contact.count({ where }),
-    ctx.db.contact.findMany({
-      where,
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      skip: (page - 1) * limit,
-      take: limit,
-    }),
+  const accountId = ctx.caller.accountId;
+  const skip = (page - 1) * limit;
+  const order = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
+  if (!search) {
+    const where: Prisma.ContactWhereInput = { accountId, ...(tag ? { tagRows: { some: { accountId, tag } } } : {}) };
+    const [total, items] = await Promise.all([
+      ctx.db.contact.count({ where }),
+      ctx.db.contact.findMany({ where, orderBy: order, skip, take: limit }),
+    ]);
+    return { total, page, limit, items };
+  }
+  // Prisma's `contains` leaves % and _ as wildcards; this filter is written once for both databases.
+  const filter = Prisma.sql`c."accountId" = ${accountId} AND c."searchText" LIKE ${likePattern(search)} ESCAPE '\\'${
+    tag ? Prisma.sql` AND EXISTS (SELECT 1 FROM "ContactTag" t WHERE t."contactId" = c."id" AND t."tag" = ${tag})` : Prisma.empty
+  }`;
+  const [counted, ids] = await Promise.all([
+    ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`,
+    ctx.db.$queryRaw<Array<{ id: string }>>`SELECT c."id" FROM "Contact" c WHERE ${filter} ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`,
   ]);
-  return { total, page, limit, items };
+  const rows = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: order }) : [];
+  return { total: Number(counted[0]?.total ?? 0), page, limit, items: rows };
 };
 
 const writeContact = async (ctx: RequestContext, before: Contact | null, next: ContactView): Promise<Contact> => {

@@ -23,6 +23,9 @@ const keyFrom = (sc: ServerContext): string | undefined => {
   return typeof header === 'string' ? header : undefined;
 };
 
+const isGraphQLError = (value: unknown): value is GraphQLError =>
+  typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'GraphQLError';
+
 const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError =>
   new GraphQLError(error.message, {
     nodes: from?.nodes,
@@ -51,7 +54,8 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     },
     maskedErrors: {
       maskError: (error) => {
-        const graphQLError = error instanceof GraphQLError ? error : undefined;
+        // Duck-typed: graphql can be loaded twice (ESM and CJS builds), and then instanceof lies.
+        const graphQLError = isGraphQLError(error) ? error : undefined;
         const original = graphQLError?.originalError ?? error;
         if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
         // Parse and validation errors carry no original error and are safe to show as they are.

@@ -48,6 +48,7 @@ export const startTestApp = async (
     newAccount: async (email = `user${++accounts}-${Date.now()}@example.com`) => createAccount(deps, { email }),
     close: async () => {
       await app.close();
+      await deps.jobs.stop();
       await deps.sessions.closeAll();
       await db.$disconnect();
       await database.drop();
