@@ -157,10 +157,14 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
   const filter = Prisma.sql`c."accountId" = ${accountId} AND c."searchText" LIKE ${likePattern(search)} ESCAPE '\\'${
     tag ? Prisma.sql` AND EXISTS (SELECT 1 FROM "ContactTag" t WHERE t."contactId" = c."id" AND t."tag" = ${tag})` : Prisma.empty
   }`;
-  const [counted, ids] = await Promise.all([
-    ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`,
-    ctx.db.$queryRaw<Array<{ id: string }>>`SELECT c."id" FROM "Contact" c WHERE ${filter} ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`,
-  ]);
+  // One pass over the matches gives both the page and the total.
+  const ids = await ctx.db.$queryRaw<Array<{ id: string; total: number | bigint }>>`
+    SELECT c."id", COUNT(*) OVER () AS total FROM "Contact" c WHERE ${filter}
+    ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`;
+  const counted =
+    ids.length > 0 || skip === 0
+      ? [{ total: ids[0]?.total ?? 0 }]
+      : await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`;
   const rows = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: order }) : [];
   return { total: Number(counted[0]?.total ?? 0), page, limit, items: rows };
 };
