@@ -1,0 +1,91 @@
+import type { InboxEntry } from './directory.ts';
+import type { SandboxNetwork } from './network.ts';
+import type { TraceEntry } from './trace.ts';
+
+export interface PhoneView {
+  number: string;
+  name: string;
+  jid: string;
+  lid: string;
+  devices: number[];
+}
+
+/** What tests and users do with the sandbox: the same operations as its HTTP control API. */
+export class SandboxControl {
+  constructor(private readonly network: SandboxNetwork) {}
+
+  addPhone(number: string, name?: string): PhoneView {
+    return this.view(this.network.directory.add(number, name).number);
+  }
+
+  phones(): PhoneView[] {
+    return this.network.directory.all().map((p) => this.view(p.number));
+  }
+
+  phone(number: string): PhoneView {
+    return this.view(number);
+  }
+
+  scanQr(number: string, qr: string): Promise<{ jid: string; deviceId: number }> {
+    return this.network.scanQr(number, qr);
+  }
+
+  inbox(number: string): InboxEntry[] {
+    return [...this.network.requirePhone(number).inbox];
+  }
+
+  /** Closes a linked device's socket without a word, as a network drop would. */
+  dropDevice(number: string, deviceId?: number): number {
+    const conns = this.network.server.connectionsOf(number).filter((c) => deviceId === undefined || c.device?.deviceId === deviceId);
+    for (const conn of conns) conn.ws.terminate();
+    return conns.length;
+  }
+
+  streamError(number: string, code: number, deviceId?: number): number {
+    const conns = this.network.server.connectionsOf(number).filter((c) => deviceId === undefined || c.device?.deviceId === deviceId);
+    for (const conn of conns) {
+      conn.send({ tag: 'stream:error', attrs: { code: String(code) } });
+      setTimeout(() => conn.close(), 20);
+    }
+    return conns.length;
+  }
+
+  /** The phone removes a linked device: its credentials stop working. */
+  logout(number: string, deviceId?: number): number {
+    const phone = this.network.requirePhone(number);
+    let count = 0;
+    for (const device of phone.devices.values()) {
+      if (deviceId !== undefined && device.deviceId !== deviceId) continue;
+      device.loggedOut = true;
+      count += 1;
+      for (const conn of this.network.server.connectionsOf(number).filter((c) => c.device === device)) {
+        conn.send({ tag: 'stream:error', attrs: { code: '401' }, content: [{ tag: 'conflict', attrs: { type: 'device_removed' } }] });
+        setTimeout(() => conn.close(), 20);
+      }
+    }
+    return count;
+  }
+
+  setTrace(enabled: boolean): void {
+    this.network.trace.enabled = enabled;
+  }
+
+  trace(): TraceEntry[] {
+    return this.network.trace.read();
+  }
+
+  dispose(): void {
+    this.network.trace.clear();
+  }
+
+  private view(number: string): PhoneView {
+    const phone = this.network.requirePhone(number);
+    return {
+      number: phone.number,
+      name: phone.name,
+      jid: phone.jid,
+      lid: phone.lid,
+      devices: [...phone.devices.values()].filter((d) => !d.loggedOut).map((d) => d.deviceId),
+    };
+  }
+}

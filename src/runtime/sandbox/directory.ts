@@ -1,0 +1,79 @@
+import { randomInt } from 'node:crypto';
+import { Curve } from 'baileys';
+import type { KeyPair } from 'baileys';
+
+/** A companion device linked to a virtual phone (what a Baileys socket becomes after pairing). */
+export interface LinkedDevice {
+  deviceId: number;
+  noisePublic: Uint8Array;
+  identityPublic: Uint8Array;
+  registrationId: number;
+  signedPreKey: { keyId: number; publicKey: Uint8Array; signature: Uint8Array };
+  preKeys: Map<number, Uint8Array>;
+  loggedOut: boolean;
+}
+
+export interface InboxEntry {
+  id: string;
+  from: string;
+  chat: string;
+  kind: string;
+  content: string;
+  caption?: string;
+  mimetype?: string;
+  fileName?: string;
+  raw?: unknown;
+  receivedAt: string;
+  /** how many more times the same message id arrived (a real app shows it once) */
+  duplicates: number;
+}
+
+/** A phone number on the sandbox network, with its own identity and an inbox of what it received. */
+export interface VirtualPhone {
+  number: string;
+  name: string;
+  jid: string;
+  lid: string;
+  identity: KeyPair;
+  registrationId: number;
+  devices: Map<number, LinkedDevice>;
+  inbox: InboxEntry[];
+}
+
+export class Directory {
+  private readonly byNumber = new Map<string, VirtualPhone>();
+  private nextLid = 100_000_000_000 + randomInt(1_000_000);
+
+  add(number: string, name = `Phone ${number}`): VirtualPhone {
+    const existing = this.byNumber.get(number);
+    if (existing) return existing;
+    const phone: VirtualPhone = {
+      number,
+      name,
+      jid: `${number}@s.whatsapp.net`,
+      lid: `${this.nextLid++}@lid`,
+      identity: Curve.generateKeyPair(),
+      registrationId: randomInt(1, 16_380),
+      devices: new Map(),
+      inbox: [],
+    };
+    this.byNumber.set(number, phone);
+    return phone;
+  }
+
+  get(number: string): VirtualPhone | undefined {
+    return this.byNumber.get(number);
+  }
+
+  /** By phone-number JID or LID, with or without a device suffix. */
+  find(jid: string): VirtualPhone | undefined {
+    const [userPart, server] = jid.split('@');
+    const user = (userPart ?? '').split(':')[0] ?? '';
+    if (server === 'lid') return [...this.byNumber.values()].find((p) => p.lid === `${user}@lid`);
+    return this.byNumber.get(user);
+  }
+
+  all(): VirtualPhone[] {
+    return [...this.byNumber.values()];
+  }
+}

@@ -1,0 +1,178 @@
+import { getBinaryNodeChild, getBinaryNodeChildren } from 'baileys';
+import type { BinaryNode } from 'baileys';
+import type { Logger } from 'pino';
+import type { SandboxCertificates } from './certs.ts';
+import type { Directory, VirtualPhone } from './directory.ts';
+import { deviceIdentity, newLinkedDevice, pairSuccessNode, parseQr } from './pairing.ts';
+import { storeUploadedKeys } from './prekeys.ts';
+import type { Connection } from './server.ts';
+import { newTag, SandboxServer } from './server.ts';
+import type { Trace } from './trace.ts';
+
+type IqAnswer = BinaryNode[] | 'result' | 'unmodelled';
+
+/** Plain-result answers for the start-up queries whose content Baileys tolerates being empty. */
+const EMPTY_OK = new Set(['passive', 'w:p', 'urn:xmpp:whatsapp:dirty', 'w:stats', 'fb:thrift_iq', 'status', 'disappearing_mode', 'bot', 'w:profile:picture']);
+
+const result = (iq: BinaryNode, content?: BinaryNode[]): BinaryNode => ({
+  tag: 'iq',
+  attrs: { from: iq.attrs.to ?? 's.whatsapp.net', type: 'result', id: iq.attrs.id ?? '' },
+  ...(content ? { content } : {}),
+});
+
+/** Routes every stanza of the sandbox: pairing, login, key service and the start-up queries. */
+export class SandboxNetwork {
+  readonly server: SandboxServer;
+  /** unregistered companions by the QR refs they were offered */
+  private readonly waitingByRef = new Map<string, Connection>();
+  /** our own IQs (pair-success) waiting for the companion's answer */
+  private readonly awaiting = new Map<string, (node: BinaryNode) => void>();
+  readonly extraIq = new Map<string, (conn: Connection, iq: BinaryNode) => IqAnswer | Promise<IqAnswer>>();
+  readonly stanzaHandlers = new Map<string, (conn: Connection, node: BinaryNode) => void | Promise<void>>();
+
+  constructor(
+    readonly directory: Directory,
+    certs: SandboxCertificates,
+    readonly logger: Logger,
+    readonly trace: Trace,
+    options: { port: number; host: string },
+  ) {
+    this.server = new SandboxServer({
+      ...options,
+      certs,
+      directory,
+      logger,
+      trace,
+      onNode: (conn, node) => this.onNode(conn, node),
+      onLogin: (conn) => logger.info({ jid: conn.jid }, 'companion logged in'),
+      onRegistration: (conn) => {
+        for (const ref of conn.refs) this.waitingByRef.set(ref, conn);
+        conn.ws.once('close', () => {
+          for (const ref of conn.refs) this.waitingByRef.delete(ref);
+        });
+      },
+    });
+  }
+
+  /** A virtual phone scans the QR a companion shows: it becomes a linked device of that phone. */
+  async scanQr(number: string, qr: string): Promise<{ jid: string; deviceId: number }> {
+    const phone = this.requirePhone(number);
+    const scanned = parseQr(qr);
+    const conn = this.waitingByRef.get(scanned.ref);
+    if (!conn?.registration || conn.closed) throw new Error('no companion is waiting for this QR code (expired or already used)');
+    if (Buffer.compare(Buffer.from(conn.registration.identityPublic), scanned.identityPublic) !== 0) {
+      throw new Error('the QR code does not match the waiting companion');
+    }
+    return this.link(phone, conn, scanned.advSecret);
+  }
+
+  /** Finishes pairing: pair-success, wait for the signed answer, then the 515 restart. */
+  async link(phone: VirtualPhone, conn: Connection, advSecret: Uint8Array): Promise<{ jid: string; deviceId: number }> {
+    if (!conn.registration) throw new Error('companion not registering');
+    const deviceId = Math.max(0, ...phone.devices.keys()) + 1;
+    for (const ref of conn.refs) this.waitingByRef.delete(ref);
+    const identity = deviceIdentity(phone, conn.registration.identityPublic, advSecret, deviceId);
+    const id = newTag();
+    const answered = new Promise<BinaryNode>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.awaiting.delete(id);
+        reject(new Error('the companion did not confirm the pairing'));
+      }, 10_000);
+      this.awaiting.set(id, (node) => {
+        clearTimeout(timer);
+        resolve(node);
+      });
+    });
+    conn.send(pairSuccessNode(id, phone, deviceId, identity));
+    const reply = await answered;
+    if (reply.attrs.type !== 'result' || !getBinaryNodeChild(reply, 'pair-device-sign')) throw new Error('the companion refused the pairing');
+    phone.devices.set(deviceId, newLinkedDevice(deviceId, conn.registration));
+    conn.registration = undefined;
+    conn.send({ tag: 'stream:error', attrs: { code: '515' } });
+    setTimeout(() => conn.close(), 20);
+    this.logger.info({ phone: phone.number, deviceId }, 'companion linked');
+    return { jid: `${phone.number}:${deviceId}@s.whatsapp.net`, deviceId };
+  }
+
+  requirePhone(number: string): VirtualPhone {
+    const phone = this.directory.get(number);
+    if (!phone) throw new Error(`no virtual phone ${number}`);
+    return phone;
+  }
+
+  private async onNode(conn: Connection, node: BinaryNode): Promise<void> {
+    if (node.tag === 'iq') return this.onIq(conn, node);
+    const handler = this.stanzaHandlers.get(node.tag);
+    if (handler) return handler(conn, node);
+    if (node.tag === 'presence' || node.tag === 'chatstate' || node.tag === 'ack' || node.tag === 'receipt') return;
+    this.logger.warn({ jid: conn.jid, tag: node.tag, attrs: node.attrs }, 'unmodelled stanza; ignoring it');
+  }
+
+  private async onIq(conn: Connection, iq: BinaryNode): Promise<void> {
+    const { type, xmlns, id } = iq.attrs;
+    if (type === 'result' || type === 'error') {
+      const waiter = id ? this.awaiting.get(id) : undefined;
+      if (waiter && id) {
+        this.awaiting.delete(id);
+        waiter(iq);
+      }
+      return;
+    }
+    const answer = await this.answerIq(conn, iq);
+    if (answer === 'unmodelled') {
+      this.logger.warn({ jid: conn.jid, xmlns, type, child: getBinaryNodeChildren(iq, '')[0]?.tag ?? (Array.isArray(iq.content) ? iq.content[0]?.tag : undefined) }, 'unmodelled IQ; answering an error');
+      conn.send({
+        tag: 'iq',
+        attrs: { from: 's.whatsapp.net', type: 'error', id: id ?? '' },
+        content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],
+      });
+      return;
+    }
+    conn.send(result(iq, answer === 'result' ? undefined : answer));
+  }
+
+  private async answerIq(conn: Connection, iq: BinaryNode): Promise<IqAnswer> {
+    const xmlns = iq.attrs.xmlns ?? '';
+    const extra = this.extraIq.get(xmlns);
+    if (extra) {
+      const answer = await extra(conn, iq);
+      if (answer !== 'unmodelled') return answer;
+    }
+    if (EMPTY_OK.has(xmlns)) return 'result';
+    const child = Array.isArray(iq.content) ? iq.content[0] : undefined;
+    switch (xmlns) {
+      case 'encrypt':
+        if (!conn.device) return 'unmodelled';
+        if (child?.tag === 'count') return [{ tag: 'count', attrs: { value: String(conn.device.preKeys.size) } }];
+        if (child?.tag === 'digest') return [{ tag: 'digest', attrs: {}, content: [{ tag: 'type', attrs: {}, content: Buffer.from([5]) }] }];
+        if (iq.attrs.type === 'set' && getBinaryNodeChild(iq, 'list')) {
+          storeUploadedKeys(conn.device, iq);
+          return 'result';
+        }
+        if (child?.tag === 'rotate') return 'result';
+        return 'unmodelled';
+      case 'abt':
+        return [{ tag: 'props', attrs: { protocol: '1', hash: 'sandbox' }, content: [] }];
+      case 'w':
+        return [{ tag: 'props', attrs: { protocol: '2', hash: 'sandbox' }, content: [] }];
+      case 'blocklist':
+        return [{ tag: 'list', attrs: {}, content: [] }];
+      case 'privacy':
+        if (iq.attrs.type === 'set') return 'result';
+        return [
+          {
+            tag: 'privacy',
+            attrs: {},
+            content: ['last', 'online', 'profile', 'status', 'readreceipts', 'groupadd', 'calladd'].map((name) => ({
+              tag: 'category',
+              attrs: { name, value: 'all' },
+            })),
+          },
+        ];
+      case 'md':
+        return 'unmodelled';
+      default:
+        return 'unmodelled';
+    }
+  }
+}

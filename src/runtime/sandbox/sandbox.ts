@@ -1,0 +1,63 @@
+import { WA_CERT_DETAILS } from 'baileys';
+import type { UserFacingSocketConfig } from 'baileys';
+import { pino } from 'pino';
+import type { Logger } from 'pino';
+import { createCertificates } from './certs.ts';
+import { SandboxControl } from './control.ts';
+import { Directory } from './directory.ts';
+import { SandboxNetwork } from './network.ts';
+import { Trace } from './trace.ts';
+
+export interface StartSandboxOptions {
+  port?: number;
+  host?: string;
+  logger?: Logger;
+}
+
+export interface Sandbox {
+  /** what Baileys' `waWebSocketUrl` must be */
+  wsUrl: string;
+  /** the root key Baileys must trust (see trustSandbox) */
+  rootPublicKey: Uint8Array;
+  control: SandboxControl;
+  network: SandboxNetwork;
+  close: () => Promise<void>;
+}
+
+/** Starts the loopback WhatsApp network in this process. */
+export const startSandbox = async (options: StartSandboxOptions = {}): Promise<Sandbox> => {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const certs = createCertificates();
+  const directory = new Directory();
+  const trace = new Trace();
+  const network = new SandboxNetwork(directory, certs, logger, trace, { port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+  const wsUrl = await network.server.listen();
+  const control = new SandboxControl(network);
+  return {
+    wsUrl,
+    rootPublicKey: certs.root.public,
+    control,
+    network,
+    close: async () => {
+      control.dispose();
+      await network.server.close();
+    },
+  };
+};
+
+/**
+ * Makes Baileys in this process accept the sandbox's certificate chain. Baileys reads the exported
+ * WA_CERT_DETAILS at handshake time; this process then talks only to the sandbox.
+ */
+export const trustSandbox = (rootPublicKey: Uint8Array): void => {
+  WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(rootPublicKey);
+};
+
+/** The socket options a Baileys client needs to use the sandbox instead of WhatsApp. */
+export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl'>): Partial<UserFacingSocketConfig> => ({
+  waWebSocketUrl: sandbox.wsUrl,
+  shouldSyncHistoryMessage: () => false,
+  syncFullHistory: false,
+  fireInitQueries: true,
+  markOnlineOnConnect: false,
+});

@@ -1,0 +1,72 @@
+import makeWASocket, { initAuthCreds, BufferJSON } from 'baileys';
+import type { AuthenticationCreds, AuthenticationState, ConnectionState, SignalDataSet, SignalDataTypeMap, WASocket } from 'baileys';
+import { pino } from 'pino';
+import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { sandboxSocketOptions } from '../../src/runtime/sandbox/sandbox.ts';
+
+/** An in-memory auth store, kept across sockets the way an app's store would be. */
+export const memoryAuth = (): { state: AuthenticationState; save: () => void } => {
+  const creds: AuthenticationCreds = initAuthCreds();
+  const keys = new Map<string, string>();
+  const state: AuthenticationState = {
+    creds,
+    keys: {
+      get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
+        const out: { [id: string]: SignalDataTypeMap[T] } = {};
+        for (const id of ids) {
+          const v = keys.get(`${type}:${id}`);
+          if (v) out[id] = JSON.parse(v, BufferJSON.reviver) as SignalDataTypeMap[T];
+        }
+        return out;
+      },
+      set: async (data: SignalDataSet) => {
+        for (const [type, entries] of Object.entries(data)) {
+          for (const [id, value] of Object.entries(entries ?? {})) {
+            if (value) keys.set(`${type}:${id}`, JSON.stringify(value, BufferJSON.replacer));
+            else keys.delete(`${type}:${id}`);
+          }
+        }
+      },
+    },
+  };
+  return { state, save: () => undefined };
+};
+
+export interface TestSocket {
+  sock: WASocket;
+  updates: Array<Partial<ConnectionState>>;
+  waitFor: (check: (u: Partial<ConnectionState>) => boolean, ms?: number) => Promise<Partial<ConnectionState>>;
+}
+
+export const openSocket = (sandbox: Sandbox, auth: { state: AuthenticationState }): TestSocket => {
+  const sock = makeWASocket({
+    auth: auth.state,
+    logger: pino({ level: process.env.BAILEYS_LOG ?? 'silent' }),
+    ...sandboxSocketOptions(sandbox),
+  });
+  const updates: Array<Partial<ConnectionState>> = [];
+  const listeners = new Set<() => void>();
+  sock.ev.on('connection.update', (u) => {
+    updates.push(u);
+    for (const l of listeners) l();
+  });
+  const waitFor = (check: (u: Partial<ConnectionState>) => boolean, ms = 15_000) =>
+    new Promise<Partial<ConnectionState>>((resolve, reject) => {
+      const seen = updates.find(check);
+      if (seen) return resolve(seen);
+      const timer = setTimeout(() => {
+        listeners.delete(listener);
+        reject(new Error(`timed out waiting; updates: ${JSON.stringify(updates.map((u) => ({ ...u, qr: u.qr ? '<qr>' : undefined })))}`));
+      }, ms);
+      const listener = () => {
+        const found = updates.find(check);
+        if (found) {
+          clearTimeout(timer);
+          listeners.delete(listener);
+          resolve(found);
+        }
+      };
+      listeners.add(listener);
+    });
+  return { sock, updates, waitFor };
+};

@@ -1,0 +1,43 @@
+import { DisconnectReason } from 'baileys';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { memoryAuth, openSocket } from './helpers.ts';
+
+describe('sandbox: linking a real Baileys socket', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    trustSandbox(sandbox.rootPublicKey);
+    sandbox.control.addPhone('15550000001', 'Alice');
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('pairs by QR, restarts on 515, logs in and opens; a restart with saved credentials needs no QR', async () => {
+    const auth = memoryAuth();
+    const first = openSocket(sandbox, auth);
+    const { qr } = await first.waitFor((u) => Boolean(u.qr));
+    expect(qr?.split(',')).toHaveLength(5);
+    const linked = await sandbox.control.scanQr('15550000001', qr ?? '');
+    expect(linked.jid).toMatch(/^15550000001:\d+@s\.whatsapp\.net$/);
+    const closed = await first.waitFor((u) => u.connection === 'close');
+    expect((closed.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(DisconnectReason.restartRequired);
+    expect(auth.state.creds.me?.id).toBe(linked.jid);
+
+    const second = openSocket(sandbox, auth);
+    await second.waitFor((u) => u.connection === 'open');
+    expect(second.updates.some((u) => u.qr)).toBe(false);
+    second.sock.end(undefined);
+
+    const third = openSocket(sandbox, auth);
+    await third.waitFor((u) => u.connection === 'open');
+    expect(third.updates.some((u) => u.qr)).toBe(false);
+    expect(sandbox.control.phone('15550000001').devices).toEqual([linked.deviceId]);
+
+    expect(sandbox.control.logout('15550000001')).toBe(1);
+    const out = await third.waitFor((u) => u.connection === 'close');
+    expect((out.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(DisconnectReason.loggedOut);
+  });
+});
