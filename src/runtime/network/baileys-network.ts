@@ -44,7 +44,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     const log = logger.child({ sessionId });
     const sock: WASocket = makeWASocket({
       auth: auth.state,
-      logger: log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : 'warn' }),
+      // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
+      logger: log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level }),
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
       syncFullHistory: false,

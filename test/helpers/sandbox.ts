@@ -1,0 +1,65 @@
+import { createRequire } from 'node:module';
+import { PNG } from 'pngjs';
+import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { sandboxSocketOptions, startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import type { DbKind, TestApp } from './app.ts';
+import { http, startTestApp } from './app.ts';
+
+export interface Linked {
+  app: TestApp;
+  sandbox: Sandbox;
+  key: string;
+}
+
+export const startWithSandbox = async (kind: DbKind = 'sqlite', overrides: Parameters<typeof startTestApp>[1] = {}): Promise<Linked> => {
+  const sandbox = await startSandbox();
+  trustSandbox(sandbox.rootPublicKey);
+  const app = await startTestApp(kind, overrides, {
+    socket: sandboxSocketOptions(sandbox),
+    sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 },
+  });
+  const { apiKey } = await app.newAccount();
+  return { app, sandbox, key: apiKey };
+};
+
+export const waitUntil = async <T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 15_000): Promise<T> => {
+  const until = Date.now() + ms;
+  let last = await read();
+  while (!check(last)) {
+    if (Date.now() > until) throw new Error(`condition not met in ${ms} ms; last value: ${JSON.stringify(last).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 50));
+    last = await read();
+  }
+  return last;
+};
+
+/** Creates a session and links it to a virtual phone through the QR flow, as a user would. */
+export const linkSession = async (ctx: Linked, number: string, name = 'main'): Promise<string> => {
+  ctx.sandbox.control.addPhone(number);
+  const created = await http(ctx.app.baseUrl, 'POST', '/v1/sessions', { key: ctx.key, body: { name } });
+  const id: string = created.body.id;
+  await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/connect`, { key: ctx.key });
+  const qr = await waitUntil(
+    () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/qrcode`, { key: ctx.key }),
+    (r) => r.body.hasQrCode === true,
+  );
+  await ctx.sandbox.control.scanQr(number, scanQrImage(qr.body.qrCode));
+  await waitUntil(
+    () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/status`, { key: ctx.key }),
+    (r) => r.body.status === 'CONNECTED',
+  );
+  return id;
+};
+
+// jsqr is CommonJS with a default export that NodeNext types cannot see through.
+const jsQR = createRequire(import.meta.url)('jsqr') as (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
+
+/** Reads the QR code out of the PNG data URL, as a phone's camera would. */
+export const scanQrImage = (dataUrl: string): string => {
+  const match = /^data:image\/png;base64,(.+)$/.exec(dataUrl);
+  if (!match?.[1]) throw new Error('not a PNG data URL');
+  const png = PNG.sync.read(Buffer.from(match[1], 'base64'));
+  const code = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
+  if (!code) throw new Error('the image holds no readable QR code');
+  return code.data;
+};
