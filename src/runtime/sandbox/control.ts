@@ -30,6 +30,11 @@ export class SandboxControl {
     return this.network.scanQr(number, qr);
   }
 
+  /** The phone sends a text to a number; every companion linked to that number receives it. */
+  sendText(fromNumber: string, toNumber: string, text: string): Promise<{ id: string; delivered: number }> {
+    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
+  }
+
   inbox(number: string): InboxEntry[] {
     return [...this.network.requirePhone(number).inbox];
   }

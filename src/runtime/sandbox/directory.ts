@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Curve } from 'baileys';
 import type { KeyPair } from 'baileys';
+import { PhoneSignal } from './signal.ts';
 
 /** A companion device linked to a virtual phone (what a Baileys socket becomes after pairing). */
 export interface LinkedDevice {
@@ -38,6 +39,7 @@ export interface VirtualPhone {
   registrationId: number;
   devices: Map<number, LinkedDevice>;
   inbox: InboxEntry[];
+  signal: PhoneSignal;
 }
 
 export class Directory {
@@ -47,15 +49,18 @@ export class Directory {
   add(number: string, name = `Phone ${number}`): VirtualPhone {
     const existing = this.byNumber.get(number);
     if (existing) return existing;
+    const identity = Curve.generateKeyPair();
+    const registrationId = randomInt(1, 16_380);
     const phone: VirtualPhone = {
       number,
       name,
       jid: `${number}@s.whatsapp.net`,
       lid: `${this.nextLid++}@lid`,
-      identity: Curve.generateKeyPair(),
-      registrationId: randomInt(1, 16_380),
+      identity,
+      registrationId,
       devices: new Map(),
       inbox: [],
+      signal: new PhoneSignal(identity, registrationId),
     };
     this.byNumber.set(number, phone);
     return phone;

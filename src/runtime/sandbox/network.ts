@@ -7,7 +7,9 @@ import { deviceIdentity, newLinkedDevice, pairSuccessNode, parseQr } from './pai
 import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
+import { Router } from './routing.ts';
 import type { Trace } from './trace.ts';
+import { answerUsync } from './usync.ts';
 
 type IqAnswer = BinaryNode[] | 'result' | 'unmodelled';
 
@@ -29,6 +31,7 @@ export class SandboxNetwork {
   private readonly awaiting = new Map<string, (node: BinaryNode) => void>();
   readonly extraIq = new Map<string, (conn: Connection, iq: BinaryNode) => IqAnswer | Promise<IqAnswer>>();
   readonly stanzaHandlers = new Map<string, (conn: Connection, node: BinaryNode) => void | Promise<void>>();
+  readonly router: Router;
 
   constructor(
     readonly directory: Directory,
@@ -37,6 +40,9 @@ export class SandboxNetwork {
     readonly trace: Trace,
     options: { port: number; host: string },
   ) {
+    this.router = new Router(this);
+    this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
+    this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.server = new SandboxServer({
       ...options,
       certs,
@@ -46,6 +52,7 @@ export class SandboxNetwork {
       onNode: (conn, node) => this.onNode(conn, node),
       onLogin: (conn) => logger.info({ jid: conn.jid }, 'companion logged in'),
       onRegistration: (conn) => {
+        logger.debug({ refs: conn.refs.length }, 'companion waiting to be linked');
         for (const ref of conn.refs) this.waitingByRef.set(ref, conn);
         conn.ws.once('close', () => {
           for (const ref of conn.refs) this.waitingByRef.delete(ref);
@@ -150,6 +157,7 @@ export class SandboxNetwork {
           return 'result';
         }
         if (child?.tag === 'rotate') return 'result';
+        if (child?.tag === 'key') return this.router.keyBundles(iq);
         return 'unmodelled';
       case 'abt':
         return [{ tag: 'props', attrs: { protocol: '1', hash: 'sandbox' }, content: [] }];

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { getBinaryNodeChild, getBinaryNodeChildren, normalizeMessageContent, proto } from 'baileys';
+import type { BinaryNode } from 'baileys';
+import type { Directory, InboxEntry, VirtualPhone } from './directory.ts';
+import type { SandboxNetwork } from './network.ts';
+import { bundleNode, takePreKey } from './prekeys.ts';
+import type { Connection } from './server.ts';
+import { addressOf } from './signal.ts';
+
+const now = () => String(Math.floor(Date.now() / 1000));
+export const newMessageId = (): string => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
+
+const bytesOf = (node: BinaryNode | undefined): Uint8Array | undefined => (node?.content instanceof Uint8Array ? node.content : undefined);
+
+/** The target of one `<to>` (or of the whole stanza): a phone and one of its devices. */
+const splitJid = (directory: Directory, jid: string): { phone?: VirtualPhone; deviceId: number } => {
+  const user = jid.split('@')[0] ?? '';
+  return { phone: directory.find(jid), deviceId: Number(user.split(':')[1] ?? 0) || 0 };
+};
+
+/** What a phone's inbox shows for a decrypted message: its kind and a readable content. */
+export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kind' | 'content' | 'caption' | 'mimetype' | 'fileName'> => {
+  const m = normalizeMessageContent(message) ?? message;
+  if (m.conversation) return { kind: 'text', content: m.conversation };
+  if (m.extendedTextMessage?.text) return { kind: 'text', content: m.extendedTextMessage.text };
+  if (m.imageMessage) return { kind: 'image', content: m.imageMessage.caption ?? '', caption: m.imageMessage.caption ?? undefined, mimetype: m.imageMessage.mimetype ?? undefined };
+  if (m.videoMessage) return { kind: 'video', content: m.videoMessage.caption ?? '', caption: m.videoMessage.caption ?? undefined, mimetype: m.videoMessage.mimetype ?? undefined };
+  if (m.audioMessage) return { kind: m.audioMessage.ptt ? 'voice' : 'audio', content: '', mimetype: m.audioMessage.mimetype ?? undefined };
+  const doc = m.documentMessage ?? m.documentWithCaptionMessage?.message?.documentMessage;
+  if (doc) return { kind: 'document', content: doc.caption ?? doc.fileName ?? '', caption: doc.caption ?? undefined, mimetype: doc.mimetype ?? undefined, fileName: doc.fileName ?? undefined };
+  if (m.contactMessage) return { kind: 'contact', content: m.contactMessage.displayName ?? '' };
+  if (m.contactsArrayMessage) return { kind: 'contact', content: m.contactsArrayMessage.contacts?.[0]?.displayName ?? m.contactsArrayMessage.displayName ?? '' };
+  if (m.locationMessage) {
+    const l = m.locationMessage;
+    return { kind: 'location', content: [`${l.degreesLatitude},${l.degreesLongitude}`, l.name, l.address].filter(Boolean).join(' ') };
+  }
+  if (m.interactiveMessage) {
+    const buttons = m.interactiveMessage.nativeFlowMessage?.buttons ?? [];
+    return {
+      kind: 'buttons',
+      content: [m.interactiveMessage.body?.text ?? '', ...buttons.map((b) => `[${(JSON.parse(b.buttonParamsJson ?? '{}') as { display_text?: string }).display_text ?? ''}]`)].join(' '),
+    };
+  }
+  if (m.protocolMessage?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) {
+    return { kind: 'edit', content: describeForInbox(m.protocolMessage.editedMessage ?? {}).content };
+  }
+  if (m.reactionMessage) return { kind: 'reaction', content: m.reactionMessage.text ?? '' };
+  return { kind: Object.keys(m)[0] ?? 'unknown', content: '' };
+};
+
+/** Keeps what a phone received; a repeated id is counted, not shown twice. */
+export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, chat: string, message: proto.IMessage): InboxEntry | null => {
+  const inner = normalizeMessageContent(message) ?? message;
+  if (inner.senderKeyDistributionMessage && Object.keys(inner).length === 1) return null;
+  if (inner.protocolMessage && inner.protocolMessage.type !== proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) return null;
+  const existing = phone.inbox.find((e) => e.id === id && e.chat === chat);
+  if (existing) {
+    existing.duplicates += 1;
+    return existing;
+  }
+  const entry: InboxEntry = { id, from, chat, ...describeForInbox(message), raw: proto.Message.toObject(proto.Message.fromObject(message)), receivedAt: new Date().toISOString(), duplicates: 0 };
+  if (entry.kind === 'edit') {
+    const editedId = inner.protocolMessage?.key?.id;
+    const original = phone.inbox.find((e) => e.id === editedId);
+    if (original) original.content = entry.content;
+  }
+  phone.inbox.push(entry);
+  return entry;
+};
+
+/** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
+export class Router {
+  constructor(private readonly network: SandboxNetwork) {}
+
+  get directory(): Directory {
+    return this.network.directory;
+  }
+
+  /** encrypt/get <key>: the bundle of each device asked for. */
+  keyBundles(iq: BinaryNode): BinaryNode[] {
+    const users = getBinaryNodeChildren(getBinaryNodeChild(iq, 'key'), 'user').map((user) => {
+      const jid = user.attrs.jid ?? '';
+      const { phone, deviceId } = splitJid(this.directory, jid);
+      if (!phone) return { tag: 'user', attrs: { jid }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
+      if (deviceId === 0) {
+        const b = phone.signal.bundle();
+        return bundleNode(jid, b, b.preKey);
+      }
+      const device = phone.devices.get(deviceId);
+      if (!device) return { tag: 'user', attrs: { jid }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] };
+      return bundleNode(jid, device, takePreKey(device));
+    });
+    return [{ tag: 'list', attrs: {}, content: users }];
+  }
+
+  /** A companion sent a message: decrypt what is for phones, forward what is for companions. */
+  async fromCompanion(conn: Connection, node: BinaryNode): Promise<void> {
+    const sender = conn.phone;
+    const senderDevice = conn.device;
+    if (!sender || !senderDevice) return;
+    const id = node.attrs.id ?? newMessageId();
+    const to = node.attrs.to ?? '';
+    const senderJid = `${sender.number}:${senderDevice.deviceId}@s.whatsapp.net`;
+    const targets: Array<{ jid: string; enc: BinaryNode }> = [];
+    for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to')) {
+      const enc = getBinaryNodeChild(toNode, 'enc');
+      if (enc && toNode.attrs.jid) targets.push({ jid: toNode.attrs.jid, enc });
+    }
+    const direct = getBinaryNodeChild(node, 'enc');
+    if (direct) targets.push({ jid: to, enc: direct });
+
+    const chatOf = (recipient: VirtualPhone) => (recipient === sender ? this.chatJid(to) : sender.jid);
+    for (const target of targets) {
+      const { phone, deviceId } = splitJid(this.directory, target.jid);
+      if (!phone) continue;
+      const type = target.enc.attrs.type ?? 'msg';
+      const ciphertext = bytesOf(target.enc);
+      if (!ciphertext) continue;
+      if (deviceId === 0) {
+        try {
+          const plaintext = await phone.signal.decrypt(addressOf(senderJid), type, ciphertext);
+          const message = proto.Message.decode(plaintext);
+          // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
+          if (phone !== sender) deliverToInbox(phone, id, sender.jid, chatOf(phone), message);
+        } catch (err) {
+          this.network.logger.warn({ err, to: target.jid, from: senderJid }, 'a virtual phone could not decrypt a message');
+        }
+        continue;
+      }
+      for (const peer of this.network.server.connectionsOf(phone.number).filter((c) => c.device?.deviceId === deviceId && c !== conn)) {
+        peer.send({
+          tag: 'message',
+          attrs: { from: phone === sender ? this.chatJid(to) : senderJid, id, t: now(), type: node.attrs.type ?? 'text', notify: sender.name, ...(phone === sender ? { recipient: this.chatJid(to) } : {}) },
+          content: [target.enc],
+        });
+      }
+    }
+    this.ack(conn, node, to);
+  }
+
+  /** Server ack, then the recipient's delivery receipt, unless a fault delays or withholds them. */
+  private ack(conn: Connection, node: BinaryNode, to: string): void {
+    const send = () => {
+      conn.send({ tag: 'ack', attrs: { id: node.attrs.id ?? '', class: 'message', from: to, t: now() } });
+      conn.send({ tag: 'receipt', attrs: { id: node.attrs.id ?? '', from: to, t: now() } });
+    };
+    if (conn.withholdAcks) return;
+    if (conn.ackDelayMs > 0) setTimeout(send, conn.ackDelayMs);
+    else send();
+  }
+
+  private chatJid(to: string): string {
+    const phone = this.directory.find(to);
+    return phone && !to.endsWith('@g.us') ? phone.jid : to;
+  }
+
+  /** A phone sends to a number: every linked companion of that number receives it, encrypted by the phone. */
+  async fromPhone(phone: VirtualPhone, toNumber: string, message: proto.IMessage): Promise<{ id: string; delivered: number }> {
+    const recipient = this.directory.get(toNumber);
+    if (!recipient) throw new Error(`${toNumber} is not on the sandbox network`);
+    const id = newMessageId();
+    const plaintext = proto.Message.encode(message).finish();
+    let delivered = 0;
+    for (const device of recipient.devices.values()) {
+      if (device.loggedOut) continue;
+      const companionJid = `${recipient.number}:${device.deviceId}@s.whatsapp.net`;
+      const { type, body } = await phone.signal.encrypt(addressOf(companionJid), plaintext, () => ({
+        registrationId: device.registrationId,
+        identityPublic: device.identityPublic,
+        signedPreKey: device.signedPreKey,
+        preKey: takePreKey(device),
+      }));
+      for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
+        conn.send({
+          tag: 'message',
+          attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name },
+          content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
+        });
+        delivered += 1;
+      }
+    }
+    return { id, delivered };
+  }
+}

@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { Curve, generateSignalPubKey, signedKeyPair } from 'baileys';
+import type { KeyPair } from 'baileys';
+import { ProtocolAddress, SessionBuilder, SessionCipher, SessionRecord } from 'libsignal';
+import type { SignalStorage } from 'libsignal';
+
+export interface PublishedBundle {
+  registrationId: number;
+  identityPublic: Uint8Array;
+  signedPreKey: { keyId: number; publicKey: Uint8Array; signature: Uint8Array };
+  preKey?: { id: number; publicKey: Uint8Array };
+}
+
+const PREKEYS_PER_BATCH = 50;
+
+/** A virtual phone's Signal state: identity, prekeys and sessions, all in memory. */
+export class PhoneSignal {
+  private readonly signedPreKey: { keyId: number; keyPair: KeyPair; signature: Uint8Array };
+  private readonly preKeys = new Map<number, KeyPair>();
+  private readonly sessions = new Map<string, Uint8Array>();
+  /** one-time prekeys already given out in a bundle; each is handed to one sender only */
+  private readonly handedOut = new Set<number>();
+  private nextPreKeyId = 1;
+  private readonly storage: SignalStorage;
+
+  constructor(
+    private readonly identity: KeyPair,
+    readonly registrationId: number,
+  ) {
+    this.signedPreKey = signedKeyPair(identity, 1);
+    this.topUp();
+    this.storage = {
+      loadSession: async (id) => {
+        const raw = this.sessions.get(id);
+        return raw ? SessionRecord.deserialize(raw) : undefined;
+      },
+      storeSession: async (id, record) => {
+        this.sessions.set(id, record.serialize());
+      },
+      isTrustedIdentity: () => true,
+      loadPreKey: async (id) => {
+        const pair = this.preKeys.get(Number(id));
+        return pair ? { privKey: Buffer.from(pair.private), pubKey: Buffer.from(generateSignalPubKey(pair.public)) } : undefined;
+      },
+      removePreKey: (id) => {
+        this.preKeys.delete(Number(id));
+        this.handedOut.delete(Number(id));
+      },
+      loadSignedPreKey: () => ({
+        privKey: Buffer.from(this.signedPreKey.keyPair.private),
+        pubKey: Buffer.from(generateSignalPubKey(this.signedPreKey.keyPair.public)),
+      }),
+      getOurRegistrationId: () => this.registrationId,
+      getOurIdentity: () => ({ privKey: Buffer.from(this.identity.private), pubKey: Buffer.from(generateSignalPubKey(this.identity.public)) }),
+    };
+  }
+
+  private topUp(): void {
+    while (this.preKeys.size - this.handedOut.size < PREKEYS_PER_BATCH) this.preKeys.set(this.nextPreKeyId++, Curve.generateKeyPair());
+  }
+
+  /** What a prekey fetch for this phone answers; the one-time key it names is used once. */
+  bundle(): PublishedBundle {
+    this.topUp();
+    const next = [...this.preKeys.entries()].find(([id]) => !this.handedOut.has(id));
+    if (next) this.handedOut.add(next[0]);
+    const preKey = next ? { id: next[0], publicKey: next[1].public } : undefined;
+    return {
+      registrationId: this.registrationId,
+      identityPublic: this.identity.public,
+      signedPreKey: { keyId: this.signedPreKey.keyId, publicKey: this.signedPreKey.keyPair.public, signature: this.signedPreKey.signature },
+      preKey,
+    };
+  }
+
+  async decrypt(sender: ProtocolAddress, type: string, ciphertext: Uint8Array): Promise<Buffer> {
+    const cipher = new SessionCipher(this.storage, sender);
+    const padded = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
+    return unpad(padded);
+  }
+
+  /** Encrypts for a companion, starting a session from its uploaded bundle when there is none. */
+  async encrypt(recipient: ProtocolAddress, plaintext: Uint8Array, bundle: () => PublishedBundle): Promise<{ type: 'pkmsg' | 'msg'; body: Buffer }> {
+    if (!this.sessions.has(recipient.toString())) {
+      const b = bundle();
+      await new SessionBuilder(this.storage, recipient).initOutgoing({
+        registrationId: b.registrationId,
+        identityKey: generateSignalPubKey(b.identityPublic),
+        signedPreKey: { keyId: b.signedPreKey.keyId, publicKey: generateSignalPubKey(b.signedPreKey.publicKey), signature: b.signedPreKey.signature },
+        preKey: b.preKey
+          ? { keyId: b.preKey.id, publicKey: generateSignalPubKey(b.preKey.publicKey) }
+          : (undefined as unknown as { keyId: number; publicKey: Uint8Array }),
+      });
+    }
+    const { type, body } = await new SessionCipher(this.storage, recipient).encrypt(pad(plaintext));
+    return { type: type === 3 ? 'pkmsg' : 'msg', body: Buffer.from(body, 'binary') };
+  }
+}
+
+/** Signal addresses as Baileys derives them from JIDs: `<user>[_<domain>].<device>`. */
+export const addressOf = (jid: string): ProtocolAddress => {
+  const [userPart = '', server = ''] = jid.split('@');
+  const [user = '', device = '0'] = userPart.split(':');
+  return new ProtocolAddress(server === 'lid' ? `${user}_1` : user, Number(device) || 0);
+};
+
+/** WhatsApp pads plaintext with 1 to 16 bytes, each holding the pad length. */
+export const pad = (data: Uint8Array): Buffer => {
+  const n = (randomBytes(1)[0]! & 0x0f) + 1;
+  return Buffer.concat([data, Buffer.alloc(n, n)]);
+};
+
+export const unpad = (data: Uint8Array): Buffer => {
+  const n = data[data.length - 1] ?? 0;
+  if (n < 1 || n > 16 || n > data.length) throw new Error('bad message padding');
+  return Buffer.from(data.subarray(0, data.length - n));
+};

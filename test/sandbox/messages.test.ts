@@ -1,0 +1,79 @@
+import type { WAMessage } from 'baileys';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import type { TestSocket } from './helpers.ts';
+import { memoryAuth, openSocket } from './helpers.ts';
+
+const waitFor = async <T>(read: () => T | undefined, ms = 10_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+/** A Baileys socket linked to a virtual phone through the QR flow, then reconnected after 515. */
+export const linkedSocket = async (sandbox: Sandbox, number: string): Promise<TestSocket> => {
+  sandbox.control.addPhone(number, `Owner ${number}`);
+  const auth = memoryAuth();
+  const first = openSocket(sandbox, auth);
+  const { qr } = await first.waitFor((u) => Boolean(u.qr));
+  await sandbox.control.scanQr(number, qr ?? '');
+  await first.waitFor((u) => u.connection === 'close');
+  const socket = openSocket(sandbox, auth);
+  await socket.waitFor((u) => u.connection === 'open');
+  return socket;
+};
+
+describe('sandbox: 1:1 messages with real Signal encryption', () => {
+  let sandbox: Sandbox;
+  let alice: TestSocket;
+  const received: WAMessage[] = [];
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    trustSandbox(sandbox.rootPublicKey);
+    alice = await linkedSocket(sandbox, '15552220001');
+    alice.sock.ev.on('messages.upsert', ({ messages }) => received.push(...messages));
+    sandbox.control.addPhone('15552220002', 'Bob');
+  });
+  afterAll(async () => {
+    alice?.sock.end(undefined);
+    await sandbox?.close();
+  });
+
+  it('a virtual phone decrypts a text a companion sent, once per message id', async () => {
+    const sent = await alice.sock.sendMessage('15552220002@s.whatsapp.net', { text: 'hello Bob' });
+    const entry = await waitFor(() => sandbox.control.inbox('15552220002').find((e) => e.id === sent?.key.id));
+    expect(entry).toMatchObject({ kind: 'text', content: 'hello Bob', from: '15552220001@s.whatsapp.net', duplicates: 0 });
+    const second = await alice.sock.sendMessage('15552220002@s.whatsapp.net', { text: 'second' });
+    await waitFor(() => sandbox.control.inbox('15552220002').find((e) => e.id === second?.key.id));
+    expect(sandbox.control.inbox('15552220002').map((e) => e.content)).toEqual(['hello Bob', 'second']);
+  });
+
+  it('numbers the directory does not know are not on WhatsApp', async () => {
+    const result = await alice.sock.onWhatsApp('15552220002', '19998887777');
+    expect(result?.find((r) => r.jid.startsWith('15552220002'))?.exists).toBe(true);
+    expect(result?.some((r) => r.jid.startsWith('19998887777') && r.exists)).toBe(false);
+  });
+
+  it('a virtual phone sends a text that Baileys decrypts', async () => {
+    const { id } = await sandbox.control.sendText('15552220002', '15552220001', 'hi Alice');
+    const msg = await waitFor(() => received.find((m) => m.key.id === id));
+    expect(msg.message?.conversation).toBe('hi Alice');
+    expect(msg.key.fromMe).toBe(false);
+    const again = await sandbox.control.sendText('15552220002', '15552220001', 'and again');
+    expect((await waitFor(() => received.find((m) => m.key.id === again.id))).message?.conversation).toBe('and again');
+  });
+
+  it('delivers an edit the phone applies to the original message', async () => {
+    const sent = await alice.sock.sendMessage('15552220002@s.whatsapp.net', { text: 'typo' });
+    await waitFor(() => sandbox.control.inbox('15552220002').find((e) => e.id === sent?.key.id));
+    await alice.sock.sendMessage('15552220002@s.whatsapp.net', { text: 'fixed', edit: sent?.key });
+    await waitFor(() => sandbox.control.inbox('15552220002').find((e) => e.kind === 'edit'));
+    expect(sandbox.control.inbox('15552220002').find((e) => e.id === sent?.key.id)?.content).toBe('fixed');
+  });
+});
