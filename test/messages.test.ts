@@ -1,0 +1,230 @@
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { gql, http } from './helpers/app.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+const ME = '15553330001';
+const BOB = '15553330002';
+
+describe('messaging end to end: the service sends, the virtual phone decrypts', () => {
+  let ctx: Linked;
+  let sessionId: string;
+  const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+    http(ctx.app.baseUrl, method, path, { key: ctx.key, body, headers });
+  const inboxOf = (number: string) => ctx.sandbox.control.inbox(number);
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 40 });
+    sessionId = await linkSession(ctx, ME);
+    ctx.sandbox.control.addPhone(BOB, 'Bob');
+  });
+  afterAll(async () => {
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  it('sends text on all three routes and records each SENT with its network id', async () => {
+    const a = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'one' });
+    const b = await call('POST', '/v1/sessions/api/send', { sessionId, to: `${BOB}@s.whatsapp.net`, message: 'two' });
+    const c = await call('POST', '/v1/whatsapp/send', { sessionId, to: BOB, message: 'three' });
+    for (const res of [a, b, c]) {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ ok: true, id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    }
+    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (texts) => texts.includes('three'));
+    expect(inboxOf(BOB).filter((e) => e.kind === 'text').map((e) => e.content)).toEqual(['one', 'two', 'three']);
+    const record = await call('GET', `/v1/sessions/${sessionId}/messages/${a.body.id}`);
+    expect(record.body).toMatchObject({
+      id: a.body.id,
+      sessionId,
+      toNumber: `${BOB}@s.whatsapp.net`,
+      content: 'one',
+      status: 'SENT',
+      remoteJid: `${BOB}@s.whatsapp.net`,
+    });
+    expect(inboxOf(BOB).find((e) => e.content === 'one')?.id).toBe(record.body.waMessageId);
+  });
+
+  it('lists history newest first, filtered by status and exact recipient', async () => {
+    const all = await call('GET', `/v1/sessions/${sessionId}/messages?limit=2`);
+    expect(all.body.count).toBe(2);
+    expect(all.body.items.map((m: { content: string }) => m.content)).toEqual(['three', 'two']);
+    const sent = await call('GET', `/v1/sessions/${sessionId}/messages?status=SENT&to=${BOB}@s.whatsapp.net`);
+    expect(sent.body.count).toBe(3);
+    expect((await call('GET', `/v1/sessions/${sessionId}/messages?status=FAILED`)).body).toEqual({ count: 0, items: [] });
+    expect((await call('GET', `/v1/sessions/${sessionId}/messages?status=LOST`)).status).toBe(400);
+  });
+
+  it('sends interactive buttons, with the rules of the spec', async () => {
+    const ok = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, {
+      chatId: BOB,
+      body: 'Pick one',
+      footer: 'thanks',
+      buttons: [
+        { type: 'reply', text: 'Yes' },
+        { type: 'url', text: 'Site', url: 'https://example.com' },
+        { type: 'phone', text: 'Call', phoneNumber: '15551234567' },
+      ],
+    });
+    expect(ok.body).toEqual({ ok: true, id: expect.any(String) });
+    const entry = await waitUntil(async () => inboxOf(BOB).find((e) => e.kind === 'buttons'), Boolean);
+    expect(entry?.content).toBe('Pick one [Yes] [Site] [Call]');
+
+    const four = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, {
+      chatId: BOB,
+      body: 'x',
+      buttons: [1, 2, 3, 4].map((i) => ({ type: 'reply', text: `b${i}` })),
+    });
+    expect(four.status).toBe(400);
+    const bad = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, {
+      chatId: BOB,
+      body: 'x',
+      footer: 'f'.repeat(61),
+      buttons: [{ type: 'reply', text: 'x'.repeat(21) }, { type: 'url', text: 'u' }, { type: 'call', text: 'c', phoneNumber: '123' }, ],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['buttons[0].text', 'buttons[1].url', 'buttons[2].phoneNumber', 'footer']);
+  });
+
+  it('sends list sections as plain text without a list', async () => {
+    await call('POST', `/v1/sessions/${sessionId}/send-interactive`, {
+      chatId: BOB,
+      body: 'Menu body',
+      footer: 'gone',
+      sections: [{ title: 'S', rows: [{ title: 'r', rowId: '1' }] }],
+    });
+    const entry = await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'Menu body'), Boolean);
+    expect(entry?.kind).toBe('text');
+  });
+
+  it('sends a contact card and a location through messages/rich, and refuses two kinds at once', async () => {
+    await call('POST', `/v1/sessions/${sessionId}/messages/rich`, { to: BOB, contactName: 'Carol', contactPhone: '15550009999' });
+    await call('POST', `/v1/sessions/${sessionId}/messages/rich`, { to: BOB, latitude: 48.85, longitude: 2.35, locationName: 'Paris' });
+    await waitUntil(async () => inboxOf(BOB).find((e) => e.kind === 'location'), Boolean);
+    expect(inboxOf(BOB).find((e) => e.kind === 'contact')?.content).toBe('Carol');
+    expect(inboxOf(BOB).find((e) => e.kind === 'location')?.content).toBe('48.85,2.35 Paris');
+    const both = await call('POST', `/v1/sessions/${sessionId}/messages/rich`, { to: BOB, contactName: 'C', contactPhone: '1555000', latitude: 1, longitude: 2 });
+    expect(both.status).toBe(400);
+    expect((await call('POST', `/v1/sessions/${sessionId}/messages/rich`, { to: BOB })).status).toBe(400);
+  });
+
+  it('edits a sent message through the network', async () => {
+    const sent = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'helo' });
+    await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'helo'), Boolean);
+    const edited = await call('POST', `/v1/sessions/${sessionId}/messages/${sent.body.id}/edit`, { text: 'hello' });
+    expect(edited.body).toEqual({ ok: true, id: sent.body.id });
+    await waitUntil(async () => inboxOf(BOB).find((e) => e.id === inboxOf(BOB).find((x) => x.kind === 'edit')?.id), Boolean);
+    const original = await call('GET', `/v1/sessions/${sessionId}/messages/${sent.body.id}`);
+    expect(inboxOf(BOB).find((e) => e.id === original.body.waMessageId)?.content).toBe('hello');
+  });
+
+  it('refuses to edit a record without a network id (409 MESSAGE_NOT_EDITABLE) or an unknown one (404)', async () => {
+    const row = await ctx.app.db.outgoingMessage.create({
+      data: { accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId, sessionId, toNumber: `${BOB}@s.whatsapp.net`, content: 'old', status: 'SENT' },
+    });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/${row.id}/edit`, { text: 'x' });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('MESSAGE_NOT_EDITABLE');
+    expect((await call('POST', `/v1/sessions/${sessionId}/messages/00000000-0000-0000-0000-000000000000/edit`, { text: 'x' })).status).toBe(404);
+  });
+
+  it('shows "composing" then sends the text for messages/typing', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/typing`, { to: BOB, text: 'typed', delayMs: 50 });
+    expect(res.body).toEqual({ ok: true });
+    await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'typed'), Boolean);
+  });
+
+  it('replays an Idempotency-Key retry without sending twice', async () => {
+    const headers = { 'Idempotency-Key': 'retry-123' };
+    const first = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'exactly once' }, headers);
+    const second = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'exactly once' }, headers);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(inboxOf(BOB).filter((e) => e.content === 'exactly once')).toHaveLength(1);
+  });
+
+  it('validates before looking at the session: 400, then 404, then 409', async () => {
+    const { body: idle } = await call('POST', '/v1/sessions', { name: 'idle' });
+    expect((await call('POST', `/v1/sessions/${idle.id}/send`, { to: 'nope', message: 'x' })).status).toBe(400);
+    expect((await call('POST', `/v1/sessions/00000000-0000-0000-0000-000000000000/send`, { to: BOB, message: 'x' })).status).toBe(404);
+    const res = await call('POST', `/v1/sessions/${idle.id}/send`, { to: BOB, message: 'x' });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('SESSION_NOT_CONNECTED');
+  });
+
+  it('buffers incoming messages with the spec fields; long-poll wakes at once; consume removes what it returned', async () => {
+    const started = Date.now();
+    const poll = call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=20000`);
+    setTimeout(() => void ctx.sandbox.control.sendText(BOB, ME, 'ping from Bob'), 100);
+    const res = await poll;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(res.body.consumed).toBe(true);
+    expect(res.body.count).toBe(1);
+    expect(res.body.items[0]).toEqual({
+      eventId: expect.any(Number),
+      sessionId,
+      chatId: `${BOB}@s.whatsapp.net`,
+      from: `${BOB}@s.whatsapp.net`,
+      fromMe: false,
+      type: 'text',
+      content: 'ping from Bob',
+      pushName: 'Bob',
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
+    });
+    expect((await call('GET', `/v1/sessions/${sessionId}/incoming`)).body).toEqual({ count: 0, consumed: true, items: [] });
+
+    await ctx.sandbox.control.sendText(BOB, ME, 'kept');
+    await waitUntil(async () => ctx.app.deps.incoming.size(sessionId), (n) => n === 1);
+    const peek = await call('GET', `/v1/sessions/${sessionId}/incoming?consume=false`);
+    expect(peek.body).toMatchObject({ count: 1, consumed: false });
+    expect((await call('GET', `/v1/sessions/${sessionId}/incoming`)).body.items[0].content).toBe('kept');
+    expect((await call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=-1`)).status).toBe(400);
+  });
+
+  it('pushes incoming messages over the GraphQL subscription', async () => {
+    const client = createClient({ url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { 'x-api-key': ctx.key } });
+    const got: string[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      client.subscribe<{ incomingMessages: { content: string; type: string } }>(
+        { query: `subscription($s: ID!) { incomingMessages(sessionId: $s) { content type from } }`, variables: { s: sessionId } },
+        {
+          next: (msg) => {
+            if (msg.data) got.push(msg.data.incomingMessages.content);
+            if (got.length === 2) resolve();
+          },
+          error: reject,
+          complete: () => undefined,
+        },
+      );
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await ctx.sandbox.control.sendText(BOB, ME, 'sub one');
+    await ctx.sandbox.control.sendText(BOB, ME, 'sub two');
+    await done;
+    expect(got).toEqual(['sub one', 'sub two']);
+    await client.dispose();
+  });
+
+  it('offers the same sends and history through GraphQL', async () => {
+    const res = await gql(ctx.app.baseUrl, ctx.key, `mutation($s: ID!) { sendText(sessionId: $s, to: "${BOB}", message: "via graphql") { ok id } }`, { s: sessionId });
+    expect(res.data.sendText.ok).toBe(true);
+    const history = await gql(ctx.app.baseUrl, ctx.key, `query($s: ID!) { messages(sessionId: $s, limit: 1) { count items { id content status } } }`, { s: sessionId });
+    expect(history.data.messages.items[0]).toEqual({ id: res.data.sendText.id, content: 'via graphql', status: 'SENT' });
+    await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'via graphql'), Boolean);
+  });
+
+  it('enforces the daily quota with 429 and Retry-After, sending nothing', async () => {
+    const used = (await ctx.app.db.dailyUsage.findFirstOrThrow()).count;
+    await ctx.app.db.dailyUsage.updateMany({ data: { count: 40 } });
+    const res = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'over quota' });
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    await ctx.app.db.dailyUsage.updateMany({ data: { count: used } });
+    expect(inboxOf(BOB).some((e) => e.content === 'over quota')).toBe(false);
+  });
+});
