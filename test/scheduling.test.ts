@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from './helpers/app.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+const ME = '15554440001';
+const FRIENDS = ['15554440011', '15554440012', '15554440013', '15554440014', '15554440015'];
+
+describe('campaigns, variations, schedules, recurring and bulk sends end to end', () => {
+  let ctx: Linked;
+  let sessionId: string;
+  const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
+  const texts = (number: string) => ctx.sandbox.control.inbox(number).map((e) => e.content);
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox('sqlite', { RECURRING_MIN_MS: 200 });
+    sessionId = await linkSession(ctx, ME);
+    for (const n of FRIENDS) ctx.sandbox.control.addPhone(n);
+  });
+  afterAll(async () => {
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  it('runs a campaign of 5 with {name}, each recipient getting their own text once', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/campaign`, {
+      contacts: FRIENDS.map((n, i) => ({ jid: `${n}@s.whatsapp.net`, ...(i < 4 ? { name: `Friend${i}` } : {}) })),
+      template: 'Hi {name}!',
+      delayMs: 20,
+    });
+    expect(res.body).toMatchObject({ ok: true, count: 5 });
+    for (const [i, n] of FRIENDS.entries()) {
+      const expected = i < 4 ? `Hi Friend${i}!` : `Hi ${n}!`;
+      await waitUntil(async () => texts(n), (t) => t.includes(expected));
+      expect(texts(n).filter((t) => t === expected)).toHaveLength(1);
+    }
+    const sent = await call('GET', `/v1/sessions/${sessionId}/messages?status=SENT`);
+    expect(sent.body.count).toBe(5);
+  });
+
+  it('bulk-send is the same as campaign', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/bulk-send`, { contacts: [{ jid: FRIENDS[0] }], template: 'bulk {name}' });
+    expect(res.body).toMatchObject({ ok: true, count: 1 });
+    await waitUntil(async () => texts(FRIENDS[0]!), (t) => t.includes(`bulk ${FRIENDS[0]}`));
+  });
+
+  it('sends one random variation', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, { to: FRIENDS[1], variations: ['v-a', 'v-b', 'v-c'], delayMs: 10 });
+    expect(res.body).toEqual({ ok: true, count: 1, sent: [expect.stringMatching(/^v-[abc]$/)] });
+    await waitUntil(async () => texts(FRIENDS[1]!), (t) => t.includes(res.body.sent[0]));
+    expect(texts(FRIENDS[1]!).filter((t) => t.startsWith('v-'))).toHaveLength(1);
+  });
+
+  it('schedules by delayMs: PENDING first, then SENT through the history filter', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[2], message: 'later', delayMs: 700 });
+    expect(res.body).toEqual({
+      ok: true,
+      scheduledInMs: 700,
+      sendAt: expect.stringMatching(/Z$/),
+      messageId: expect.any(String),
+      jobId: expect.any(String),
+    });
+    const pending = await call('GET', `/v1/sessions/${sessionId}/messages?status=PENDING`);
+    expect(pending.body.items.map((m: { id: string }) => m.id)).toContain(res.body.messageId);
+    expect(texts(FRIENDS[2]!)).not.toContain('later');
+    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`), (r) => r.body.status === 'SENT');
+    expect(texts(FRIENDS[2]!)).toContain('later');
+  });
+
+  it('schedules by sendAt (which wins over delayMs), and sends a past sendAt at once', async () => {
+    const at = new Date(Date.now() + 500).toISOString();
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[3], message: 'at time', sendAt: at, delayMs: 60_000 });
+    expect(res.body.sendAt).toBe(at);
+    expect(res.body.scheduledInMs).toBeGreaterThan(0);
+    expect(res.body.scheduledInMs).toBeLessThanOrEqual(500);
+    const past = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[3], message: 'past', sendAt: '2020-01-01T00:00:00Z' });
+    expect(past.body.scheduledInMs).toBe(0);
+    await waitUntil(async () => texts(FRIENDS[3]!), (t) => t.includes('past') && t.includes('at time'));
+  });
+
+  it('records FAILED with a reason when delivery fails', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[4], message: 'will fail', delayMs: 400 });
+    await call('POST', `/v1/sessions/${sessionId}/disconnect`);
+    const failed = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`), (r) => r.body.status === 'FAILED');
+    expect(failed.body.error).toMatch(/not connected/);
+    expect(failed.body.sentAt).toBeNull();
+    await call('POST', `/v1/sessions/${sessionId}/connect`);
+    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/status`), (r) => r.body.status === 'CONNECTED');
+  });
+
+  it('fires a recurring message repeatedly, lists it, and stops when cancelled', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'tick', everyMs: 250 });
+    expect(res.body).toEqual({ ok: true, recurringEveryMs: 250, timerId: expect.any(String) });
+    const listed = await call('GET', `/v1/sessions/${sessionId}/messages/recurring`);
+    expect(listed.body.items).toEqual([expect.objectContaining({ timerId: res.body.timerId, everyMs: 250, message: 'tick' })]);
+    await waitUntil(async () => texts(FRIENDS[0]!).filter((t) => t === 'tick').length, (n) => n >= 2);
+    expect((await call('DELETE', `/v1/sessions/${sessionId}/messages/recurring/${res.body.timerId}`)).body).toEqual({ ok: true });
+    await new Promise((r) => setTimeout(r, 400));
+    const after = texts(FRIENDS[0]!).filter((t) => t === 'tick').length;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(texts(FRIENDS[0]!).filter((t) => t === 'tick').length).toBe(after);
+    expect((await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'flood', everyMs: 10 })).status).toBe(400);
+  });
+
+  it('bulk-sends to a contact group and to a tag with personalisation, reporting blocked and unknown numbers', async () => {
+    await call('POST', '/v1/contacts/bulk', {
+      contacts: [
+        { phone: FRIENDS[0], name: 'Ann', tags: ['vip'], variables: { city: 'Lyon' } },
+        { phone: FRIENDS[1], tags: ['vip'], variables: { city: 'Nice' } },
+        { phone: FRIENDS[2], name: 'Blocked', tags: ['vip'], isBlocked: true },
+        { phone: '19990001111', name: 'Nobody', tags: ['vip'] },
+      ],
+    });
+    const group = await call('POST', '/v1/contacts/groups', { name: 'VIPs' });
+    await call('POST', `/v1/contacts/groups/${group.body.id}/members`, { jids: [FRIENDS[0], FRIENDS[1], FRIENDS[2], '19990001111'] });
+    const byGroup = await call('POST', `/v1/sessions/${sessionId}/bulk/contact-group/${group.body.id}`, { message: 'G {name} {phone} {city}', delayMs: 10 });
+    expect(byGroup.body).toEqual({
+      ok: true,
+      total: 4,
+      sent: 2,
+      failed: 2,
+      errors: expect.arrayContaining([
+        { jid: `${FRIENDS[2]}@s.whatsapp.net`, reason: 'blocked' },
+        { jid: '19990001111@s.whatsapp.net', reason: 'contact_not_on_whatsapp' },
+      ]),
+    });
+    expect(byGroup.body.errors).toHaveLength(2);
+    await waitUntil(async () => texts(FRIENDS[1]!), (t) => t.includes(`G ${FRIENDS[1]} ${FRIENDS[1]} Nice`));
+    expect(texts(FRIENDS[0]!)).toContain(`G Ann ${FRIENDS[0]} Lyon`);
+    expect(texts(FRIENDS[2]!).some((t) => t.startsWith('G '))).toBe(false);
+
+    const byTag = await call('POST', `/v1/sessions/${sessionId}/bulk/tag/vip`, { message: 'T {name}' });
+    expect(byTag.body).toMatchObject({ ok: true, total: 4, sent: 2, failed: 2 });
+    expect((await call('POST', `/v1/sessions/${sessionId}/bulk/tag/VIP`, { message: 'T' })).body).toMatchObject({ total: 0, sent: 0 });
+  });
+});
