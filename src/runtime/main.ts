@@ -3,6 +3,7 @@ import { resumeScheduled } from '../resolvers/scheduling.ts';
 import { buildApp } from './app.ts';
 import { createPrisma } from './db/client.ts';
 import { createDeps } from './deps.ts';
+import { networkOptions } from './network/choose.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { createLogger } from './logger.ts';
 import { loadSettings } from './settings.ts';
@@ -12,7 +13,8 @@ const logger = createLogger(settings.LOG_LEVEL);
 
 await applyMigrations(settings.DATABASE_URL, logger);
 const db = createPrisma(settings.DATABASE_URL);
-const deps = createDeps({ db, logger, settings });
+const network = await networkOptions(settings, logger);
+const deps = createDeps({ db, logger, settings, socket: network.socket });
 
 await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KEY);
 if ((await db.account.count()) === 0) {
@@ -48,6 +50,7 @@ const shutdown = async (signal: string) => {
     await app.close();
     await deps.jobs.stop();
     await deps.sessions.closeAll();
+    await network.close();
     await db.$disconnect();
     logger.info('stopped');
     process.exit(0);

@@ -26,6 +26,8 @@ const settingsSchema = z.object({
   BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
   BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),
   TYPING_MAX_MS: intFrom(30_000),
+  WA_SANDBOX_URL: z.url().optional(),
+  SANDBOX_EMBEDDED: z.stringbool().default(false),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
 });
 

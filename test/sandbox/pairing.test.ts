@@ -41,3 +41,30 @@ describe('sandbox: linking a real Baileys socket', () => {
     expect((out.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(DisconnectReason.loggedOut);
   });
 });
+
+describe('sandbox: linking by pairing code', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    trustSandbox(sandbox.rootPublicKey);
+    sandbox.control.addPhone('15550000002', 'Bea');
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('links when the phone enters the 8-character code, then logs in', async () => {
+    const auth = memoryAuth();
+    const first = openSocket(sandbox, auth);
+    await first.waitFor((u) => Boolean(u.qr));
+    const code = await first.sock.requestPairingCode('15550000002');
+    expect(code).toMatch(/^[A-Z0-9]{8}$/);
+    const linked = await sandbox.control.enterPairingCode('15550000002', `${code.slice(0, 4)}-${code.slice(4)}`);
+    expect(linked.jid).toMatch(/^15550000002:\d+@s\.whatsapp\.net$/);
+    await first.waitFor((u) => u.connection === 'close');
+    const second = openSocket(sandbox, auth);
+    await second.waitFor((u) => u.connection === 'open');
+    expect(auth.state.creds.me?.id).toBe(linked.jid);
+    second.sock.end(undefined);
+  });
+});

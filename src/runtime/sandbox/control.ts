@@ -35,6 +35,14 @@ export class SandboxControl {
     return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
   }
 
+  enterPairingCode(number: string, code: string): Promise<{ jid: string; deviceId: number }> {
+    return this.network.enterPairingCode(number, code);
+  }
+
+  groups(): unknown[] {
+    return [];
+  }
+
   inbox(number: string): InboxEntry[] {
     return [...this.network.requirePhone(number).inbox];
   }

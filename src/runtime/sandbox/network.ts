@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { SandboxCertificates } from './certs.ts';
 import type { Directory, VirtualPhone } from './directory.ts';
 import { deviceIdentity, newLinkedDevice, pairSuccessNode, parseQr } from './pairing.ts';
+import type { CodeRequest } from './pairing-code.ts';
+import { advSecretFromFinish, companionHello, primaryHello } from './pairing-code.ts';
 import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
@@ -32,6 +34,8 @@ export class SandboxNetwork {
   readonly extraIq = new Map<string, (conn: Connection, iq: BinaryNode) => IqAnswer | Promise<IqAnswer>>();
   readonly stanzaHandlers = new Map<string, (conn: Connection, node: BinaryNode) => void | Promise<void>>();
   readonly router: Router;
+  /** companions waiting for a phone number to enter their pairing code */
+  private readonly codeRequests = new Map<string, CodeRequest>();
 
   constructor(
     readonly directory: Directory,
@@ -43,6 +47,7 @@ export class SandboxNetwork {
     this.router = new Router(this);
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
+    this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
     this.server = new SandboxServer({
       ...options,
       certs,
@@ -99,6 +104,43 @@ export class SandboxNetwork {
     setTimeout(() => conn.close(), 20);
     this.logger.info({ phone: phone.number, deviceId }, 'companion linked');
     return { jid: `${phone.number}:${deviceId}@s.whatsapp.net`, deviceId };
+  }
+
+  /** The phone enters the 8-character code a companion displays for this number. */
+  async enterPairingCode(number: string, code: string): Promise<{ jid: string; deviceId: number }> {
+    const phone = this.requirePhone(number);
+    // The companion's request can still be in flight when the code is shown to the user.
+    for (let waited = 0; !this.codeRequests.get(number) && waited < 5_000; waited += 25) await new Promise((r) => setTimeout(r, 25));
+    const request = this.codeRequests.get(number);
+    if (!request || request.conn.closed) throw new Error(`no companion asked for a pairing code for ${number}`);
+    const finished = new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the companion did not finish the code pairing')), 10_000);
+      request.finish = (advSecret) => {
+        clearTimeout(timer);
+        resolve(advSecret);
+      };
+    });
+    request.conn.send(await primaryHello(request, phone, code.replace('-', '').toUpperCase()));
+    const advSecret = await finished;
+    this.codeRequests.delete(number);
+    return this.link(phone, request.conn, advSecret);
+  }
+
+  private linkCodeIq(conn: Connection, iq: BinaryNode): IqAnswer {
+    const reg = getBinaryNodeChild(iq, 'link_code_companion_reg');
+    if (!reg) return 'unmodelled';
+    if (reg.attrs.stage === 'companion_hello') {
+      const request = companionHello(conn, reg);
+      this.codeRequests.set(request.number, request);
+      return [{ tag: 'link_code_companion_reg', attrs: {}, content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: request.ref }] }];
+    }
+    if (reg.attrs.stage === 'companion_finish') {
+      const request = [...this.codeRequests.values()].find((r) => r.conn === conn);
+      if (!request) return 'unmodelled';
+      request.finish?.(advSecretFromFinish(request, this.requirePhone(request.number), reg));
+      return 'result';
+    }
+    return 'unmodelled';
   }
 
   requirePhone(number: string): VirtualPhone {

@@ -4,12 +4,15 @@ import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { createCertificates } from './certs.ts';
 import { SandboxControl } from './control.ts';
+import { startControlApi } from './control-api.ts';
 import { Directory } from './directory.ts';
 import { SandboxNetwork } from './network.ts';
 import { Trace } from './trace.ts';
 
 export interface StartSandboxOptions {
   port?: number;
+  /** the HTTP control API's port; 0 picks a free one */
+  controlPort?: number;
   host?: string;
   logger?: Logger;
 }
@@ -17,6 +20,8 @@ export interface StartSandboxOptions {
 export interface Sandbox {
   /** what Baileys' `waWebSocketUrl` must be */
   wsUrl: string;
+  /** the HTTP+JSON control API (GET /info, /phones...) */
+  controlUrl: string;
   /** the root key Baileys must trust (see trustSandbox) */
   rootPublicKey: Uint8Array;
   control: SandboxControl;
@@ -33,13 +38,23 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   const network = new SandboxNetwork(directory, certs, logger, trace, { port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
   const wsUrl = await network.server.listen();
   const control = new SandboxControl(network);
+  const api = await startControlApi(
+    control,
+    () => ({ wsUrl, rootPublicKey: Buffer.from(certs.root.public).toString('base64') }),
+    { port: options.controlPort ?? 0, host: options.host ?? '127.0.0.1' },
+  );
   return {
     wsUrl,
+    controlUrl: api.url,
     rootPublicKey: certs.root.public,
     control,
     network,
     close: async () => {
       control.dispose();
+      await new Promise<void>((resolve) => {
+        api.server.close(() => resolve());
+        api.server.closeAllConnections();
+      });
       await network.server.close();
     },
   };
@@ -61,3 +76,12 @@ export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl'>): Partial<U
   fireInitQueries: true,
   markOnlineOnConnect: false,
 });
+
+/** For a service in another process: reads the sandbox's address and root key from its control API. */
+export const connectToSandbox = async (controlUrl: string): Promise<Partial<UserFacingSocketConfig>> => {
+  const res = await fetch(new URL('/info', controlUrl));
+  if (!res.ok) throw new Error(`the sandbox at ${controlUrl} answered HTTP ${res.status}`);
+  const info = (await res.json()) as { wsUrl: string; rootPublicKey: string };
+  trustSandbox(Buffer.from(info.rootPublicKey, 'base64'));
+  return sandboxSocketOptions({ wsUrl: info.wsUrl });
+};

@@ -1,0 +1,82 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import type { SandboxControl } from './control.ts';
+
+const phoneBody = z.object({ number: z.string().regex(/^\d{5,20}$/), name: z.string().optional() });
+const scanBody = z.object({ qr: z.string().min(1) });
+const codeBody = z.object({ code: z.string().regex(/^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/) });
+const sendBody = z.object({ to: z.string().min(1), text: z.string().min(1) });
+const faultBody = z.object({ deviceId: z.number().int().optional(), code: z.number().int().optional() });
+const traceBody = z.object({ enabled: z.boolean() });
+
+/** The sandbox's HTTP+JSON control API on loopback: what tests do in-process, for any other program. */
+export const startControlApi = async (
+  control: SandboxControl,
+  info: () => Record<string, unknown>,
+  options: { port: number; host: string },
+): Promise<{ url: string; server: Server }> => {
+  const app = express();
+  app.use(express.json());
+  const number = (req: Request) => String(req.params.number);
+  app.get('/info', (_req, res) => {
+    res.json(info());
+  });
+  app.get('/phones', (_req, res) => {
+    res.json(control.phones());
+  });
+  app.post('/phones', (req, res) => {
+    const body = phoneBody.parse(req.body);
+    res.status(201).json(control.addPhone(body.number, body.name));
+  });
+  app.get('/phones/:number', (req, res) => {
+    res.json(control.phone(number(req)));
+  });
+  app.post('/phones/:number/scan', async (req, res) => {
+    res.json(await control.scanQr(number(req), scanBody.parse(req.body).qr));
+  });
+  app.post('/phones/:number/pairing-code', async (req, res) => {
+    res.json(await control.enterPairingCode(number(req), codeBody.parse(req.body).code));
+  });
+  app.post('/phones/:number/send', async (req, res) => {
+    const body = sendBody.parse(req.body);
+    res.json(await control.sendText(number(req), body.to, body.text));
+  });
+  app.get('/phones/:number/inbox', (req, res) => {
+    res.json(control.inbox(number(req)).map(({ raw: _raw, ...entry }) => entry));
+  });
+  app.post('/phones/:number/drop', (req, res) => {
+    res.json({ dropped: control.dropDevice(number(req), faultBody.parse(req.body ?? {}).deviceId) });
+  });
+  app.post('/phones/:number/logout', (req, res) => {
+    res.json({ loggedOut: control.logout(number(req), faultBody.parse(req.body ?? {}).deviceId) });
+  });
+  app.post('/phones/:number/stream-error', (req, res) => {
+    const body = faultBody.parse(req.body ?? {});
+    res.json({ sent: control.streamError(number(req), body.code ?? 515, body.deviceId) });
+  });
+  app.get('/groups', (_req, res) => {
+    res.json(control.groups());
+  });
+  app.get('/trace', (_req, res) => {
+    res.json(control.trace());
+  });
+  app.post('/trace', (req, res) => {
+    control.setTrace(traceBody.parse(req.body).enabled);
+    res.json({ ok: true });
+  });
+  app.use((_req, res) => {
+    res.status(404).json({ ok: false, error: 'no such control route' });
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = err instanceof z.ZodError ? 400 : 409;
+    res.status(status).json({ ok: false, error: err instanceof z.ZodError ? err.issues : err instanceof Error ? err.message : String(err) });
+  });
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://${options.host}:${port}`, server };
+};

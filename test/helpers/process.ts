@@ -1,0 +1,47 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+
+export interface ServiceProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  output: () => string;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+/** Runs the service as users do (`tsx src/runtime/main.ts`), on a free port, and waits until it listens. */
+export const spawnService = async (env: Record<string, string>): Promise<ServiceProcess> => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/runtime/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const match = /"port":(\d+),[^\n]*"msg":"listening"/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout?.off('data', check);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout?.on('data', check);
+    void exited.then(() => reject(new Error(`service exited:\n${out}`)));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    child,
+    output: () => out,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+};

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../src/runtime/db/testing.ts';
+import type { TestDatabase } from '../src/runtime/db/testing.ts';
+import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { http } from './helpers/app.ts';
+import type { ServiceProcess } from './helpers/process.ts';
+import { spawnService } from './helpers/process.ts';
+import { scanQrImage, waitUntil } from './helpers/sandbox.ts';
+
+const KEY = `wak_${randomUUID()}`;
+const ME = '15556660001';
+const FRIENDS = ['15556660011', '15556660012', '15556660013', '15556660014'];
+
+describe('a restarted service process', () => {
+  let sandbox: Sandbox;
+  let database: TestDatabase;
+  let service: ServiceProcess | undefined;
+  const env = () => ({ DATABASE_URL: database.url, WA_SANDBOX_URL: sandbox.controlUrl, BOOTSTRAP_EMAIL: 'ops@example.com', BOOTSTRAP_API_KEY: KEY });
+  const call = (method: string, path: string, body?: unknown) => http(service?.baseUrl ?? '', method, path, { key: KEY, body });
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    database = await createTestDatabase('sqlite');
+    sandbox.control.addPhone(ME);
+    for (const n of FRIENDS) sandbox.control.addPhone(n);
+  });
+  afterAll(async () => {
+    await service?.stop('SIGKILL');
+    await sandbox?.close();
+    await database?.drop();
+  });
+
+  it('re-links its sessions from the database without a QR, after SIGTERM and after SIGKILL', async () => {
+    service = await spawnService(env());
+    const { body: session } = await call('POST', '/v1/sessions', { name: 'durable' });
+    await call('POST', `/v1/sessions/${session.id}/connect`);
+    const qr = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/qrcode`), (r) => r.body.hasQrCode);
+    await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
+    await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED');
+    expect(await service.stop('SIGTERM')).toBe(0);
+    expect(sandbox.control.phone(ME).devices).toHaveLength(1);
+
+    service = await spawnService(env());
+    const back = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY', 30_000);
+    expect(back.body).toMatchObject({ status: 'CONNECTED', phone: `${ME}@s.whatsapp.net`, qrCode: null });
+
+    await service.stop('SIGKILL');
+    service = await spawnService(env());
+    const again = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY', 30_000);
+    expect(again.body.status).toBe('CONNECTED');
+    expect(sandbox.control.phone(ME).devices).toHaveLength(1);
+  });
+
+  it('sends every scheduled and campaign message exactly once across a SIGKILL', async () => {
+    const sessions = await call('GET', '/v1/sessions');
+    const id: string = sessions.body[0].id;
+    await call('POST', `/v1/sessions/${id}/messages/schedule`, { to: FRIENDS[0], message: 'scheduled survives', delayMs: 2500 });
+    await call('POST', `/v1/sessions/${id}/messages/campaign`, {
+      contacts: FRIENDS.map((jid, i) => ({ jid, name: `F${i}` })),
+      template: 'campaign {name}',
+      delayMs: 700,
+    });
+    await waitUntil(async () => sandbox.control.inbox(FRIENDS[0] ?? '').length, (n) => n >= 1, 10_000);
+    await service?.stop('SIGKILL');
+    service = await spawnService(env());
+    for (const [i, n] of FRIENDS.entries()) {
+      await waitUntil(async () => sandbox.control.inbox(n).map((e) => e.content), (t) => t.includes(`campaign F${i}`), 30_000);
+    }
+    await waitUntil(async () => sandbox.control.inbox(FRIENDS[0] ?? '').map((e) => e.content), (t) => t.includes('scheduled survives'), 30_000);
+    for (const n of FRIENDS) {
+      for (const entry of sandbox.control.inbox(n)) expect(entry.duplicates, `${n}: ${entry.content}`).toBe(0);
+      expect(sandbox.control.inbox(n).filter((e) => e.content.startsWith('campaign'))).toHaveLength(1);
+    }
+    const pending = await call('GET', `/v1/sessions/${id}/messages?status=PENDING`);
+    expect(pending.body.count).toBe(0);
+  });
+});
