@@ -70,3 +70,17 @@ export const openSocket = (sandbox: Sandbox, auth: { state: AuthenticationState 
     });
   return { sock, updates, waitFor };
 };
+
+/** A Baileys socket linked to a virtual phone through the QR flow, then reconnected after 515. */
+export const linkedSocket = async (sandbox: Sandbox, number: string): Promise<TestSocket> => {
+  sandbox.control.addPhone(number, `Owner ${number}`);
+  const auth = memoryAuth();
+  const first = openSocket(sandbox, auth);
+  const { qr } = await first.waitFor((u) => Boolean(u.qr));
+  await sandbox.control.scanQr(number, qr ?? '');
+  await first.waitFor((u) => u.connection === 'close');
+  const socket = openSocket(sandbox, auth);
+  await socket.waitFor((u) => u.connection === 'open');
+  return socket;
+};
+

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { TestSocket } from './helpers.ts';
-import { memoryAuth, openSocket } from './helpers.ts';
+import { linkedSocket } from './helpers.ts';
 
 const waitFor = async <T>(read: () => T | undefined, ms = 10_000): Promise<T> => {
   const until = Date.now() + ms;
@@ -13,19 +13,6 @@ const waitFor = async <T>(read: () => T | undefined, ms = 10_000): Promise<T> =>
     if (Date.now() > until) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 25));
   }
-};
-
-/** A Baileys socket linked to a virtual phone through the QR flow, then reconnected after 515. */
-export const linkedSocket = async (sandbox: Sandbox, number: string): Promise<TestSocket> => {
-  sandbox.control.addPhone(number, `Owner ${number}`);
-  const auth = memoryAuth();
-  const first = openSocket(sandbox, auth);
-  const { qr } = await first.waitFor((u) => Boolean(u.qr));
-  await sandbox.control.scanQr(number, qr ?? '');
-  await first.waitFor((u) => u.connection === 'close');
-  const socket = openSocket(sandbox, auth);
-  await socket.waitFor((u) => u.connection === 'open');
-  return socket;
 };
 
 describe('sandbox: 1:1 messages with real Signal encryption', () => {

@@ -61,6 +61,13 @@ export const startControlApi = async (
   app.get('/groups', (_req, res) => {
     res.json(control.groups());
   });
+  app.get('/channels/:jid', (req, res) => {
+    res.json(control.channel(String(req.params.jid)));
+  });
+  app.post('/phones/:number/acks', (req, res) => {
+    const body = z.object({ delayMs: z.number().int().min(0).optional(), withhold: z.boolean().optional() }).parse(req.body ?? {});
+    res.json({ devices: control.setAcks(number(req), body) });
+  });
   app.get('/trace', (_req, res) => {
     res.json(control.trace());
   });

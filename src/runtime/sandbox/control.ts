@@ -1,4 +1,6 @@
 import type { InboxEntry } from './directory.ts';
+import type { GroupView } from './groups.ts';
+import { describeForInbox } from './routing.ts';
 import type { SandboxNetwork } from './network.ts';
 import type { TraceEntry } from './trace.ts';
 
@@ -39,8 +41,28 @@ export class SandboxControl {
     return this.network.enterPairingCode(number, code);
   }
 
-  groups(): unknown[] {
-    return [];
+  groups(): GroupView[] {
+    return [...this.network.groups.groups.values()].map((g) => this.network.groups.view(g));
+  }
+
+  group(id: string): GroupView | undefined {
+    const group = this.network.groups.groups.get(id);
+    return group ? this.network.groups.view(group) : undefined;
+  }
+
+  /** Posts the sandbox received for a channel, decoded. */
+  channel(jid: string): Array<{ id: string; from: string; kind: string; content: string }> {
+    return (this.network.router.newsletters.get(jid) ?? []).map((p) => ({ id: p.id, from: p.from, ...describeForInbox(p.message) }));
+  }
+
+  /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
+  setAcks(number: string, options: { delayMs?: number; withhold?: boolean }): number {
+    const conns = this.network.server.connectionsOf(number);
+    for (const conn of conns) {
+      conn.ackDelayMs = options.delayMs ?? 0;
+      conn.withholdAcks = options.withhold ?? false;
+    }
+    return conns.length;
   }
 
   inbox(number: string): InboxEntry[] {

@@ -9,6 +9,7 @@ import { advSecretFromFinish, companionHello, primaryHello } from './pairing-cod
 import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
+import { GroupService } from './groups.ts';
 import { Router } from './routing.ts';
 import type { Trace } from './trace.ts';
 import { answerUsync } from './usync.ts';
@@ -34,6 +35,7 @@ export class SandboxNetwork {
   readonly extraIq = new Map<string, (conn: Connection, iq: BinaryNode) => IqAnswer | Promise<IqAnswer>>();
   readonly stanzaHandlers = new Map<string, (conn: Connection, node: BinaryNode) => void | Promise<void>>();
   readonly router: Router;
+  readonly groups: GroupService;
   /** companions waiting for a phone number to enter their pairing code */
   private readonly codeRequests = new Map<string, CodeRequest>();
 
@@ -45,6 +47,13 @@ export class SandboxNetwork {
     options: { port: number; host: string },
   ) {
     this.router = new Router(this);
+    this.groups = new GroupService(directory);
+    this.extraIq.set('w:g2', (conn, iq) => {
+      if (!conn.phone) return 'unmodelled';
+      const answer = this.groups.answer(conn.phone, iq);
+      if (Array.isArray(answer) || answer === 'result') return answer;
+      return [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }];
+    });
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));

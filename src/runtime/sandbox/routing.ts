@@ -93,13 +93,20 @@ export class Router {
     return [{ tag: 'list', attrs: {}, content: users }];
   }
 
+  /** Channel posts as the sandbox received them, by channel JID. */
+  readonly newsletters = new Map<string, Array<{ id: string; from: string; message: proto.IMessage }>>();
+  /** Phones a sender's statuses reach once they hold its status sender key. */
+  private readonly statusAudience = new Map<string, Set<VirtualPhone>>();
+
   /** A companion sent a message: decrypt what is for phones, forward what is for companions. */
   async fromCompanion(conn: Connection, node: BinaryNode): Promise<void> {
     const sender = conn.phone;
     const senderDevice = conn.device;
     if (!sender || !senderDevice) return;
-    const id = node.attrs.id ?? newMessageId();
     const to = node.attrs.to ?? '';
+    if (to.endsWith('@newsletter')) return this.toNewsletter(conn, node);
+    if (to.endsWith('@g.us') || to === 'status@broadcast') return this.toGroup(conn, node);
+    const id = node.attrs.id ?? newMessageId();
     const senderJid = `${sender.number}:${senderDevice.deviceId}@s.whatsapp.net`;
     const targets: Array<{ jid: string; enc: BinaryNode }> = [];
     for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to')) {
@@ -136,6 +143,78 @@ export class Router {
       }
     }
     this.ack(conn, node, to);
+  }
+
+  private toNewsletter(conn: Connection, node: BinaryNode): void {
+    const to = node.attrs.to ?? '';
+    const plaintext = bytesOf(getBinaryNodeChild(node, 'plaintext'));
+    if (plaintext) {
+      const posts = this.newsletters.get(to) ?? [];
+      posts.push({ id: node.attrs.id ?? newMessageId(), from: conn.phone?.jid ?? '', message: proto.Message.decode(plaintext) });
+      this.newsletters.set(to, posts);
+    }
+    this.ack(conn, node, to);
+  }
+
+  /** Groups and statuses: sender keys travel pairwise, then one skmsg every member decrypts. */
+  private async toGroup(conn: Connection, node: BinaryNode): Promise<void> {
+    const sender = conn.phone as VirtualPhone;
+    const senderJid = `${sender.number}:${conn.device?.deviceId ?? 0}@s.whatsapp.net`;
+    const groupId = node.attrs.to ?? '';
+    const id = node.attrs.id ?? newMessageId();
+    const isStatus = groupId === 'status@broadcast';
+    const pairwise = new Map<string, BinaryNode>();
+    const reached = new Set<VirtualPhone>();
+    for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to')) {
+      const enc = getBinaryNodeChild(toNode, 'enc');
+      const jid = toNode.attrs.jid ?? '';
+      const { phone, deviceId } = splitJid(this.directory, jid);
+      const ciphertext = bytesOf(enc);
+      if (!phone || !enc || !ciphertext) continue;
+      if (deviceId !== 0) {
+        pairwise.set(`${phone.number}:${deviceId}`, enc);
+        continue;
+      }
+      try {
+        const message = proto.Message.decode(await phone.signal.decrypt(addressOf(senderJid), enc.attrs.type ?? 'pkmsg', ciphertext));
+        const skdm = message.senderKeyDistributionMessage;
+        if (skdm?.axolotlSenderKeyDistributionMessage) {
+          await phone.signal.processSenderKey(groupId, addressOf(senderJid), skdm.axolotlSenderKeyDistributionMessage);
+          if (phone !== sender) reached.add(phone);
+        }
+      } catch (err) {
+        this.network.logger.warn({ err, jid, groupId }, 'a virtual phone could not read a sender key');
+      }
+    }
+    const recipients = isStatus
+      ? new Set([...(this.statusAudience.get(sender.number) ?? []), ...reached])
+      : new Set(this.network.groups.members(groupId).filter((p) => p !== sender));
+    if (isStatus) this.statusAudience.set(sender.number, recipients);
+    const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg');
+    const ciphertext = bytesOf(skmsg);
+    if (skmsg && ciphertext) {
+      for (const phone of recipients) {
+        try {
+          const message = proto.Message.decode(await phone.signal.decryptGroup(groupId, addressOf(senderJid), ciphertext));
+          deliverToInbox(phone, id, sender.jid, groupId, message);
+        } catch (err) {
+          this.network.logger.warn({ err, phone: phone.number, groupId }, 'a virtual phone could not decrypt a group message');
+        }
+      }
+      // Companions of members (and the sender's other companions) get the same stanza, re-addressed.
+      for (const phone of [...recipients, sender]) {
+        for (const peer of this.network.server.connectionsOf(phone.number).filter((c) => c !== conn)) {
+          const key = `${phone.number}:${peer.device?.deviceId ?? 0}`;
+          const own = pairwise.get(key);
+          peer.send({
+            tag: 'message',
+            attrs: { from: groupId, participant: senderJid, id, t: now(), type: node.attrs.type ?? 'text', notify: sender.name },
+            content: [...(own ? [own] : []), skmsg],
+          });
+        }
+      }
+    }
+    this.ack(conn, node, groupId);
   }
 
   /** Server ack, then the recipient's delivery receipt, unless a fault delays or withholds them. */

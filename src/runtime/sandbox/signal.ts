@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Curve, generateSignalPubKey, signedKeyPair } from 'baileys';
 import type { KeyPair } from 'baileys';
+import { GroupCipher, GroupSessionBuilder, SenderKeyDistributionMessage, SenderKeyName, SenderKeyRecord } from 'baileys/lib/Signal/Group/index.js';
 import { ProtocolAddress, SessionBuilder, SessionCipher, SessionRecord } from 'libsignal';
 import type { SignalStorage } from 'libsignal';
 
@@ -18,6 +19,16 @@ export class PhoneSignal {
   private readonly signedPreKey: { keyId: number; keyPair: KeyPair; signature: Uint8Array };
   private readonly preKeys = new Map<number, KeyPair>();
   private readonly sessions = new Map<string, Uint8Array>();
+  private readonly senderKeys = new Map<string, string>();
+  private readonly senderKeyStore = {
+    loadSenderKey: async (name: SenderKeyName) => {
+      const raw = this.senderKeys.get(name.toString());
+      return raw ? SenderKeyRecord.deserialize(Buffer.from(raw)) : new SenderKeyRecord();
+    },
+    storeSenderKey: async (name: SenderKeyName, record: SenderKeyRecord) => {
+      this.senderKeys.set(name.toString(), JSON.stringify(record.serialize()));
+    },
+  };
   /** one-time prekeys already given out in a bundle; each is handed to one sender only */
   private readonly handedOut = new Set<number>();
   private nextPreKeyId = 1;
@@ -77,6 +88,17 @@ export class PhoneSignal {
     const cipher = new SessionCipher(this.storage, sender);
     const padded = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
     return unpad(padded);
+  }
+
+  /** A sender key a member handed out (inside a pairwise message) for a group or status list. */
+  async processSenderKey(groupId: string, sender: ProtocolAddress, distribution: Uint8Array): Promise<void> {
+    const name = new SenderKeyName(groupId, sender);
+    await new GroupSessionBuilder(this.senderKeyStore).process(name, new SenderKeyDistributionMessage(null, null, null, null, distribution));
+  }
+
+  async decryptGroup(groupId: string, sender: ProtocolAddress, ciphertext: Uint8Array): Promise<Buffer> {
+    const plaintext = await new GroupCipher(this.senderKeyStore, new SenderKeyName(groupId, sender)).decrypt(ciphertext);
+    return unpad(plaintext);
   }
 
   /** Encrypts for a companion, starting a session from its uploaded bundle when there is none. */
