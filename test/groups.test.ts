@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from './helpers/app.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+const ME = '15558880001';
+const A = '15558880002';
+const B = '15558880003';
+const SECOND = '15558880004';
+
+describe('network groups, statuses and channels end to end', () => {
+  let ctx: Linked;
+  let sessionId: string;
+  let groupId: string;
+  const call = (method: string, path: string, body?: unknown, key = ctx.key) => http(ctx.app.baseUrl, method, path, { key, body });
+  const inbox = (n: string) => ctx.sandbox.control.inbox(n);
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox();
+    sessionId = await linkSession(ctx, ME);
+    ctx.sandbox.control.addPhone(A, 'Ana');
+    ctx.sandbox.control.addPhone(B, 'Ben');
+  });
+  afterAll(async () => {
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  it('creates a group with two phones and lists it with admins marked', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/groups`, { subject: 'Crew', participants: [A, B] });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/@g\.us$/),
+      subject: 'Crew',
+      desc: '',
+      participants: expect.arrayContaining([{ id: `${ME}@s.whatsapp.net`, admin: 'superadmin' }, { id: `${A}@s.whatsapp.net` }, { id: `${B}@s.whatsapp.net` }]),
+    });
+    groupId = res.body.id;
+    const list = await call('GET', `/v1/sessions/${sessionId}/groups`);
+    expect(list.body.map((g: { id: string }) => g.id)).toContain(groupId);
+    expect((await call('GET', `/v1/sessions/${sessionId}/groups-count`)).body).toEqual({ count: 1 });
+  });
+
+  it('sends text and interactive messages into the group, decrypted by both members', async () => {
+    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send`, { message: 'hi crew' })).body).toEqual({ ok: true, id: expect.any(String) });
+    const inter = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-interactive`, { body: 'Vote', buttons: [{ type: 'reply', text: 'Yes' }] });
+    expect(inter.body).toEqual({ ok: true, id: expect.any(String) });
+    for (const n of [A, B]) {
+      await waitUntil(async () => inbox(n).filter((e) => e.chat === groupId).map((e) => e.content), (t) => t.includes('Vote [Yes]'));
+      expect(inbox(n).filter((e) => e.chat === groupId).map((e) => e.content)).toEqual(['hi crew', 'Vote [Yes]']);
+    }
+  });
+
+  it('changes participants, subject and description, visible in details and members', async () => {
+    ctx.sandbox.control.addPhone('15558880009', 'Zed');
+    const add = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'add', participants: ['15558880009'] });
+    expect(add.body).toEqual({ ok: true, action: 'add', participants: ['15558880009@s.whatsapp.net'] });
+    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/promote`, { participants: [A] })).body).toEqual({ ok: true, action: 'promote', participants: [`${A}@s.whatsapp.net`] });
+    expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}`, { subject: 'Crew 2', description: 'the crew' })).body).toEqual({ ok: true, subject: 'Crew 2', description: 'the crew' });
+    const details = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}`);
+    expect(details.body).toMatchObject({ subject: 'Crew 2', desc: 'the crew' });
+    expect(details.body.participants).toContainEqual({ id: `${A}@s.whatsapp.net`, admin: 'admin' });
+    await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'remove', participants: ['15558880009'] });
+    const members = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}/members`);
+    expect(members.body).toMatchObject({ groupId, count: 3 });
+    expect(members.body.members.map((m: { id: string }) => m.id)).not.toContain('15558880009@s.whatsapp.net');
+    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'kick', participants: [A] })).status).toBe(400);
+  });
+
+  it('sets admin-only and reads it back', async () => {
+    expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}/privacy`, { adminOnly: true })).body).toEqual({ ok: true, adminOnly: true });
+    expect(ctx.sandbox.control.group(groupId)?.announce).toBe(true);
+    expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}/privacy`, {})).status).toBe(400);
+  });
+
+  it('lets a second session join by the invite code, then leaves', async () => {
+    const { body } = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}/invite-code`);
+    expect(body).toEqual({ groupId, inviteCode: expect.any(String) });
+    const second = await linkSession(ctx, SECOND, 'second');
+    expect((await call('POST', `/v1/sessions/${second}/groups/join`, { inviteCode: body.inviteCode })).body).toEqual({ ok: true, groupId });
+    expect(ctx.sandbox.control.group(groupId)?.participants.map((p) => p.jid)).toContain(`${SECOND}@s.whatsapp.net`);
+    expect((await call('DELETE', `/v1/sessions/${second}/groups/${groupId}`)).body).toEqual({ ok: true });
+    expect(ctx.sandbox.control.group(groupId)?.participants.map((p) => p.jid)).not.toContain(`${SECOND}@s.whatsapp.net`);
+  });
+
+  it('publishes a text status to the listed phones, with every field of the spec', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'status!', backgroundColor: '#112233', statusJidList: [`${A}@s.whatsapp.net`] });
+    expect(res.body).toEqual({
+      ok: true,
+      accepted: true,
+      validation: 'payload_validated',
+      deliveryState: 'accepted_by_whatsapp_web',
+      type: 'text',
+      target: 'status@broadcast',
+      recipientsCount: 1,
+      statusJidList: [`${A}@s.whatsapp.net`],
+      messageId: expect.any(String),
+    });
+    await waitUntil(async () => inbox(A).find((e) => e.chat === 'status@broadcast' && e.content === 'status!'), Boolean);
+    expect(inbox(B).some((e) => e.content === 'status!')).toBe(false);
+  });
+
+  it('resolves all_contacts from the address book (on the network only)', async () => {
+    await call('POST', '/v1/contacts/bulk', { contacts: [{ phone: B }, { phone: '19990007777' }] });
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'to everyone', audience: 'all_contacts' });
+    expect(res.body).toMatchObject({ recipientsCount: 1, statusJidList: [`${B}@s.whatsapp.net`] });
+    await waitUntil(async () => inbox(B).find((e) => e.content === 'to everyone'), Boolean);
+  });
+
+  it('refuses a status payload that breaks the rules', async () => {
+    expect((await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', statusJidList: [A] })).status).toBe(400);
+    expect((await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'image', statusJidList: [A] })).status).toBe(400);
+    expect((await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload: { type: 'video' }, delayMs: 10 })).status).toBe(400);
+  });
+
+  it('publishes a scheduled status after its delay', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload: { type: 'text', text: 'later status', statusJidList: [A] }, delayMs: 400 });
+    expect(res.body).toEqual({ ok: true, scheduledInMs: 400 });
+    expect(inbox(A).some((e) => e.content === 'later status')).toBe(false);
+    await waitUntil(async () => inbox(A).find((e) => e.content === 'later status'), Boolean);
+  });
+
+  it('answers GET /channels as decided and sends to a channel', async () => {
+    const list = await call('GET', `/v1/sessions/${sessionId}/channels`);
+    expect(list.body).toEqual({ ok: true, channels: [], message: expect.stringContaining('not supported') });
+    const jid = '120363111111111111@newsletter';
+    expect((await call('POST', `/v1/sessions/${sessionId}/channels/${jid}/send`, { text: 'post' })).body).toEqual({ ok: true });
+    await waitUntil(async () => ctx.sandbox.control.channel(jid).map((p) => p.content), (c) => c.includes('post'));
+    expect((await call('POST', `/v1/sessions/${sessionId}/channels/not-a-channel/send`, { text: 'x' })).status).toBe(400);
+  });
+
+  it('refuses groups and statuses on a session that is not connected (409) and for another account (404)', async () => {
+    const { body: idle } = await call('POST', '/v1/sessions', { name: 'idle' });
+    expect((await call('GET', `/v1/sessions/${idle.id}/groups`)).status).toBe(409);
+    expect((await call('POST', `/v1/sessions/${idle.id}/status/send`, { type: 'text', text: 'x', statusJidList: [A] })).status).toBe(409);
+    expect((await call('POST', `/v1/sessions/${idle.id}/channels/1@newsletter/send`, { text: 'x' })).status).toBe(409);
+    const other = (await ctx.app.newAccount()).apiKey;
+    expect((await call('GET', `/v1/sessions/${sessionId}/groups`, undefined, other)).status).toBe(404);
+    expect((await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'x', statusJidList: [A] }, other)).status).toBe(404);
+    expect((await call('GET', `/v1/sessions/${sessionId}/channels`, undefined, other)).status).toBe(404);
+  });
+});
