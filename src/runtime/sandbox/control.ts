@@ -1,3 +1,6 @@
+import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { getMediaKeys } from 'baileys';
+import type { proto } from 'baileys';
 import type { InboxEntry } from './directory.ts';
 import type { GroupView } from './groups.ts';
 import { describeForInbox } from './routing.ts';
@@ -35,6 +38,40 @@ export class SandboxControl {
   /** The phone sends a text to a number; every companion linked to that number receives it. */
   sendText(fromNumber: string, toNumber: string, text: string): Promise<{ id: string; delivered: number }> {
     return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
+  }
+
+  /** The phone sends a media file (encrypted and stored on the media host as WhatsApp does). */
+  async sendMedia(
+    fromNumber: string,
+    toNumber: string,
+    media: { type: 'image' | 'video' | 'audio' | 'document'; data: Buffer; mimetype: string; caption?: string; fileName?: string },
+  ): Promise<{ id: string; delivered: number }> {
+    const mediaKey = randomBytes(32);
+    const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, media.type);
+    const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
+    const enc = Buffer.concat([cipher.update(media.data), cipher.final()]);
+    const mac = createHmac('sha256', macKey ?? Buffer.alloc(32)).update(Buffer.concat([iv, enc])).digest().subarray(0, 10);
+    const file = Buffer.concat([enc, mac]);
+    const { url, directPath } = this.network.media.put(file);
+    const common = {
+      url,
+      directPath,
+      mediaKey,
+      mimetype: media.mimetype,
+      fileSha256: createHash('sha256').update(media.data).digest(),
+      fileEncSha256: createHash('sha256').update(file).digest(),
+      fileLength: media.data.length,
+      mediaKeyTimestamp: Math.floor(Date.now() / 1000),
+    };
+    const message: proto.IMessage =
+      media.type === 'image'
+        ? { imageMessage: { ...common, caption: media.caption } }
+        : media.type === 'video'
+          ? { videoMessage: { ...common, caption: media.caption } }
+          : media.type === 'audio'
+            ? { audioMessage: common }
+            : { documentMessage: { ...common, caption: media.caption, fileName: media.fileName } };
+    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, message);
   }
 
   enterPairingCode(number: string, code: string): Promise<{ jid: string; deviceId: number }> {

@@ -23,6 +23,9 @@ export interface InboxEntry {
   caption?: string;
   mimetype?: string;
   fileName?: string;
+  /** for media: the decrypted file's size and SHA-256, proof the bytes arrived */
+  size?: number;
+  sha256?: string;
   raw?: unknown;
   receivedAt: string;
   /** how many more times the same message id arrived (a real app shows it once) */

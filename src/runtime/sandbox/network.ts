@@ -10,6 +10,7 @@ import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
 import { GroupService } from './groups.ts';
+import { MediaHost } from './media.ts';
 import { Router } from './routing.ts';
 import type { Trace } from './trace.ts';
 import { answerUsync } from './usync.ts';
@@ -36,6 +37,7 @@ export class SandboxNetwork {
   readonly stanzaHandlers = new Map<string, (conn: Connection, node: BinaryNode) => void | Promise<void>>();
   readonly router: Router;
   readonly groups: GroupService;
+  readonly media = new MediaHost();
   /** companions waiting for a phone number to enter their pairing code */
   private readonly codeRequests = new Map<string, CodeRequest>();
 
@@ -57,6 +59,13 @@ export class SandboxNetwork {
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
+    this.extraIq.set('w:m', () => [
+      {
+        tag: 'media_conn',
+        attrs: { auth: 'sandbox', ttl: '3600', auth_ttl: '3600', max_buckets: '12' },
+        content: [{ tag: 'host', attrs: { hostname: this.media.hostname, maxContentLengthBytes: String(64 * 1024 * 1024) } }],
+      },
+    ]);
     this.server = new SandboxServer({
       ...options,
       certs,

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { getBinaryNodeChild, getBinaryNodeChildren, normalizeMessageContent, proto } from 'baileys';
 import type { BinaryNode } from 'baileys';
+import type { MediaType } from 'baileys';
 import type { Directory, InboxEntry, VirtualPhone } from './directory.ts';
+import { sha256Hex } from './media.ts';
 import type { SandboxNetwork } from './network.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
 import type { Connection } from './server.ts';
@@ -68,6 +70,14 @@ export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, ch
   return entry;
 };
 
+const MEDIA_KINDS: Array<[keyof proto.IMessage, MediaType]> = [
+  ['imageMessage', 'image'],
+  ['videoMessage', 'video'],
+  ['audioMessage', 'audio'],
+  ['documentMessage', 'document'],
+  ['stickerMessage', 'sticker'],
+];
+
 /** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
 export class Router {
   constructor(private readonly network: SandboxNetwork) {}
@@ -97,6 +107,24 @@ export class Router {
   readonly newsletters = new Map<string, Array<{ id: string; from: string; message: proto.IMessage }>>();
   /** Phones a sender's statuses reach once they hold its status sender key. */
   private readonly statusAudience = new Map<string, Set<VirtualPhone>>();
+
+  /** Fetches and decrypts the file a media message points at, recording its size and hash in the inbox. */
+  async openMedia(entry: InboxEntry | null, message: proto.IMessage): Promise<void> {
+    if (!entry) return;
+    const m = normalizeMessageContent(message) ?? message;
+    const inner = m.documentWithCaptionMessage?.message ?? m;
+    for (const [field, type] of MEDIA_KINDS) {
+      const media = inner[field] as { directPath?: string | null; url?: string | null; mediaKey?: Uint8Array | null } | null | undefined;
+      if (!media?.mediaKey || !(media.directPath || media.url)) continue;
+      try {
+        const data = await this.network.media.open(media.directPath || media.url || '', media.mediaKey, type);
+        entry.size = data.length;
+        entry.sha256 = sha256Hex(data);
+      } catch (err) {
+        this.network.logger.warn({ err, id: entry.id }, 'a virtual phone could not download a media file');
+      }
+    }
+  }
 
   /** A companion sent a message: decrypt what is for phones, forward what is for companions. */
   async fromCompanion(conn: Connection, node: BinaryNode): Promise<void> {
@@ -128,7 +156,7 @@ export class Router {
           const plaintext = await phone.signal.decrypt(addressOf(senderJid), type, ciphertext);
           const message = proto.Message.decode(plaintext);
           // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
-          if (phone !== sender) deliverToInbox(phone, id, sender.jid, chatOf(phone), message);
+          if (phone !== sender) await this.openMedia(deliverToInbox(phone, id, sender.jid, chatOf(phone), message), message);
         } catch (err) {
           this.network.logger.warn({ err, to: target.jid, from: senderJid }, 'a virtual phone could not decrypt a message');
         }
@@ -196,7 +224,7 @@ export class Router {
       for (const phone of recipients) {
         try {
           const message = proto.Message.decode(await phone.signal.decryptGroup(groupId, addressOf(senderJid), ciphertext));
-          deliverToInbox(phone, id, sender.jid, groupId, message);
+          await this.openMedia(deliverToInbox(phone, id, sender.jid, groupId, message), message);
         } catch (err) {
           this.network.logger.warn({ err, phone: phone.number, groupId }, 'a virtual phone could not decrypt a group message');
         }

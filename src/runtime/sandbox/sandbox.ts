@@ -1,3 +1,4 @@
+import { Agent } from 'node:https';
 import { WA_CERT_DETAILS } from 'baileys';
 import type { UserFacingSocketConfig } from 'baileys';
 import { pino } from 'pino';
@@ -24,6 +25,8 @@ export interface Sandbox {
   controlUrl: string;
   /** the root key Baileys must trust (see trustSandbox) */
   rootPublicKey: Uint8Array;
+  /** the media host's self-signed certificate, which Baileys' fetchAgent must trust */
+  mediaCaPem: string;
   control: SandboxControl;
   network: SandboxNetwork;
   close: () => Promise<void>;
@@ -37,16 +40,18 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   const trace = new Trace();
   const network = new SandboxNetwork(directory, certs, logger, trace, { port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
   const wsUrl = await network.server.listen();
+  await network.media.start(options.host ?? '127.0.0.1');
   const control = new SandboxControl(network);
   const api = await startControlApi(
     control,
-    () => ({ wsUrl, rootPublicKey: Buffer.from(certs.root.public).toString('base64') }),
+    () => ({ wsUrl, rootPublicKey: Buffer.from(certs.root.public).toString('base64'), mediaCaPem: network.media.certPem }),
     { port: options.controlPort ?? 0, host: options.host ?? '127.0.0.1' },
   );
   return {
     wsUrl,
     controlUrl: api.url,
     rootPublicKey: certs.root.public,
+    mediaCaPem: network.media.certPem,
     control,
     network,
     close: async () => {
@@ -56,6 +61,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
         api.server.closeAllConnections();
       });
       await network.server.close();
+      await network.media.close();
     },
   };
 };
@@ -69,8 +75,9 @@ export const trustSandbox = (rootPublicKey: Uint8Array): void => {
 };
 
 /** The socket options a Baileys client needs to use the sandbox instead of WhatsApp. */
-export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl'>): Partial<UserFacingSocketConfig> => ({
+export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem'>): Partial<UserFacingSocketConfig> => ({
   waWebSocketUrl: sandbox.wsUrl,
+  fetchAgent: new Agent({ ca: sandbox.mediaCaPem }),
   shouldSyncHistoryMessage: () => false,
   syncFullHistory: false,
   fireInitQueries: true,
@@ -81,7 +88,7 @@ export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl'>): Partial<U
 export const connectToSandbox = async (controlUrl: string): Promise<Partial<UserFacingSocketConfig>> => {
   const res = await fetch(new URL('/info', controlUrl));
   if (!res.ok) throw new Error(`the sandbox at ${controlUrl} answered HTTP ${res.status}`);
-  const info = (await res.json()) as { wsUrl: string; rootPublicKey: string };
+  const info = (await res.json()) as { wsUrl: string; rootPublicKey: string; mediaCaPem: string };
   trustSandbox(Buffer.from(info.rootPublicKey, 'base64'));
-  return sandboxSocketOptions({ wsUrl: info.wsUrl });
+  return sandboxSocketOptions(info);
 };

@@ -1,0 +1,79 @@
+import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { Agent, createServer } from 'node:https';
+import type { Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { getMediaKeys } from 'baileys';
+import type { MediaType } from 'baileys';
+import { generate } from 'selfsigned';
+
+/** The sandbox's media host: companions upload encrypted files here and phones fetch them. */
+export class MediaHost {
+  private readonly blobs = new Map<string, Buffer>();
+  private server?: Server;
+  hostname = '';
+  certPem = '';
+
+  async start(host: string): Promise<void> {
+    const pems = await generate([{ name: 'commonName', value: host }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: host }] }],
+    } as Parameters<typeof generate>[1]);
+    this.certPem = pems.cert;
+    this.server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+      const url = new URL(req.url ?? '/', `https://${this.hostname}`);
+      if (req.method === 'POST' && url.pathname.startsWith('/mms/')) {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const id = randomBytes(12).toString('hex');
+          this.blobs.set(id, Buffer.concat(chunks));
+          const path = `/m/${id}`;
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${this.hostname}${path}`, direct_path: path }));
+        });
+        return;
+      }
+      const blob = req.method === 'GET' && url.pathname.startsWith('/m/') ? this.blobs.get(url.pathname.slice(3)) : undefined;
+      if (!blob) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(blob);
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, host, resolve));
+    this.hostname = `${host}:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** An HTTPS agent that trusts this host, for Baileys' `fetchAgent`. */
+  agent(): Agent {
+    return new Agent({ ca: this.certPem, keepAlive: false });
+  }
+
+  /** Stores an already encrypted file, as an upload would. */
+  put(encrypted: Buffer): { url: string; directPath: string } {
+    const id = randomBytes(12).toString('hex');
+    this.blobs.set(id, encrypted);
+    return { url: `https://${this.hostname}/m/${id}`, directPath: `/m/${id}` };
+  }
+
+  /** Opens a file a message points at, with the message's media key (what a phone does on download). */
+  async open(directPathOrUrl: string, mediaKey: Uint8Array, type: MediaType): Promise<Buffer> {
+    const path = directPathOrUrl.startsWith('https://') ? new URL(directPathOrUrl).pathname : directPathOrUrl;
+    const blob = this.blobs.get(path.replace(/^\/m\//, '').split('?')[0] ?? '');
+    if (!blob) throw new Error(`no media at ${path}`);
+    const { cipherKey, iv } = await getMediaKeys(mediaKey, type);
+    const decipher = createDecipheriv('aes-256-cbc', cipherKey, iv);
+    return Buffer.concat([decipher.update(blob.subarray(0, blob.length - 10)), decipher.final()]);
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+}
+
+export const sha256Hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
