@@ -16,6 +16,8 @@ export const startWithSandbox = async (kind: DbKind = 'sqlite', overrides: Param
   trustSandbox(sandbox.rootPublicKey);
   const app = await startTestApp(kind, overrides, {
     socket: sandboxSocketOptions(sandbox),
+    // Test files are served by msw from made-up hosts; name them public so the media guard lets them through.
+    resolveHost: async (host) => (host.endsWith('.example.com') ? ['93.184.216.34'] : ['127.0.0.1']),
     sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 },
   });
   const { apiKey } = await app.newAccount();
