@@ -54,6 +54,9 @@ export const startControlApi = async (
   app.post('/phones/:number/logout', (req, res) => {
     res.json({ loggedOut: control.logout(number(req), faultBody.parse(req.body ?? {}).deviceId) });
   });
+  app.post('/phones/:number/freeze', (req, res) => {
+    res.json({ frozen: control.freeze(number(req), faultBody.parse(req.body ?? {}).deviceId) });
+  });
   app.post('/phones/:number/stream-error', (req, res) => {
     const body = faultBody.parse(req.body ?? {});
     res.json({ sent: control.streamError(number(req), body.code ?? 515, body.deviceId) });

@@ -92,6 +92,13 @@ export class SandboxControl {
     return (this.network.router.newsletters.get(jid) ?? []).map((p) => ({ id: p.id, from: p.from, ...describeForInbox(p.message) }));
   }
 
+  /** The link stays open but goes silent both ways, as a half-dead TCP connection does. */
+  freeze(number: string, deviceId?: number): number {
+    const conns = this.network.server.connectionsOf(number).filter((c) => deviceId === undefined || c.device?.deviceId === deviceId);
+    for (const conn of conns) conn.frozen = true;
+    return conns.length;
+  }
+
   /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
   setAcks(number: string, options: { delayMs?: number; withhold?: boolean }): number {
     const conns = this.network.server.connectionsOf(number);

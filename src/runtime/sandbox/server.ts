@@ -29,6 +29,8 @@ export class Connection {
   /** acks withheld or delayed by a fault */
   ackDelayMs = 0;
   withholdAcks = false;
+  /** a frozen link neither answers nor delivers anything: a connection gone silent */
+  frozen = false;
   closed = false;
 
   constructor(
@@ -45,7 +47,7 @@ export class Connection {
   }
 
   sendRaw(body: Uint8Array): void {
-    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.closed || this.frozen || this.ws.readyState !== this.ws.OPEN) return;
     this.ws.send(this.noise.frame(body));
   }
 
@@ -143,6 +145,7 @@ export class SandboxServer {
         conn.phase = 'open';
         this.onPayload(conn, payload);
       } else {
+        if (conn.frozen) continue;
         const node = await decodeBinaryNode(frame);
         this.options.trace.record('in', conn.jid, node);
         await this.options.onNode(conn, node);
