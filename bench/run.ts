@@ -1,4 +1,5 @@
 import { benchContacts, printContactBench } from './contacts.ts';
+import { benchSessions, printSessionBench } from './sessions.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
 
@@ -9,4 +10,5 @@ const wants = (name: string) => only.length === 0 || only.includes(name);
 if (wants('contacts')) {
   for (const kind of dbKinds as DbKind[]) printContactBench(await benchContacts(kind));
 }
+if (wants('sessions')) printSessionBench(await benchSessions());
 process.exit(0);
