@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import { PNG } from 'pngjs';
+import { readQrImage } from '../../src/runtime/sandbox/qr-image.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { sandboxSocketOptions, startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { DbKind, TestApp } from './app.ts';
@@ -53,15 +52,5 @@ export const linkSession = async (ctx: Linked, number: string, name = 'main'): P
   return id;
 };
 
-// jsqr is CommonJS with a default export that NodeNext types cannot see through.
-const jsQR = createRequire(import.meta.url)('jsqr') as (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
-
 /** Reads the QR code out of the PNG data URL, as a phone's camera would. */
-export const scanQrImage = (dataUrl: string): string => {
-  const match = /^data:image\/png;base64,(.+)$/.exec(dataUrl);
-  if (!match?.[1]) throw new Error('not a PNG data URL');
-  const png = PNG.sync.read(Buffer.from(match[1], 'base64'));
-  const code = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
-  if (!code) throw new Error('the image holds no readable QR code');
-  return code.data;
-};
+export const scanQrImage = readQrImage;

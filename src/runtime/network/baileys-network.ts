@@ -49,7 +49,6 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
       syncFullHistory: false,
-      shouldSyncHistoryMessage: () => false,
       fireInitQueries: true,
       keepAliveIntervalMs: options.keepAliveIntervalMs ?? 30_000,
       ...options.socket,

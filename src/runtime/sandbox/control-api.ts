@@ -5,9 +5,12 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { SandboxControl } from './control.ts';
+import { readQrImage } from './qr-image.ts';
 
 const phoneBody = z.object({ number: z.string().regex(/^\d{5,20}$/), name: z.string().optional() });
-const scanBody = z.object({ qr: z.string().min(1) });
+const scanBody = z
+  .object({ qr: z.string().min(1).optional(), qrCode: z.string().startsWith('data:image/png;base64,').optional() })
+  .refine((b) => b.qr || b.qrCode, { message: 'give qr (the QR text) or qrCode (the PNG data URL)' });
 const codeBody = z.object({ code: z.string().regex(/^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/) });
 const sendBody = z.object({ to: z.string().min(1), text: z.string().min(1) });
 const faultBody = z.object({ deviceId: z.number().int().optional(), code: z.number().int().optional() });
@@ -36,7 +39,8 @@ export const startControlApi = async (
     res.json(control.phone(number(req)));
   });
   app.post('/phones/:number/scan', async (req, res) => {
-    res.json(await control.scanQr(number(req), scanBody.parse(req.body).qr));
+    const body = scanBody.parse(req.body);
+    res.json(await control.scanQr(number(req), body.qr ?? readQrImage(body.qrCode ?? '')));
   });
   app.post('/phones/:number/pairing-code', async (req, res) => {
     res.json(await control.enterPairingCode(number(req), codeBody.parse(req.body).code));

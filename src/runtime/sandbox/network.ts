@@ -171,8 +171,10 @@ export class SandboxNetwork {
     if (node.tag === 'iq') return this.onIq(conn, node);
     const handler = this.stanzaHandlers.get(node.tag);
     if (handler) return handler(conn, node);
-    if (node.tag === 'presence' || node.tag === 'chatstate' || node.tag === 'ack' || node.tag === 'receipt') return;
-    this.logger.warn({ jid: conn.jid, tag: node.tag, attrs: node.attrs }, 'unmodelled stanza; ignoring it');
+    // Presence, typing, receipts, acks and session notices need no answer from the network.
+    if (['presence', 'chatstate', 'ack', 'receipt', 'ib'].includes(node.tag)) return;
+    this.logger.warn({ jid: conn.jid, tag: node.tag, attrs: node.attrs }, 'unmodelled stanza; answering an error ack');
+    conn.send({ tag: 'ack', attrs: { id: node.attrs.id ?? '', class: node.tag, error: '501' } });
   }
 
   private async onIq(conn: Connection, iq: BinaryNode): Promise<void> {
