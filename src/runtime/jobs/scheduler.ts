@@ -1,8 +1,10 @@
 import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import Bree from 'bree';
 import type { Logger } from 'pino';
 
-const DUE_WORKER = fileURLToPath(new URL('./workers/due.mjs', import.meta.url));
+const TIMERS_WORKER = fileURLToPath(new URL('./workers/timers.mjs', import.meta.url));
+const TIMERS_JOB = 'timers';
 
 export type DueJob = { kind: 'message'; messageId: string } | { kind: 'recurring'; timerId: string };
 
@@ -18,18 +20,31 @@ export interface RecurringSpec {
 
 interface DueMessage {
   type?: string;
-  job?: DueJob | null;
+  key?: string;
+  job?: DueJob;
+  /** when it was meant to fire and when it did (ms since the epoch), for lateness figures */
+  at?: number;
+  firedAt?: number;
 }
 
+type Command =
+  | { type: 'at'; key: string; at: number; job: DueJob }
+  | { type: 'every'; key: string; everyMs: number; job: DueJob }
+  | { type: 'clear'; key: string }
+  | { type: 'stop' };
+
 /**
- * Bree runs each one-shot and recurring job in a worker thread at its time; the worker's message
- * comes back here and `onDue` does the work in the main thread.
+ * Bree runs one long-lived worker thread that holds every timer (one-shot and recurring); its "due"
+ * messages come back here, and `onDue` does the work in the main thread, which owns the sockets.
+ * A worker per job would cost a thread start each time, far too slow for thousands of jobs a minute.
  */
 export class JobScheduler {
   private readonly bree: Bree;
   private readonly recurring = new Map<string, RecurringSpec>();
-  private readonly onceJobs = new Set<string>();
+  private started?: Promise<Worker>;
   private stopped = false;
+  /** called with (scheduled at, fired at) for every one-shot job; benchmarks read lateness from it */
+  onFired?: (at: number, firedAt: number) => void;
 
   constructor(
     private readonly logger: Logger,
@@ -38,37 +53,43 @@ export class JobScheduler {
     this.bree = new Bree({
       root: false,
       doRootCheck: false,
-      jobs: [],
       logger: false,
-      removeCompleted: true,
-      workerMessageHandler: ({ name, message: raw }) => {
+      jobs: [{ name: TIMERS_JOB, path: TIMERS_WORKER }],
+      workerMessageHandler: ({ message: raw }) => {
         const message = raw as DueMessage | undefined;
         if (message?.type !== 'due' || !message.job) return;
-        if (message.job.kind === 'message') this.onceJobs.delete(name);
-        this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: name }, 'due job failed'));
+        if (message.job.kind === 'message' && message.at !== undefined && message.firedAt !== undefined) this.onFired?.(message.at, message.firedAt);
+        this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: message.key }, 'due job failed'));
       },
-      errorHandler: (err: unknown, meta: { name?: string }) => {
-        this.logger.error({ err, job: meta?.name }, 'job worker failed');
+      errorHandler: (err: unknown) => {
+        this.logger.error({ err }, 'the timer worker failed');
       },
     });
   }
 
+  private worker(): Promise<Worker> {
+    this.started ??= (async () => {
+      await this.bree.run(TIMERS_JOB);
+      const worker = this.bree.workers.get(TIMERS_JOB) as Worker | undefined;
+      if (!worker) throw new Error('the timer worker did not start');
+      return worker;
+    })();
+    return this.started;
+  }
+
+  private async send(command: Command): Promise<void> {
+    if (this.stopped) return;
+    (await this.worker()).postMessage(command);
+  }
+
   /** One-shot: at `at`, or at once when `at` has passed. */
   async scheduleMessage(jobId: string, messageId: string, at: Date): Promise<void> {
-    if (this.stopped) return;
-    const job: DueJob = { kind: 'message', messageId };
-    this.onceJobs.add(jobId);
-    const inFuture = at.getTime() > Date.now() + 50;
-    await this.bree.add({ name: jobId, path: DUE_WORKER, ...(inFuture ? { date: at } : {}), worker: { workerData: { job } } });
-    if (inFuture) await this.bree.start(jobId);
-    else await this.bree.run(jobId);
+    await this.send({ type: 'at', key: jobId, at: at.getTime(), job: { kind: 'message', messageId } });
   }
 
   async addRecurring(spec: RecurringSpec): Promise<void> {
-    const job: DueJob = { kind: 'recurring', timerId: spec.timerId };
     this.recurring.set(spec.timerId, spec);
-    await this.bree.add({ name: spec.timerId, path: DUE_WORKER, interval: spec.everyMs, worker: { workerData: { job } } });
-    await this.bree.start(spec.timerId);
+    await this.send({ type: 'every', key: spec.timerId, everyMs: spec.everyMs, job: { kind: 'recurring', timerId: spec.timerId } });
   }
 
   recurringSpec(timerId: string): RecurringSpec | undefined {
@@ -81,7 +102,7 @@ export class JobScheduler {
 
   async cancelRecurring(timerId: string): Promise<boolean> {
     if (!this.recurring.delete(timerId)) return false;
-    await this.bree.remove(timerId).catch((err: unknown) => this.logger.warn({ err, timerId }, 'removing the job failed'));
+    await this.send({ type: 'clear', key: timerId });
     return true;
   }
 
@@ -91,8 +112,13 @@ export class JobScheduler {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    if (this.stopped) return;
     this.recurring.clear();
+    if (this.started) {
+      const worker = await this.started.catch(() => undefined);
+      worker?.postMessage({ type: 'stop' } satisfies Command);
+    }
+    this.stopped = true;
     await this.bree.stop();
   }
 }
