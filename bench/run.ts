@@ -1,4 +1,5 @@
 import { benchContacts, printContactBench } from './contacts.ts';
+import { benchMessages, printMessageBench } from './messages.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
@@ -11,4 +12,5 @@ if (wants('contacts')) {
   for (const kind of dbKinds as DbKind[]) printContactBench(await benchContacts(kind));
 }
 if (wants('sessions')) printSessionBench(await benchSessions());
+if (wants('messages')) printMessageBench(await benchMessages());
 process.exit(0);

@@ -18,11 +18,30 @@ export const generateApiKey = (): string => `wak_${randomBytes(32).toString('bas
 
 const unauthenticated = () => new DomainError('UNAUTHENTICATED', 'A valid x-api-key header is required');
 
+const AUTH_CACHE_MS = 5_000;
+// Per database, so apps sharing a process (tests) never share entries.
+const authCaches = new WeakMap<object, Map<string, { caller: Caller; until: number }>>();
+
+/**
+ * Every request presents its key; a few seconds of memory saves a query on each. A key rotated by the
+ * CLI (another process) stops working within that window.
+ */
 export const authenticate = async (deps: Pick<Deps, 'db'>, apiKey: string | undefined | null): Promise<Caller> => {
   if (!apiKey) throw unauthenticated();
-  const account = await deps.db.account.findUnique({ where: { apiKeyHash: hashApiKey(apiKey) } });
+  const hash = hashApiKey(apiKey);
+  let authCache = authCaches.get(deps.db);
+  if (!authCache) {
+    authCache = new Map();
+    authCaches.set(deps.db, authCache);
+  }
+  const cached = authCache.get(hash);
+  if (cached && cached.until > Date.now()) return cached.caller;
+  const account = await deps.db.account.findUnique({ where: { apiKeyHash: hash } });
   if (!account) throw unauthenticated();
-  return { accountId: account.id, email: account.email, apiKey, createdAt: account.createdAt };
+  const caller = { accountId: account.id, email: account.email, apiKey, createdAt: account.createdAt };
+  if (authCache.size > 10_000) authCache.clear();
+  authCache.set(hash, { caller, until: Date.now() + AUTH_CACHE_MS });
+  return caller;
 };
 
 export const me = (ctx: RequestContext): AccountView => ({
@@ -52,6 +71,7 @@ export const rotateApiKey = async (deps: Pick<Deps, 'db'>, input: unknown): Prom
   const account = await deps.db.account.findUnique({ where: { email } });
   if (!account) throw new DomainError('NOT_FOUND', `No account with email ${email}`);
   const updated = await deps.db.account.update({ where: { id: account.id }, data: { apiKeyHash: hashApiKey(apiKey) } });
+  authCaches.delete(deps.db);
   return { id: updated.id, email: updated.email, apiKey, createdAt: updated.createdAt.toISOString() };
 };
 

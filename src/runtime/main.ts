@@ -12,7 +12,7 @@ const settings = loadSettings();
 const logger = createLogger(settings.LOG_LEVEL);
 
 await applyMigrations(settings.DATABASE_URL, logger);
-const db = createPrisma(settings.DATABASE_URL);
+const db = await createPrisma(settings.DATABASE_URL);
 const network = await networkOptions(settings, logger);
 const deps = createDeps({ db, logger, settings, socket: network.socket });
 

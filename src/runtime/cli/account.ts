@@ -15,7 +15,7 @@ const { positionals, values } = parseArgs({ allowPositionals: true, options: { e
 const [command] = positionals;
 const settings = loadSettings();
 await applyMigrations(settings.DATABASE_URL);
-const db = createPrisma(settings.DATABASE_URL);
+const db = await createPrisma(settings.DATABASE_URL);
 
 try {
   if (command === 'create') {

@@ -22,9 +22,8 @@ interface DueMessage {
   type?: string;
   key?: string;
   job?: DueJob;
-  /** when it was meant to fire and when it did (ms since the epoch), for lateness figures */
+  /** when it was meant to fire (ms since the epoch), for lateness figures */
   at?: number;
-  firedAt?: number;
 }
 
 type Command =
@@ -43,8 +42,8 @@ export class JobScheduler {
   private readonly recurring = new Map<string, RecurringSpec>();
   private started?: Promise<Worker>;
   private stopped = false;
-  /** called with (scheduled at, fired at) for every one-shot job; benchmarks read lateness from it */
-  onFired?: (at: number, firedAt: number) => void;
+  /** called with (scheduled at, received here at) for every one-shot job; benchmarks read lateness from it */
+  onFired?: (at: number, receivedAt: number) => void;
 
   constructor(
     private readonly logger: Logger,
@@ -58,7 +57,7 @@ export class JobScheduler {
       workerMessageHandler: ({ message: raw }) => {
         const message = raw as DueMessage | undefined;
         if (message?.type !== 'due' || !message.job) return;
-        if (message.job.kind === 'message' && message.at !== undefined && message.firedAt !== undefined) this.onFired?.(message.at, message.firedAt);
+        if (message.job.kind === 'message' && message.at !== undefined) this.onFired?.(message.at, Date.now());
         this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: message.key }, 'due job failed'));
       },
       errorHandler: (err: unknown) => {

@@ -1,5 +1,6 @@
 import { BufferJSON, initAuthCreds, proto } from 'baileys';
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from 'baileys';
+import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 
 const CREDS = 'creds';
@@ -36,19 +37,30 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
     return out;
   };
 
+  /** One statement per call: upsert what has a value, delete what was set to null. */
   const set = async (data: SignalDataSet) => {
-    const writes = Object.entries(data).flatMap(([type, entries]) => {
-      const ids = Object.keys(entries ?? {});
-      if (ids.length === 0) return [];
-      const rows = Object.entries(entries ?? {})
-        .filter(([, value]) => value !== null && value !== undefined)
-        .map(([keyId, value]) => ({ sessionId, type, keyId, value: encode(value) }));
-      return [
-        db.sessionAuth.deleteMany({ where: { sessionId, type, keyId: { in: ids } } }),
-        ...(rows.length > 0 ? [db.sessionAuth.createMany({ data: rows })] : []),
-      ];
-    });
-    if (writes.length > 0) await db.$transaction(writes);
+    const upserts: Array<[string, string, string]> = [];
+    const deletes: Array<[string, string]> = [];
+    for (const [type, entries] of Object.entries(data)) {
+      for (const [keyId, value] of Object.entries(entries ?? {})) {
+        if (value === null || value === undefined) deletes.push([type, keyId]);
+        else upserts.push([type, keyId, encode(value)]);
+      }
+    }
+    const statements = [];
+    if (upserts.length > 0) {
+      const rows = Prisma.join(upserts.map(([type, keyId, value]) => Prisma.sql`(${sessionId}, ${type}, ${keyId}, ${value})`));
+      statements.push(
+        db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES ${rows}
+          ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`,
+      );
+    }
+    if (deletes.length > 0) {
+      const keys = Prisma.join(deletes.map(([type, keyId]) => Prisma.sql`(${type}, ${keyId})`));
+      statements.push(db.$executeRaw`DELETE FROM "SessionAuth" WHERE "sessionId" = ${sessionId} AND ("type", "keyId") IN (VALUES ${keys})`);
+    }
+    if (statements.length === 1) await statements[0];
+    else if (statements.length > 1) await db.$transaction(statements);
   };
 
   const saveCreds = async () => {

@@ -1,4 +1,4 @@
-import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser } from 'baileys';
+import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, makeCacheableSignalKeyStore } from 'baileys';
 import type { UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
@@ -42,10 +42,12 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
   const open = async (sessionId: string, callbacks: LinkCallbacks): Promise<NetworkLink> => {
     const auth = await loadAuthState(db, sessionId);
     const log = logger.child({ sessionId });
+    // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
+    const baileysLogger = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level });
     const sock: WASocket = makeWASocket({
-      auth: auth.state,
-      // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
-      logger: log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level }),
+      // Reads of Signal keys are served from memory; every write still goes to the database.
+      auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, baileysLogger) },
+      logger: baileysLogger,
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
       syncFullHistory: false,

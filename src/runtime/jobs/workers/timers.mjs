@@ -21,7 +21,7 @@ parentPort?.on('message', (command) => {
       clear(command.key);
       const fire = () => {
         timers.delete(command.key);
-        parentPort?.postMessage({ type: 'due', key: command.key, job: command.job, at: command.at, firedAt: Date.now() });
+        parentPort?.postMessage({ type: 'due', key: command.key, job: command.job, at: command.at });
       };
       const delay = command.at - Date.now();
       if (delay <= 0) fire();
@@ -31,7 +31,7 @@ parentPort?.on('message', (command) => {
     case 'every':
       clear(command.key);
       timers.set(command.key, {
-        handle: setInterval(() => parentPort?.postMessage({ type: 'due', key: command.key, job: command.job, firedAt: Date.now() }), command.everyMs),
+        handle: setInterval(() => parentPort?.postMessage({ type: 'due', key: command.key, job: command.job }), command.everyMs),
       });
       break;
     case 'clear':

@@ -1,0 +1,68 @@
+import { performance } from 'node:perf_hooks';
+import { http } from '../test/helpers/app.ts';
+import { linkSession, startWithSandbox } from '../test/helpers/sandbox.ts';
+import { linkedSocket } from '../test/sandbox/helpers.ts';
+
+const SENDS = 600;
+const CONCURRENCY = 16;
+const POLLS = 200;
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+};
+
+const pool = async (count: number, concurrency: number, task: (i: number) => Promise<unknown>) => {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+};
+
+export const benchMessages = async () => {
+  const ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 0 });
+  try {
+    const sessionId = await linkSession(ctx, '15580000001');
+    ctx.sandbox.control.addPhone('15580000002', 'Sink');
+    ctx.sandbox.control.addPhone('15580000004', 'Sink 2');
+    const bare = await linkedSocket(ctx.sandbox, '15580000003');
+
+    // warm both paths (Signal sessions, prekeys, connections)
+    await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${sessionId}/send`, { key: ctx.key, body: { to: '15580000002', message: 'warm' } });
+    await bare.sock.sendMessage('15580000004@s.whatsapp.net', { text: 'warm' });
+
+    let started = performance.now();
+    await pool(SENDS, CONCURRENCY, (i) => http(ctx.app.baseUrl, 'POST', `/v1/sessions/${sessionId}/send`, { key: ctx.key, body: { to: '15580000002', message: `api ${i}` } }));
+    const apiRate = SENDS / ((performance.now() - started) / 1000);
+
+    started = performance.now();
+    await pool(SENDS, CONCURRENCY, (i) => bare.sock.sendMessage('15580000004@s.whatsapp.net', { text: `bare ${i}` }));
+    const bareRate = SENDS / ((performance.now() - started) / 1000);
+    bare.sock.end(undefined);
+
+    const latencies: number[] = [];
+    for (let i = 0; i < POLLS; i++) {
+      const poll = http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=5000`, { key: ctx.key });
+      await new Promise((r) => setTimeout(r, 5));
+      const entered = performance.now();
+      await ctx.sandbox.control.sendText('15580000002', '15580000001', `poll ${i}`);
+      const res = await poll;
+      latencies.push(performance.now() - entered);
+      if (res.body.count !== 1) throw new Error(`long-poll returned ${res.body.count} items`);
+    }
+    return { apiRate, bareRate, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+  } finally {
+    await ctx.app.close();
+    await ctx.sandbox.close();
+  }
+};
+
+export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>): void => {
+  console.log(
+    `messages: POST /send ${r.apiRate.toFixed(0)} msg/s vs Baileys sendMessage on a bare socket ${r.bareRate.toFixed(0)} msg/s ` +
+      `(ratio ${((100 * r.apiRate) / r.bareRate).toFixed(0)}%, target >= 90%); phone message to long-poll answer p50 ${r.p50.toFixed(1)} ms, ` +
+      `p99 ${r.p99.toFixed(1)} ms (target p99 <= 5 ms; includes the phone's Signal encryption in the sandbox)`,
+  );
+};
