@@ -1,5 +1,6 @@
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
+import { benchScheduling, printSchedulingBench } from './scheduling.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
@@ -13,4 +14,5 @@ if (wants('contacts')) {
 }
 if (wants('sessions')) printSessionBench(await benchSessions());
 if (wants('messages')) printMessageBench(await benchMessages());
+if (wants('scheduling')) printSchedulingBench(await benchScheduling());
 process.exit(0);
