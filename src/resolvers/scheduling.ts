@@ -163,18 +163,21 @@ export const startRecurring = async (
   input: unknown,
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const body = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
+  return registerRecurring(ctx, sessionId, body.everyMs, { to: body.jid, text: body.message });
+};
+
+/** Shared by recurring messages and statuses: a connected session, then an in-memory Bree timer. */
+export const registerRecurring = async (
+  ctx: RequestContext,
+  sessionId: string,
+  everyMs: number,
+  payload: Record<string, unknown>,
+): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const session = await ownSession(ctx, sessionId);
   requireLink(ctx, session);
   const timerId = randomUUID();
-  await ctx.jobs.addRecurring({
-    timerId,
-    accountId: ctx.caller.accountId,
-    sessionId,
-    everyMs: body.everyMs,
-    payload: { to: body.jid, text: body.message },
-    createdAt: ctx.now(),
-  });
-  return { ok: true, recurringEveryMs: body.everyMs, timerId };
+  await ctx.jobs.addRecurring({ timerId, accountId: ctx.caller.accountId, sessionId, everyMs, payload, createdAt: ctx.now() });
+  return { ok: true, recurringEveryMs: everyMs, timerId };
 };
 
 export const listRecurring = async (ctx: RequestContext, sessionId: string): Promise<{ count: number; items: RecurringView[] }> => {

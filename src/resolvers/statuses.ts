@@ -4,6 +4,7 @@ import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, StatusContent } from '../runtime/network/types.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
+import { registerRecurring } from './scheduling.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
@@ -164,18 +165,7 @@ export const startRecurringStatus = async (
   input: unknown,
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const { payload, everyMs } = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
-  const session = await ownSession(ctx, sessionId);
-  requireLink(ctx, session);
-  const timerId = randomUUID();
-  await ctx.jobs.addRecurring({
-    timerId,
-    accountId: ctx.caller.accountId,
-    sessionId,
-    everyMs,
-    payload: { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) },
-    createdAt: ctx.now(),
-  });
-  return { ok: true, recurringEveryMs: everyMs, timerId };
+  return registerRecurring(ctx, sessionId, everyMs, { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) });
 };
 
 /** A due status job (scheduled or recurring): resolved and published when it runs. */

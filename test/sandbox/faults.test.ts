@@ -3,17 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { TestSocket } from './helpers.ts';
-import { linkedSocket, memoryAuth, openSocket } from './helpers.ts';
+import { linkedSocket, memoryAuth, openSocket, waitFor } from './helpers.ts';
 
-const waitFor = async <T>(read: () => T | undefined, ms = 10_000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = read();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 const statusCode = (error: unknown) => (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
 

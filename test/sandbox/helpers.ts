@@ -84,3 +84,14 @@ export const linkedSocket = async (sandbox: Sandbox, number: string): Promise<Te
   return socket;
 };
 
+
+/** Polls until `read` gives a value (not undefined or false), or fails after `ms`. */
+export const waitFor = async <T>(read: () => T | undefined | false, ms = 10_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = read();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};

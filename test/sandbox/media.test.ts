@@ -6,18 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { TestSocket } from './helpers.ts';
-import { linkedSocket } from './helpers.ts';
+import { linkedSocket, waitFor } from './helpers.ts';
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-const waitFor = async <T>(read: () => T | undefined, ms = 10_000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = read();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 describe('sandbox: media through the local HTTPS media host', () => {
   let sandbox: Sandbox;

@@ -3,17 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { TestSocket } from './helpers.ts';
-import { linkedSocket } from './helpers.ts';
+import { linkedSocket, waitFor } from './helpers.ts';
 
-const waitFor = async <T>(read: () => T | undefined, ms = 10_000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 describe('sandbox: 1:1 messages with real Signal encryption', () => {
   let sandbox: Sandbox;
