@@ -1,14 +1,14 @@
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { gql, http } from './helpers/app.ts';
+import { dbKinds, gql, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
 const ME = '15553330001';
 const BOB = '15553330002';
 
-describe('messaging end to end: the service sends, the virtual phone decrypts', () => {
+describe.each(dbKinds)('messaging end to end: the service sends, the virtual phone decrypts (%s)', (kind) => {
   let ctx: Linked;
   let sessionId: string;
   const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
@@ -16,7 +16,7 @@ describe('messaging end to end: the service sends, the virtual phone decrypts', 
   const inboxOf = (number: string) => ctx.sandbox.control.inbox(number);
 
   beforeAll(async () => {
-    ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 40 });
+    ctx = await startWithSandbox(kind, { DAILY_QUOTA: 40 });
     sessionId = await linkSession(ctx, ME);
     ctx.sandbox.control.addPhone(BOB, 'Bob');
   });

@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http } from './helpers/app.ts';
+import { dbKinds, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
 const ME = '15554440001';
 const FRIENDS = ['15554440011', '15554440012', '15554440013', '15554440014', '15554440015'];
 
-describe('campaigns, variations, schedules, recurring and bulk sends end to end', () => {
+describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sends end to end (%s)', (kind) => {
   let ctx: Linked;
   let sessionId: string;
   const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
   const texts = (number: string) => ctx.sandbox.control.inbox(number).map((e) => e.content);
 
   beforeAll(async () => {
-    ctx = await startWithSandbox('sqlite', { RECURRING_MIN_MS: 200 });
+    ctx = await startWithSandbox(kind, { RECURRING_MIN_MS: 200 });
     sessionId = await linkSession(ctx, ME);
     for (const n of FRIENDS) ctx.sandbox.control.addPhone(n);
   });

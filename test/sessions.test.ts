@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http } from './helpers/app.ts';
+import { dbKinds, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, scanQrImage, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
-describe('sessions over Baileys against the sandbox', () => {
+describe.each(dbKinds)('sessions over Baileys against the sandbox (%s)', (kind) => {
   let ctx: Linked;
   const call = (method: string, path: string, body?: unknown, key = ctx.key) => http(ctx.app.baseUrl, method, path, { key, body });
 
   beforeAll(async () => {
-    ctx = await startWithSandbox();
+    ctx = await startWithSandbox(kind);
   });
   afterAll(async () => {
     await ctx?.app.close();
