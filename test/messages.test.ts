@@ -217,6 +217,26 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'via graphql'), Boolean);
   });
 
+  it('sends refused buttons again as plain text, and switches buttons off after repeated refusals', async () => {
+    ctx.sandbox.control.refuseButtons(ME);
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) {
+      const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, { chatId: BOB, body: `refused ${n}`, footer: 'f', buttons: [{ type: 'reply', text: 'OK' }] });
+      expect(res.body).toEqual({ ok: true, id: expect.any(String) });
+      ids.push(res.body.id);
+      const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => r.body.status === 'FAILED');
+      expect(record.body.error).toMatch(/refused .*error 479.*plain text/);
+      const plain = await waitUntil(async () => inboxOf(BOB).find((e) => e.content === `refused ${n}`), Boolean);
+      expect(plain?.kind).toBe('text');
+    }
+    // three refusals in a row: this session now sends interactive messages as plain text at once
+    const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, { chatId: BOB, body: 'plain now', buttons: [{ type: 'reply', text: 'OK' }] });
+    const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => r.body.status !== 'PENDING');
+    expect(record.body, JSON.stringify(record.body)).toMatchObject({ status: 'SENT' });
+    expect((await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'plain now'), Boolean))?.kind).toBe('text');
+    ctx.sandbox.control.refuseButtons(ME, false);
+  });
+
   it('enforces the daily quota with 429 and Retry-After, sending nothing', async () => {
     const used = (await ctx.app.db.dailyUsage.findFirstOrThrow()).count;
     await ctx.app.db.dailyUsage.updateMany({ data: { count: 40 } });

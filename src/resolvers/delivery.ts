@@ -1,6 +1,7 @@
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, OutgoingContent } from '../runtime/network/types.ts';
-import type { RequestContext } from './context.ts';
+import type { Deps, RequestContext } from './context.ts';
+import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 
@@ -61,5 +62,35 @@ export const deliverNow = async (
     await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
     await refundQuota(ctx, 1, startedAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
+  }
+};
+
+/**
+ * The network refused a message after the send returned (an error ack): the record becomes FAILED with
+ * the reason. A refused button message counts against buttons for that session and goes out again
+ * as plain text, so it is never lost.
+ */
+export const handleSendError = async (deps: Deps, sessionId: string, waMessageId: string, reason: string): Promise<void> => {
+  const record = await deps.db.outgoingMessage.findFirst({ where: { sessionId, waMessageId } });
+  if (!record) return;
+  if (record.kind !== 'interactive') {
+    await deps.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason } });
+    return;
+  }
+  deps.buttons.failed(sessionId);
+  const payload = JSON.parse(record.payload) as { body?: string; header?: string };
+  const text = payload.header ? `${payload.header}\n\n${payload.body ?? record.content}` : (payload.body ?? record.content);
+  const session = await deps.db.session.findUniqueOrThrow({ where: { id: sessionId } });
+  try {
+    const fallback = await deliverNow(jobContext(deps, record.accountId), session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text', payload: { text } }, { quotaTaken: true });
+    await deps.db.outgoingMessage.update({
+      where: { id: record.id },
+      data: { status: 'FAILED', error: `${reason}; sent again as plain text (message ${fallback.id})` },
+    });
+  } catch (err) {
+    await deps.db.outgoingMessage.update({
+      where: { id: record.id },
+      data: { status: 'FAILED', error: `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}` },
+    });
   }
 };

@@ -216,7 +216,6 @@ export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, 
       kind: 'interactive',
       payload: { ...body, buttons },
     });
-    ctx.buttons.succeeded(sessionId);
     return answer(row);
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== 'NETWORK_ERROR') throw err;

@@ -1,9 +1,10 @@
 /**
- * Buttons ride on an unofficial protocol extension. After `threshold` failed button sends in a row a
- * session sends plain text for `cooldownMs`, then tries buttons again.
+ * Buttons ride on an unofficial protocol extension. After `threshold` refused button sends within
+ * `windowMs`, a session sends plain text for `cooldownMs`, then tries buttons again. Refusals arrive
+ * after the send returned (as error acks), so a send that returned is no evidence of success.
  */
 export class ButtonGuard {
-  private readonly failures = new Map<string, number>();
+  private readonly failures = new Map<string, number[]>();
   private readonly disabledUntil = new Map<string, number>();
 
   constructor(
@@ -11,6 +12,7 @@ export class ButtonGuard {
     private readonly threshold: number,
     private readonly cooldownMs: number,
     private readonly clock: () => number = Date.now,
+    private readonly windowMs = 10 * 60 * 1000,
   ) {}
 
   allows(sessionId: string): boolean {
@@ -24,16 +26,14 @@ export class ButtonGuard {
     return false;
   }
 
-  succeeded(sessionId: string): void {
-    this.failures.delete(sessionId);
-  }
-
   failed(sessionId: string): void {
-    const count = (this.failures.get(sessionId) ?? 0) + 1;
-    this.failures.set(sessionId, count);
-    if (count >= this.threshold) {
+    const now = this.clock();
+    const recent = [...(this.failures.get(sessionId) ?? []).filter((t) => now - t < this.windowMs), now];
+    if (recent.length >= this.threshold) {
       this.failures.delete(sessionId);
-      this.disabledUntil.set(sessionId, this.clock() + this.cooldownMs);
+      this.disabledUntil.set(sessionId, now + this.cooldownMs);
+      return;
     }
+    this.failures.set(sessionId, recent);
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { UserFacingSocketConfig } from 'baileys';
 import type { Logger } from 'pino';
 import type { Deps } from '../resolvers/context.ts';
+import { handleSendError } from '../resolvers/delivery.ts';
 import { runDueMessage, runRecurring } from '../resolvers/scheduling.ts';
 import type { Db } from './db/client.ts';
 import { createEventBus } from './events.ts';
@@ -34,7 +35,17 @@ export const createDeps = (options: DepsOptions): Deps => {
   const now = options.now ?? (() => new Date());
   const incoming = new IncomingBuffer(settings.INCOMING_BUFFER_SIZE, now, (item) => events.publish('incoming', item.sessionId, item));
   const network = createBaileysNetwork({ db, logger, socket: options.socket, keepAliveIntervalMs: options.keepAliveIntervalMs });
-  const sessions = new SessionManager({ db, logger, network, events, incoming, ...options.sessionTuning });
+  const sessions = new SessionManager({
+    db,
+    logger,
+    network,
+    events,
+    incoming,
+    onSendError: (sessionId, waMessageId, reason) => {
+      handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) => logger.error({ err, sessionId }, 'recording a refused message failed'));
+    },
+    ...options.sessionTuning,
+  });
   const fetchMedia = createMediaFetcher({
     maxBytes: settings.MEDIA_MAX_BYTES,
     timeoutMs: settings.MEDIA_FETCH_TIMEOUT_MS,

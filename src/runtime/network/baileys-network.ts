@@ -1,4 +1,4 @@
-import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, makeCacheableSignalKeyStore } from 'baileys';
+import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, makeCacheableSignalKeyStore, proto } from 'baileys';
 import type { UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
@@ -77,6 +77,13 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       }
     });
     sock.ws.on('frame', () => callbacks.onActivity());
+    sock.ev.on('messages.update', (updates) => {
+      for (const { key, update } of updates) {
+        if (key.fromMe && key.id && update.status === proto.WebMessageInfo.Status.ERROR) {
+          callbacks.onSendError(key.id, `the network refused the message (error ${update.messageStubParameters?.[0] ?? 'unknown'})`);
+        }
+      }
+    });
     sock.ev.on('messages.upsert', ({ messages, type }) => {
       if (type !== 'notify') return;
       for (const message of messages) {

@@ -33,6 +33,8 @@ export interface SessionManagerOptions {
   network: Network;
   events: EventBus;
   incoming: IncomingBuffer;
+  /** a message the network refused after the send was accepted */
+  onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -183,6 +185,9 @@ export class SessionManager {
         },
         onIncoming: (message) => {
           this.options.incoming.push(sessionId, message);
+        },
+        onSendError: (waMessageId, reason) => {
+          this.options.onSendError?.(sessionId, waMessageId, reason);
         },
       });
       live.lastActivity = Date.now();

@@ -95,6 +95,8 @@ export interface LinkCallbacks {
   /** any frame received: the link is alive */
   onActivity: () => void;
   onIncoming: (message: IncomingInput) => void;
+  /** the network refused a message after accepting the send (an error ack) */
+  onSendError: (waMessageId: string, reason: string) => void;
 }
 
 export interface NetworkLink {

@@ -58,6 +58,9 @@ export const startControlApi = async (
   app.post('/phones/:number/logout', (req, res) => {
     res.json({ loggedOut: control.logout(number(req), faultBody.parse(req.body ?? {}).deviceId) });
   });
+  app.post('/phones/:number/refuse-buttons', (req, res) => {
+    res.json({ devices: control.refuseButtons(number(req), z.object({ refuse: z.boolean().default(true) }).parse(req.body ?? {}).refuse) });
+  });
   app.post('/phones/:number/freeze', (req, res) => {
     res.json({ frozen: control.freeze(number(req), faultBody.parse(req.body ?? {}).deviceId) });
   });

@@ -99,6 +99,13 @@ export class SandboxControl {
     return conns.length;
   }
 
+  /** Messages with buttons from this phone's linked devices are refused with an error ack. */
+  refuseButtons(number: string, refuse = true): number {
+    const conns = this.network.server.connectionsOf(number);
+    for (const conn of conns) conn.refuseButtons = refuse;
+    return conns.length;
+  }
+
   /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
   setAcks(number: string, options: { delayMs?: number; withhold?: boolean }): number {
     const conns = this.network.server.connectionsOf(number);

@@ -145,6 +145,7 @@ export class Router {
     if (direct) targets.push({ jid: to, enc: direct });
 
     const chatOf = (recipient: VirtualPhone) => (recipient === sender ? this.chatJid(to) : sender.jid);
+    let hadButtons = false;
     for (const target of targets) {
       const { phone, deviceId } = splitJid(this.directory, target.jid);
       if (!phone) continue;
@@ -155,6 +156,9 @@ export class Router {
         try {
           const plaintext = await phone.signal.decrypt(addressOf(senderJid), type, ciphertext);
           const message = proto.Message.decode(plaintext);
+          const inner = normalizeMessageContent(message) ?? message;
+          if (inner.interactiveMessage || inner.buttonsMessage) hadButtons = true;
+          if (hadButtons && conn.refuseButtons) continue;
           // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
           if (phone !== sender) await this.openMedia(deliverToInbox(phone, id, sender.jid, chatOf(phone), message), message);
         } catch (err) {
@@ -169,6 +173,10 @@ export class Router {
           content: [target.enc],
         });
       }
+    }
+    if (hadButtons && conn.refuseButtons) {
+      conn.send({ tag: 'ack', attrs: { id: node.attrs.id ?? '', class: 'message', from: to, t: now(), error: '479' } });
+      return;
     }
     this.ack(conn, node, to);
   }

@@ -29,6 +29,8 @@ export class Connection {
   /** acks withheld or delayed by a fault */
   ackDelayMs = 0;
   withholdAcks = false;
+  /** messages with buttons from this device are refused with an error ack (as some clients do) */
+  refuseButtons = false;
   /** a frozen link neither answers nor delivers anything: a connection gone silent */
   frozen = false;
   closed = false;
