@@ -28,6 +28,7 @@ const settingsSchema = z.object({
   TYPING_MAX_MS: intFrom(30_000),
   WA_SANDBOX_URL: z.url().optional(),
   SANDBOX_EMBEDDED: z.stringbool().default(false),
+  SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
 });
 

@@ -11,7 +11,7 @@ export interface NetworkChoice {
 /** WhatsApp itself by default; the sandbox network when WA_SANDBOX_URL or SANDBOX_EMBEDDED says so. */
 export const networkOptions = async (settings: Settings, logger: Logger): Promise<NetworkChoice> => {
   if (settings.SANDBOX_EMBEDDED) {
-    const sandbox = await startSandbox({ logger: logger.child({ module: 'sandbox' }), controlPort: Number(process.env.SANDBOX_CONTROL_PORT ?? 4011) });
+    const sandbox = await startSandbox({ logger: logger.child({ module: 'sandbox' }), controlPort: settings.SANDBOX_CONTROL_PORT });
     trustSandbox(sandbox.rootPublicKey);
     logger.info({ wsUrl: sandbox.wsUrl, controlUrl: sandbox.controlUrl }, 'embedded sandbox network started (offline demo)');
     process.stdout.write(`\nEmbedded sandbox network: control API at ${sandbox.controlUrl}\n\n`);
