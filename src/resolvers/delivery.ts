@@ -27,7 +27,10 @@ export interface Delivery {
   payload?: StoredPayload;
 }
 
-/** Creates the outgoing record, sends it, and records SENT or FAILED with the reason. */
+/**
+ * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. The record comes
+ * first so that a refusal arriving as an error ack, even before the send returns, finds it.
+ */
 export const deliverNow = async (
   ctx: RequestContext,
   session: Session,
