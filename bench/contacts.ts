@@ -60,13 +60,16 @@ export const benchContacts = async (kind: DbKind): Promise<ContactBenchResult> =
     await http(app.baseUrl, 'GET', '/v1/contacts?limit=1', { key: apiKey }).catch(() => undefined);
     const terms = ['tanaka 4242', 'user99999@', '20000012345', 'chloé', 'nobody-matches-this', 'rossi 7'];
     const searchTimes: number[] = [];
+    const byTerm = new Map<string, number[]>();
     for (let run = 0; run < SEARCH_RUNS; run++) {
       const term = terms[run % terms.length] ?? '';
       const started = performance.now();
       const res = await http(app.baseUrl, 'GET', `/v1/contacts?search=${encodeURIComponent(term)}`, { key: apiKey });
       searchTimes.push(performance.now() - started);
+      byTerm.set(term, [...(byTerm.get(term) ?? []), performance.now() - started]);
       if (res.status !== 200) throw new Error(`search failed: ${res.status}`);
     }
+    if (process.env.BENCH_VERBOSE) for (const [t, v] of byTerm) console.log(kind, JSON.stringify(t), 'median', quantile([...v].sort((a, b) => a - b), 0.5).toFixed(1), 'max', Math.max(...v).toFixed(1));
     importTimes.sort((a, b) => a - b);
     searchTimes.sort((a, b) => a - b);
     return {
