@@ -25,9 +25,16 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
   });
   const creds = stored ? (decode(stored.value) as AuthenticationCreds) : initAuthCreds();
 
+  // Keys known to be absent. Baileys asks for some (privacy tokens) on every send; every write goes
+  // through this store, so a miss stays a miss until `set` writes that key.
+  const missing = new Set<string>();
   const get = async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-    const rows = await db.sessionAuth.findMany({ where: { sessionId, type, keyId: { in: ids } } });
     const out: { [id: string]: SignalDataTypeMap[T] } = {};
+    const wanted = ids.filter((id) => !missing.has(`${type}\u0000${id}`));
+    if (wanted.length === 0) return out;
+    const rows = await db.sessionAuth.findMany({ where: { sessionId, type, keyId: { in: wanted } } });
+    const found = new Set(rows.map((r) => r.keyId));
+    for (const id of wanted) if (!found.has(id)) missing.add(`${type}\u0000${id}`);
     for (const row of rows) {
       const value = decode(row.value);
       out[row.keyId] = (
@@ -43,6 +50,7 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
     const deletes: Array<[string, string]> = [];
     for (const [type, entries] of Object.entries(data)) {
       for (const [keyId, value] of Object.entries(entries ?? {})) {
+        missing.delete(`${type}\u0000${keyId}`);
         if (value === null || value === undefined) deletes.push([type, keyId]);
         else upserts.push([type, keyId, encode(value)]);
       }
@@ -64,12 +72,9 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
   };
 
   const saveCreds = async () => {
-    const value = encode(creds);
-    await db.sessionAuth.upsert({
-      where: { sessionId_type_keyId: { sessionId, type: CREDS, keyId: '' } },
-      create: { sessionId, type: CREDS, keyId: '', value },
-      update: { value },
-    });
+    // Raw, so the (large) credentials row is not read back after every write.
+    await db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES (${sessionId}, ${CREDS}, '', ${encode(creds)})
+      ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`;
   };
 
   return { state: { creds, keys: { get, set } }, saveCreds, registered: Boolean(stored && creds.registered !== false && creds.me) };
