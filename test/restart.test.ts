@@ -76,4 +76,20 @@ describe('a restarted service process', () => {
     const pending = await call('GET', `/v1/sessions/${id}/messages?status=PENDING`);
     expect(pending.body.count).toBe(0);
   });
+
+  it('publishes a scheduled status after a restart, once', async () => {
+    const id: string = (await call('GET', '/v1/sessions')).body[0].id;
+    const res = await call('POST', `/v1/sessions/${id}/status/schedule`, {
+      payload: { type: 'text', text: 'status after restart', statusJidList: [FRIENDS[1]] },
+      delayMs: 3000,
+    });
+    expect(res.body).toEqual({ ok: true, scheduledInMs: 3000 });
+    await service?.stop('SIGKILL');
+    service = await spawnService(env());
+    const inbox = () => sandbox.control.inbox(FRIENDS[1] ?? '').filter((e) => e.chat === 'status@broadcast' && e.content === 'status after restart');
+    await waitUntil(async () => inbox().length, (n) => n === 1, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(inbox()).toHaveLength(1);
+    expect(inbox()[0]?.duplicates).toBe(0);
+  });
 });

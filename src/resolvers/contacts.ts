@@ -257,17 +257,18 @@ export const bulkImportContacts = async (ctx: RequestContext, input: unknown): P
   }
 
   const retagged = updates.filter(({ before, next }) => before.tags !== JSON.stringify(next.tags));
-  await ctx.db.$transaction([
-    ctx.db.contact.createMany({ data: creates.map((c) => ({ id: c.id, accountId, jid: c.jid, ...columnsOf(c) })) }),
-    ...updates.map(({ before, next }) => ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next) })),
-    ctx.db.contactTag.deleteMany({ where: { contactId: { in: retagged.map((u) => u.before.id) } } }),
-    ctx.db.contactTag.createMany({
-      data: [
-        ...creates.flatMap((c) => tagRows(accountId, c.id, c.tags)),
-        ...retagged.flatMap(({ before, next }) => tagRows(accountId, before.id, next.tags)),
-      ],
-    }),
-  ]);
+  const newTags = [
+    ...creates.flatMap((c) => tagRows(accountId, c.id, c.tags)),
+    ...retagged.flatMap(({ before, next }) => tagRows(accountId, before.id, next.tags)),
+  ];
+  // Only the statements that have work: each one costs a round through the query engine.
+  const writes = [
+    ...(creates.length > 0 ? [ctx.db.contact.createMany({ data: creates.map((c) => ({ id: c.id, accountId, jid: c.jid, ...columnsOf(c) })) })] : []),
+    ...updates.map(({ before, next }) => ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next), select: { id: true } })),
+    ...(retagged.length > 0 ? [ctx.db.contactTag.deleteMany({ where: { contactId: { in: retagged.map((u) => u.before.id) } } })] : []),
+    ...(newTags.length > 0 ? [ctx.db.contactTag.createMany({ data: newTags })] : []),
+  ];
+  if (writes.length > 0) await ctx.db.$transaction(writes);
   result.created = creates.length;
   result.updated = updates.length;
   return result;
