@@ -16,7 +16,7 @@ import {
   updateParticipants,
 } from '../resolvers/groups.ts';
 import { builder, withoutNulls } from './builder.ts';
-import { ButtonInput, cleanButtons, SectionInput, SendResultRef } from './messages.ts';
+import { ButtonInput, cleanButtons, mediaFields, SectionInput, SendResultRef } from './messages.ts';
 
 const Member = builder.objectRef<GroupMember>('GroupMember').implement({
   fields: (t) => ({ id: t.exposeString('id'), admin: t.exposeString('admin', { nullable: true }) }),
@@ -36,14 +36,7 @@ const ParticipantsResult = builder.objectRef<ParticipantsAnswer>('GroupParticipa
 });
 
 const GroupMediaInput = builder.inputType('GroupMediaInput', {
-  fields: (t) => ({
-    mediaType: t.string({ required: true }),
-    url: t.string({ required: true }),
-    mimetype: t.string(),
-    caption: t.string(),
-    filename: t.string(),
-    ptt: t.boolean(),
-  }),
+  fields: (t) => mediaFields(t),
 });
 
 const GroupInteractiveInput = builder.inputType('GroupInteractiveInput', {

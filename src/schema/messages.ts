@@ -12,6 +12,7 @@ import {
   sendTyping,
 } from '../resolvers/messages.ts';
 import { ownSession } from '../resolvers/sessions.ts';
+import type { InputFields } from './builder.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').implement({
@@ -60,16 +61,18 @@ const IncomingPage = builder.objectRef<{ count: number; consumed: boolean; items
   }),
 });
 
+/** The media fields of a send, shared by 1:1 and group sends. */
+export const mediaFields = (t: InputFields) => ({
+  mediaType: t.string({ required: true }),
+  url: t.string({ required: true }),
+  mimetype: t.string(),
+  caption: t.string(),
+  filename: t.string(),
+  ptt: t.boolean(),
+});
+
 const MediaInput = builder.inputType('MediaInput', {
-  fields: (t) => ({
-    to: t.string({ required: true }),
-    mediaType: t.string({ required: true }),
-    url: t.string({ required: true }),
-    mimetype: t.string(),
-    caption: t.string(),
-    filename: t.string(),
-    ptt: t.boolean(),
-  }),
+  fields: (t) => ({ to: t.string({ required: true }), ...mediaFields(t) }),
 });
 
 export const ButtonInput = builder.inputType('ButtonInput', {
