@@ -39,7 +39,13 @@ describe('a restarted service process', () => {
     const qr = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/qrcode`), (r) => r.body.hasQrCode);
     await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
     await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED');
+    // SIGTERM drains: a waiting long-poll is answered, then the process exits cleanly.
+    const poll = call('GET', `/v1/sessions/${session.id}/incoming?waitMs=30000`);
+    await new Promise((r) => setTimeout(r, 200));
+    const stopping = Date.now();
     expect(await service.stop('SIGTERM')).toBe(0);
+    expect((await poll).body).toEqual({ count: 0, consumed: true, items: [] });
+    expect(Date.now() - stopping).toBeLessThan(10_000);
     expect(sandbox.control.phone(ME).devices).toHaveLength(1);
 
     service = await spawnService(env());

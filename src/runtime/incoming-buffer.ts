@@ -77,6 +77,11 @@ export class IncomingBuffer {
     });
   }
 
+  /** Shutdown: every waiting long-poll answers now with what it has. */
+  wakeAll(): void {
+    for (const queue of this.queues.values()) for (const wake of [...queue.waiters]) wake();
+  }
+
   forget(sessionId: string): void {
     const queue = this.queues.get(sessionId);
     if (!queue) return;

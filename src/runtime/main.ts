@@ -47,7 +47,9 @@ const shutdown = async (signal: string) => {
   }, settings.SHUTDOWN_TIMEOUT_MS);
   force.unref();
   try {
-    await app.close();
+    const closing = app.close();
+    deps.incoming.wakeAll();
+    await closing;
     await deps.jobs.stop();
     await deps.sessions.closeAll();
     await network.close();

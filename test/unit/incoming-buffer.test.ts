@@ -48,6 +48,14 @@ describe('incoming buffer', () => {
     expect(buffer.size('a')).toBe(1);
   });
 
+  it('wakes every waiter at shutdown', async () => {
+    const buffer = new IncomingBuffer(10);
+    const waits = [buffer.waitForItem('a', 60_000), buffer.waitForItem('b', 60_000)];
+    buffer.wakeAll();
+    await Promise.all(waits);
+    expect(buffer.size('a') + buffer.size('b')).toBe(0);
+  });
+
   it('stops waiting when the caller goes away', async () => {
     const buffer = new IncomingBuffer(10);
     const gone = new AbortController();
