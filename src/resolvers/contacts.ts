@@ -261,12 +261,28 @@ export const bulkImportContacts = async (ctx: RequestContext, input: unknown): P
     ...creates.flatMap((c) => tagRows(accountId, c.id, c.tags)),
     ...retagged.flatMap(({ before, next }) => tagRows(accountId, before.id, next.tags)),
   ];
-  // Only the statements that have work: each one costs a round through the query engine.
+  // Only the statements that have work. The inserts are plain multi-row SQL: Prisma's createMany spends
+  // most of an import's time building the statement (measured: two thirds of the CPU for 500 rows).
+  const now = ctx.now();
+  const contactRows = creates.map((c) => {
+    const col = columnsOf(c);
+    return Prisma.sql`(${c.id}, ${accountId}, ${c.jid}, ${col.phone}, ${col.name}, ${col.email}, ${col.tags}, ${col.variables}, ${col.isBlocked}, ${col.searchText}, ${now}, ${now})`;
+  });
   const writes = [
-    ...(creates.length > 0 ? [ctx.db.contact.createMany({ data: creates.map((c) => ({ id: c.id, accountId, jid: c.jid, ...columnsOf(c) })) })] : []),
+    ...(creates.length > 0
+      ? [
+          ctx.db.$executeRaw`INSERT INTO "Contact" ("id", "accountId", "jid", "phone", "name", "email", "tags", "variables", "isBlocked", "searchText", "createdAt", "updatedAt") VALUES ${Prisma.join(contactRows)}`,
+        ]
+      : []),
     ...updates.map(({ before, next }) => ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next), select: { id: true } })),
     ...(retagged.length > 0 ? [ctx.db.contactTag.deleteMany({ where: { contactId: { in: retagged.map((u) => u.before.id) } } })] : []),
-    ...(newTags.length > 0 ? [ctx.db.contactTag.createMany({ data: newTags })] : []),
+    ...(newTags.length > 0
+      ? [
+          ctx.db.$executeRaw`INSERT INTO "ContactTag" ("accountId", "contactId", "tag") VALUES ${Prisma.join(
+            newTags.map((t) => Prisma.sql`(${t.accountId}, ${t.contactId}, ${t.tag})`),
+          )}`,
+        ]
+      : []),
   ];
   if (writes.length > 0) await ctx.db.$transaction(writes);
   result.created = creates.length;
