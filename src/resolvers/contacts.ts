@@ -137,6 +137,8 @@ export interface ContactPage {
   items: Contact[];
 }
 
+const isSqlite = (ctx: RequestContext): boolean => ctx.settings.DATABASE_URL.startsWith('file:');
+
 /** LIKE with its wildcards escaped, so a search for `50%` finds that text and nothing else. */
 const likePattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -153,20 +155,47 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
     ]);
     return { total, page, limit, items };
   }
-  // Prisma's `contains` leaves % and _ as wildcards; this filter is written once for both databases.
-  const filter = Prisma.sql`c."accountId" = ${accountId} AND c."searchText" LIKE ${likePattern(search)} ESCAPE '\\'${
+  // Prisma's `contains` leaves % and _ as wildcards, so this is SQL. PostgreSQL's trigram GIN index
+  // serves LIKE directly; on SQLite a trigram FTS5 table (see its migration) finds the candidates for
+  // terms of three characters or more without wildcard characters, and anything else scans.
+  const term = search.toLowerCase();
+  const viaFts = isSqlite(ctx) && [...term].length >= 3 && !/[%_\\]/.test(term);
+  const source = viaFts ? Prisma.sql`"ContactSearch" s CROSS JOIN "Contact" c ON c.rowid = s.rowid` : Prisma.sql`"Contact" c`;
+  const matcher = viaFts
+    ? Prisma.sql`s."searchText" LIKE ${`%${term}%`}`
+    : Prisma.sql`c."searchText" LIKE ${likePattern(search)} ESCAPE '\\'`;
+  const filter = Prisma.sql`${matcher} AND c."accountId" = ${accountId}${
     tag ? Prisma.sql` AND EXISTS (SELECT 1 FROM "ContactTag" t WHERE t."contactId" = c."id" AND t."tag" = ${tag})` : Prisma.empty
   }`;
-  // One pass over the matches gives both the page and the total.
-  const ids = await ctx.db.$queryRaw<Array<{ id: string; total: number | bigint }>>`
-    SELECT c."id", COUNT(*) OVER () AS total FROM "Contact" c WHERE ${filter}
-    ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`;
-  const counted =
-    ids.length > 0 || skip === 0
-      ? [{ total: ids[0]?.total ?? 0 }]
-      : await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`;
-  const rows = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: order }) : [];
-  return { total: Number(counted[0]?.total ?? 0), page, limit, items: rows };
+  let ids: Array<{ id: string }>;
+  let total: number;
+  if (viaFts) {
+    // The trigram table yields matches in rowid (insertion) order, so the page needs no sort and
+    // stops early even when thousands match; the count reads only the search table.
+    const [page_, counted] = await Promise.all([
+      ctx.db.$queryRaw<Array<{ id: string }>>`SELECT c."id" FROM ${source} WHERE ${filter} ORDER BY s.rowid LIMIT ${limit} OFFSET ${skip}`,
+      tag
+        ? ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${source} WHERE ${filter}`
+        : ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "ContactSearch" s WHERE ${matcher} AND s."accountId" = ${accountId}`,
+    ]);
+    ids = page_;
+    total = Number(counted[0]?.total ?? 0);
+  } else {
+    // One pass over the matches gives both the page and the total.
+    const rows = await ctx.db.$queryRaw<Array<{ id: string; total: number | bigint }>>`
+      SELECT c."id", COUNT(*) OVER () AS total FROM ${source} WHERE ${filter}
+      ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`;
+    const counted =
+      rows.length > 0 || skip === 0
+        ? rows[0]?.total ?? 0
+        : (await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${source} WHERE ${filter}`)[0]?.total ?? 0;
+    ids = rows;
+    total = Number(counted);
+  }
+  const found = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids.map((r) => r.id) } } }) : [];
+  const byId = new Map(found.map((row) => [row.id, row]));
+  const items = ids.map((r) => byId.get(r.id)).filter((row): row is Contact => row !== undefined);
+  return { total, page, limit, items };
 };
 
 const writeContact = async (ctx: RequestContext, before: Contact | null, next: ContactView): Promise<Contact> => {
