@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, OutgoingContent } from '../runtime/network/types.ts';
 import type { Deps, RequestContext } from './context.ts';
@@ -41,24 +42,35 @@ export const deliverNow = async (
   const startedAt = ctx.now();
   if (!options.quotaTaken) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();
-  const record = await ctx.db.outgoingMessage.create({
-    data: {
-      accountId: ctx.caller.accountId,
-      sessionId: session.id,
-      toNumber: delivery.to,
-      content: delivery.summary,
-      kind: delivery.kind,
-      payload: JSON.stringify(delivery.payload ?? {}),
-      status: 'PENDING',
-      waMessageId,
-    },
-  });
+  const record: OutgoingMessage = {
+    id: randomUUID(),
+    accountId: ctx.caller.accountId,
+    sessionId: session.id,
+    toNumber: delivery.to,
+    content: delivery.summary,
+    kind: delivery.kind,
+    payload: JSON.stringify(delivery.payload ?? {}),
+    status: 'PENDING',
+    error: null,
+    waMessageId,
+    remoteJid: null,
+    sendAt: null,
+    claimedAt: null,
+    jobId: null,
+    campaignId: null,
+    sentAt: null,
+    createdAt: startedAt,
+  };
+  // Plain SQL on this hot path: each statement through Prisma's query builder costs more CPU than the
+  // send itself.
+  await ctx.db.$executeRaw`INSERT INTO "OutgoingMessage" ("id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", "status", "waMessageId", "createdAt")
+    VALUES (${record.id}, ${record.accountId}, ${record.sessionId}, ${record.toNumber}, ${record.content}, ${record.kind}, ${record.payload}, 'PENDING', ${waMessageId}, ${startedAt})`;
   try {
     const sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
-    return await ctx.db.outgoingMessage.update({
-      where: { id: record.id },
-      data: { status: 'SENT', sentAt: ctx.now(), waMessageId: sent.waMessageId, remoteJid: sent.remoteJid },
-    });
+    const sentAt = ctx.now();
+    await ctx.db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = ${sentAt}, "waMessageId" = ${sent.waMessageId}, "remoteJid" = ${sent.remoteJid}
+      WHERE "id" = ${record.id} AND "status" = 'PENDING'`;
+    return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
