@@ -1,25 +1,48 @@
+import type { Client, Config, TransactionMode } from '@libsql/client';
 import { PrismaLibSql } from '@prisma/adapter-libsql';
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlDriverAdapter } from '@prisma/driver-adapter-utils';
 import { PrismaClient as PostgresClient } from '../../generated/postgres/client.ts';
 import { PrismaClient as SqliteClient } from '../../generated/sqlite/client.ts';
 import { providerOf } from './migrate.ts';
 
-/** The client type the code is written against; both generated clients share its API. */
+/** The client type the code is written against; the PostgreSQL client has the same API. */
 export type Db = SqliteClient;
 
 export { providerOf };
 
-export const createPrisma = async (url: string): Promise<Db> => {
-  if (providerOf(url) === 'sqlite') {
-    const db = new SqliteClient({ adapter: new PrismaLibSql({ url }) });
-    // WAL lets readers run beside the writer, and NORMAL syncs at checkpoints rather than every
-    // commit: a send writes its record twice, and a full sync each time caps a session at ~80 msg/s.
-    await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
-    await db.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
-    await db.$executeRawUnsafe('PRAGMA busy_timeout = 5000');
-    return db;
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * WAL lets readers run beside the writer, and synchronous=NORMAL syncs at checkpoints rather than at
+ * every commit (a full sync per commit caps a session at ~80 msg/s). libsql opens a new connection
+ * after every interactive transaction, so the per-connection setting is applied to each one; the
+ * busy timeout goes through libsql's own option, which covers every connection.
+ */
+class TunedLibSql extends PrismaLibSql {
+  override createClient(config: Config): Client {
+    const client = super.createClient({ ...config, timeout: BUSY_TIMEOUT_MS });
+    const transaction = client.transaction.bind(client);
+    client.transaction = async (mode?: TransactionMode) => {
+      const tx = await transaction(mode);
+      // Reaches the connection that replaces the one the transaction took. Should libsql ever keep
+      // using the same connection, SQLite refuses the pragma inside the transaction: harmless.
+      await client.execute('PRAGMA synchronous = NORMAL').catch(() => undefined);
+      return tx;
+    };
+    return client;
   }
-  // The PostgreSQL client is generated from the same models, so its API is the SQLite one's; only
-  // the types' nominal identity differs, hence this single cast.
-  return new PostgresClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
+
+  override async connect(): Promise<SqlDriverAdapter> {
+    const adapter = await super.connect();
+    await adapter.executeScript('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+    return adapter;
+  }
+}
+
+export const createPrisma = (databaseUrl: string): Db => {
+  if (providerOf(databaseUrl) === 'sqlite') return new SqliteClient({ adapter: new TunedLibSql({ url: databaseUrl }) });
+  // Both clients are generated from the same models (prisma/schema.base.prisma), so their APIs match;
+  // only TypeScript's nominal identity of the two classes differs, hence this one cast.
+  return new PostgresClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) }) as unknown as Db;
 };

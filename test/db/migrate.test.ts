@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPrisma, providerOf } from '../../src/runtime/db/client.ts';
+import { draftMigration } from '../../src/runtime/db/migration-drafts.ts';
+import { applyMigrations, prismaDir, readMigrations } from '../../src/runtime/db/migrate.ts';
+import type { TemporaryDatabase } from '../../src/runtime/db/temporary-database.ts';
+import { createTemporaryDatabase } from '../../src/runtime/db/temporary-database.ts';
+
+const run = promisify(execFile);
+const tsx = (...args: string[]) => run(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env } });
+
+describe.each(['sqlite', 'postgres'] as const)('migrations on %s', (kind) => {
+  const databases: TemporaryDatabase[] = [];
+  afterAll(async () => {
+    await Promise.all(databases.map((d) => d.drop()));
+  });
+
+  it('applies every migration to a fresh database, serves reads and writes, and applies nothing twice', async () => {
+    const database = await createTemporaryDatabase(kind);
+    databases.push(database);
+    expect(providerOf(database.url)).toBe(kind);
+
+    const names = readMigrations(kind).migrationDirectories.map((d) => d.path);
+    expect(names.length).toBeGreaterThan(0);
+    expect(await applyMigrations(database.url)).toEqual(names);
+
+    const db = createPrisma(database.url);
+    try {
+      const created = await db.account.create({ data: { email: `${kind}@example.com`, apiKeyHash: `hash-${kind}` } });
+      const read = await db.account.findUnique({ where: { email: `${kind}@example.com` } });
+      expect(read).toMatchObject({ id: created.id, apiKeyHash: `hash-${kind}` });
+      expect(read?.createdAt).toBeInstanceOf(Date);
+    } finally {
+      await db.$disconnect();
+    }
+
+    const started = performance.now();
+    expect(await applyMigrations(database.url)).toEqual([]);
+    // It runs at every start of the service.
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('drafts nothing for the committed schema, and a migration for a schema change that keeps hand-written SQL', async () => {
+    expect((await draftMigration(kind, 'none')).script).toBeNull();
+
+    const schema = readFileSync(join(prismaDir(kind), 'schema.prisma'), 'utf8');
+    const changed = schema.replace(/^model DailyUsage \{$/m, 'model DailyUsage {\n  note String @default("")');
+    expect(changed).not.toBe(schema);
+    const { script } = await draftMigration(kind, 'note', undefined, changed);
+    expect(script).toMatch(/"DailyUsage"/);
+    expect(script).toMatch(/"note"/);
+    expect(script).not.toMatch(/DROP INDEX|DROP TABLE "ContactSearch/);
+  });
+});
+
+describe('npm run db', () => {
+  it('check finds the committed migrations current for both providers', async () => {
+    const { stdout } = await tsx('src/runtime/db/migrate-cli.ts', 'check');
+    expect(stdout).toContain('migrations match the schema for sqlite and postgres');
+  });
+
+  it('deploy applies to DATABASE_URL and the process ends on its own, without waiting on engine timers', async () => {
+    const database = await createTemporaryDatabase('postgres');
+    try {
+      const script = `import { applyMigrations } from './src/runtime/db/migrate.ts'; await applyMigrations(${JSON.stringify(database.url)});`;
+      const started = performance.now();
+      await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+      // The engine arms a 10 s timer; an unref'd one lets the process end as soon as the work is done.
+      expect(performance.now() - started).toBeLessThan(8000);
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/runtime/db/migrate-cli.ts', 'deploy'], {
+        env: { ...process.env, DATABASE_URL: database.url },
+      });
+      expect(stdout).toContain('the database schema is current');
+    } finally {
+      await database.drop();
+    }
+  });
+});
