@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../runtime/db/client.ts';
+import type { OutgoingWrites } from '../runtime/db/outgoing-writes.ts';
 import type { EventBus } from '../runtime/events.ts';
 import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
@@ -11,6 +12,8 @@ import type { Settings } from '../runtime/settings.ts';
 /** What the domain logic may use; built once by main (or a test) and passed to buildApp. */
 export interface Deps {
   db: Db;
+  /** the record writes of immediate sends, grouped across concurrent requests */
+  outgoing: OutgoingWrites;
   logger: Logger;
   settings: Settings;
   now: () => Date;

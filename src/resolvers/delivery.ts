@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
-import type { NetworkLink, OutgoingContent } from '../runtime/network/types.ts';
+import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/network/types.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
@@ -10,7 +10,7 @@ export const notConnected = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
 
 /** The live link of a connected session, or 409. */
-export const requireLink = (ctx: Pick<RequestContext, 'sessions'>, session: Session): NetworkLink => {
+export const requireLink = (ctx: Pick<RequestContext, 'sessions'>, session: Pick<Session, 'id'>): NetworkLink => {
   const link = ctx.sessions.link(session.id);
   if (!link) throw notConnected();
   return link;
@@ -34,7 +34,7 @@ export interface Delivery {
  */
 export const deliverNow = async (
   ctx: RequestContext,
-  session: Session,
+  session: Pick<Session, 'id'>,
   delivery: Delivery,
   options: { quotaTaken?: boolean } = {},
 ): Promise<OutgoingMessage> => {
@@ -61,16 +61,10 @@ export const deliverNow = async (
     sentAt: null,
     createdAt: startedAt,
   };
-  // Plain SQL on this hot path: each statement through Prisma's query builder costs more CPU than the
-  // send itself.
-  await ctx.db.$executeRaw`INSERT INTO "OutgoingMessage" ("id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", "status", "waMessageId", "createdAt")
-    VALUES (${record.id}, ${record.accountId}, ${record.sessionId}, ${record.toNumber}, ${record.content}, ${record.kind}, ${record.payload}, 'PENDING', ${waMessageId}, ${startedAt})`;
+  await ctx.outgoing.pending({ ...record, waMessageId });
+  let sent: SendResult;
   try {
-    const sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
-    const sentAt = ctx.now();
-    await ctx.db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = ${sentAt}, "waMessageId" = ${sent.waMessageId}, "remoteJid" = ${sent.remoteJid}
-      WHERE "id" = ${record.id} AND "status" = 'PENDING'`;
-    return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
+    sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
@@ -78,6 +72,9 @@ export const deliverNow = async (
     await refundQuota(ctx, 1, startedAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
+  const sentAt = ctx.now();
+  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid });
+  return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
 };
 
 /**
@@ -86,6 +83,7 @@ export const deliverNow = async (
  * as plain text, so it is never lost.
  */
 export const handleSendError = async (deps: Deps, sessionId: string, waMessageId: string, reason: string): Promise<void> => {
+  await deps.outgoing.settled();
   const record = await deps.db.outgoingMessage.findFirst({ where: { sessionId, waMessageId } });
   if (!record) return;
   if (record.kind !== 'interactive') {

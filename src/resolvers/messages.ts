@@ -9,7 +9,7 @@ import type { Delivery } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
 import { limitSchema } from './paging.ts';
-import { ownSession } from './sessions.ts';
+import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
 
 export interface MessageRecordView {
@@ -158,7 +158,7 @@ const answer = (row: OutgoingMessage): SendAnswer => ({ ok: true, id: row.id });
 
 export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const { to, message } = parseInput(sendSchema, input);
-  const session = await ownSession(ctx, sessionId);
+  const session = await ownSessionId(ctx, sessionId);
   return answer(await deliverNow(ctx, session, { to, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } }));
 };
 
@@ -189,7 +189,7 @@ export const mediaDelivery = async (
 
 export const sendMedia = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const body = parseInput(mediaSchema, input);
-  const session = await ownSession(ctx, sessionId);
+  const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   return answer(await deliverNow(ctx, session, await mediaDelivery(ctx, body.to, body)));
 };
@@ -198,7 +198,7 @@ type InteractiveInput = z.output<typeof groupInteractiveSchema>;
 
 /** Buttons when they are allowed; otherwise, or when a button send fails, the same text without them. */
 export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, to: string, body: InteractiveInput): Promise<SendAnswer> => {
-  const session = await ownSession(ctx, sessionId);
+  const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   const plainText = body.header ? `${body.header}\n\n${body.body}` : body.body;
   const plain: Delivery = { to, content: { kind: 'text', text: plainText }, summary: body.body, kind: 'text', payload: { text: plainText } };
@@ -232,7 +232,7 @@ export const sendInteractive = async (ctx: RequestContext, sessionId: string, in
 
 export const sendRich = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const body = parseInput(richSchema, input);
-  const session = await ownSession(ctx, sessionId);
+  const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   let delivery: Delivery;
   if (body.documentUrl) {
@@ -265,7 +265,7 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
 
 export const sendTyping = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true }> => {
   const body = parseInput(typingSchema, input);
-  const session = await ownSession(ctx, sessionId);
+  const session = await ownSessionId(ctx, sessionId);
   const link = requireLink(ctx, session);
   const delayMs = Math.min(body.delayMs, ctx.settings.TYPING_MAX_MS);
   await link.setPresence(body.jid, 'composing').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
@@ -276,6 +276,7 @@ export const sendTyping = async (ctx: RequestContext, sessionId: string, input: 
 };
 
 const ownMessage = async (ctx: RequestContext, sessionId: string, messageId: string): Promise<OutgoingMessage> => {
+  await ctx.outgoing.settled();
   const row = await ctx.db.outgoingMessage.findFirst({
     where: { id: messageId, sessionId, accountId: ctx.caller.accountId },
   });
@@ -284,13 +285,13 @@ const ownMessage = async (ctx: RequestContext, sessionId: string, messageId: str
 };
 
 export const getMessage = async (ctx: RequestContext, sessionId: string, messageId: string): Promise<MessageRecordView> => {
-  await ownSession(ctx, sessionId);
+  await ownSessionId(ctx, sessionId);
   return messageView(await ownMessage(ctx, sessionId, messageId));
 };
 
 export const editMessage = async (ctx: RequestContext, sessionId: string, messageId: string, input: unknown): Promise<SendAnswer> => {
   const { text: newText } = parseInput(editSchema, input);
-  const session = await ownSession(ctx, sessionId);
+  const session = await ownSessionId(ctx, sessionId);
   const row = await ownMessage(ctx, sessionId, messageId);
   if (!row.waMessageId || !row.remoteJid || row.status !== 'SENT') {
     throw new DomainError('MESSAGE_NOT_EDITABLE', 'This message has no network id or recipient on record, so it cannot be edited');
@@ -311,8 +312,9 @@ export const listMessages = async (
   input: unknown,
 ): Promise<{ count: number; items: MessageRecordView[] }> => {
   const { limit, status, to } = parseInput(historySchema, input);
-  await ownSession(ctx, sessionId);
+  await ownSessionId(ctx, sessionId);
   const where: Prisma.OutgoingMessageWhereInput = { sessionId, ...(status ? { status } : {}), ...(to ? { toNumber: to } : {}) };
+  await ctx.outgoing.settled();
   const rows = await ctx.db.outgoingMessage.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
   return { count: rows.length, items: rows.map(messageView) };
 };
@@ -325,7 +327,7 @@ export const readIncoming = async (
   signal?: AbortSignal,
 ): Promise<{ count: number; consumed: boolean; items: IncomingItem[] }> => {
   const { limit, waitMs, consume } = parseInput(incomingSchema, input);
-  await ownSession(ctx, sessionId);
+  await ownSessionId(ctx, sessionId);
   await ctx.incoming.waitForItem(sessionId, waitMs, signal);
   // A caller that went away must not consume items it will never see.
   if (signal?.aborted) return { count: 0, consumed: consume, items: [] };

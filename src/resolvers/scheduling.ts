@@ -268,7 +268,8 @@ export interface CampaignProgress {
   remaining: number;
 }
 
-export const campaignProgress = async (deps: Pick<Deps, 'db'>, campaignId: string): Promise<CampaignProgress> => {
+export const campaignProgress = async (deps: Pick<Deps, 'db' | 'outgoing'>, campaignId: string): Promise<CampaignProgress> => {
+  await deps.outgoing.settled();
   const groups = await deps.db.outgoingMessage.groupBy({ by: ['status'], where: { campaignId }, _count: { _all: true } });
   const of = (status: string) => groups.find((g) => g.status === status)?._count._all ?? 0;
   const sent = of('SENT');

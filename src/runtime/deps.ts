@@ -5,6 +5,7 @@ import type { Deps } from '../resolvers/context.ts';
 import { handleSendError } from '../resolvers/delivery.ts';
 import { runDueMessage, runRecurring } from '../resolvers/scheduling.ts';
 import type { Db } from './db/client.ts';
+import { createOutgoingWrites } from './db/outgoing-writes.ts';
 import { createEventBus } from './events.ts';
 import { ButtonGuard } from './button-guard.ts';
 import { IncomingBuffer } from './incoming-buffer.ts';
@@ -62,6 +63,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     const spec = jobs.recurringSpec(job.timerId);
     if (spec) await runRecurring(deps, spec);
   });
-  const deps: Deps = { db, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
+  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
+  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
   return deps;
 };

@@ -52,6 +52,7 @@ const shutdown = async (signal: string) => {
     await closing;
     await deps.jobs.stop();
     await deps.sessions.closeAll();
+    await deps.outgoing.settled();
     await network.close();
     await db.$disconnect();
     logger.info('stopped');

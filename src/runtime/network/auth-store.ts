@@ -1,6 +1,7 @@
 import { BufferJSON, initAuthCreds, proto } from 'baileys';
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from 'baileys';
 import { Prisma } from '../../generated/sqlite/client.ts';
+import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 
 const CREDS = 'creds';
@@ -8,6 +9,10 @@ const CREDS = 'creds';
 export interface StoredAuthState {
   state: AuthenticationState;
   saveCreds: () => Promise<void>;
+  /** Writes the Signal keys still waiting; called before the link closes and before a reload. */
+  flush: () => Promise<void>;
+  /** Drops the waiting writes, for a session whose credentials are being deleted. */
+  discard: () => void;
   /** True when credentials were loaded, i.e. the session can log in without a new QR. */
   registered: boolean;
 }
@@ -15,11 +20,18 @@ export interface StoredAuthState {
 const encode = (value: unknown): string => JSON.stringify(value, BufferJSON.replacer);
 const decode = (value: string): unknown => JSON.parse(value, BufferJSON.reviver);
 
+type KeyValue = SignalDataTypeMap[keyof SignalDataTypeMap];
+
 /**
  * Baileys' credentials and Signal keys in our database, one row per key.
- * Each `keys.set` call is one transaction, so a crash never leaves half of a key update behind.
+ *
+ * Key writes are written behind: Baileys holds the socket's send lock until its key commit returns, so
+ * a commit that waited for the database would make every send wait for its own statement. Writes wait
+ * in memory for the end of the event-loop turn and go out in one statement (later values of the same
+ * key replace earlier ones); reads see them at once. Baileys commits after the stanza has left, so the
+ * ratchet was never on disk before the send; this moves the write by one turn of the loop.
  */
-export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAuthState> => {
+export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger): Promise<StoredAuthState> => {
   const stored = await db.sessionAuth.findUnique({
     where: { sessionId_type_keyId: { sessionId, type: CREDS, keyId: '' } },
   });
@@ -28,14 +40,28 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
   // Keys known to be absent. Baileys asks for some (privacy tokens) on every send; every write goes
   // through this store, so a miss stays a miss until `set` writes that key.
   const missing = new Set<string>();
+  // Written but not yet on disk: the value, or null for a deletion.
+  let waiting = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
+  let writing: Promise<void> | null = null;
+  let scheduled = false;
+
   const get = async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
     const out: { [id: string]: SignalDataTypeMap[T] } = {};
-    const wanted = ids.filter((id) => !missing.has(`${type}\u0000${id}`));
+    const wanted: string[] = [];
+    for (const id of ids) {
+      const key = `${type}\u0000${id}`;
+      const held = waiting.get(key);
+      if (held) {
+        if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
+      } else if (!missing.has(key)) wanted.push(id);
+    }
     if (wanted.length === 0) return out;
     const rows = await db.sessionAuth.findMany({ where: { sessionId, type, keyId: { in: wanted } } });
     const found = new Set(rows.map((r) => r.keyId));
     for (const id of wanted) if (!found.has(id)) missing.add(`${type}\u0000${id}`);
     for (const row of rows) {
+      // A write that arrived while this read was running is newer than the row.
+      if (waiting.has(`${type}\u0000${row.keyId}`)) continue;
       const value = decode(row.value);
       out[row.keyId] = (
         type === 'app-state-sync-key' ? proto.Message.AppStateSyncKeyData.fromObject(value as object) : value
@@ -44,31 +70,64 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
     return out;
   };
 
-  /** One statement per call: upsert what has a value, delete what was set to null. */
-  const set = async (data: SignalDataSet) => {
-    const upserts: Array<[string, string, string]> = [];
-    const deletes: Array<[string, string]> = [];
-    for (const [type, entries] of Object.entries(data)) {
-      for (const [keyId, value] of Object.entries(entries ?? {})) {
-        missing.delete(`${type}\u0000${keyId}`);
-        if (value === null || value === undefined) deletes.push([type, keyId]);
-        else upserts.push([type, keyId, encode(value)]);
-      }
-    }
+  /** One statement per batch: upsert what has a value, delete what was set to null. */
+  const write = async (batch: Array<{ type: string; keyId: string; value: KeyValue | null }>) => {
+    const upserts = batch.filter((e) => e.value !== null);
+    const deletes = batch.filter((e) => e.value === null);
     const statements = [];
     if (upserts.length > 0) {
-      const rows = Prisma.join(upserts.map(([type, keyId, value]) => Prisma.sql`(${sessionId}, ${type}, ${keyId}, ${value})`));
+      const rows = Prisma.join(upserts.map((e) => Prisma.sql`(${sessionId}, ${e.type}, ${e.keyId}, ${encode(e.value)})`));
       statements.push(
         db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES ${rows}
           ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`,
       );
     }
     if (deletes.length > 0) {
-      const keys = Prisma.join(deletes.map(([type, keyId]) => Prisma.sql`(${type}, ${keyId})`));
+      const keys = Prisma.join(deletes.map((e) => Prisma.sql`(${e.type}, ${e.keyId})`));
       statements.push(db.$executeRaw`DELETE FROM "SessionAuth" WHERE "sessionId" = ${sessionId} AND ("type", "keyId") IN (VALUES ${keys})`);
     }
     if (statements.length === 1) await statements[0];
     else if (statements.length > 1) await db.$transaction(statements);
+  };
+
+  const flushOnce = async () => {
+    scheduled = false;
+    while (waiting.size > 0) {
+      const batch = waiting;
+      waiting = new Map();
+      try {
+        await write([...batch.values()]);
+      } catch (err) {
+        // Kept for the next write unless a newer value replaced it meanwhile; flush() at close retries.
+        for (const [key, entry] of batch) if (!waiting.has(key)) waiting.set(key, entry);
+        logger?.error({ err, sessionId }, 'writing Signal keys failed; will retry');
+        return;
+      }
+    }
+  };
+
+  const flush = async (): Promise<void> => {
+    while (writing) await writing;
+    if (waiting.size === 0) return;
+    writing = flushOnce().finally(() => {
+      writing = null;
+    });
+    await writing;
+  };
+
+  const set = async (data: SignalDataSet) => {
+    for (const [type, entries] of Object.entries(data)) {
+      for (const [keyId, value] of Object.entries(entries ?? {})) {
+        const key = `${type}\u0000${keyId}`;
+        missing.delete(key);
+        waiting.set(key, { type, keyId, value: value ?? null });
+      }
+    }
+    if (scheduled || waiting.size === 0) return;
+    scheduled = true;
+    setImmediate(() => {
+      flush().catch((err: unknown) => logger?.error({ err, sessionId }, 'writing Signal keys failed'));
+    });
   };
 
   const saveCreds = async () => {
@@ -77,7 +136,11 @@ export const loadAuthState = async (db: Db, sessionId: string): Promise<StoredAu
       ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`;
   };
 
-  return { state: { creds, keys: { get, set } }, saveCreds, registered: Boolean(stored && creds.registered !== false && creds.me) };
+  const discard = () => {
+    waiting = new Map();
+  };
+
+  return { state: { creds, keys: { get, set } }, saveCreds, flush, discard, registered: Boolean(stored && creds.registered !== false && creds.me) };
 };
 
 export const clearAuthState = async (db: Db, sessionId: string): Promise<void> => {

@@ -3,6 +3,7 @@ import type { UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { clearAuthState, loadAuthState } from './auth-store.ts';
+import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
 import { baileysGroups } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
@@ -39,9 +40,14 @@ const closeKindOf = (error: Error | undefined, registered: boolean): CloseKind =
 export const createBaileysNetwork = (options: BaileysNetworkOptions): Network => {
   const { db, logger } = options;
 
+  // The store of each session's latest link: its key writes wait in memory for a moment.
+  const stores = new Map<string, StoredAuthState>();
+
   const open = async (sessionId: string, callbacks: LinkCallbacks): Promise<NetworkLink> => {
-    const auth = await loadAuthState(db, sessionId);
     const log = logger.child({ sessionId });
+    await stores.get(sessionId)?.flush();
+    const auth = await loadAuthState(db, sessionId, log);
+    stores.set(sessionId, auth);
     // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
     const baileysLogger = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level });
     const sock: WASocket = makeWASocket({
@@ -93,9 +99,11 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     });
 
     const close = async () => {
-      if (closed) return;
-      closed = true;
-      await sock.end(undefined);
+      if (!closed) {
+        closed = true;
+        await sock.end(undefined);
+      }
+      await auth.flush();
     };
 
     return {
@@ -128,7 +136,11 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
 
   return {
     open,
-    forget: (sessionId) => clearAuthState(db, sessionId),
+    forget: async (sessionId) => {
+      stores.get(sessionId)?.discard();
+      stores.delete(sessionId);
+      await clearAuthState(db, sessionId);
+    },
     hasCredentials: async (sessionId) => (await loadAuthState(db, sessionId)).registered,
   };
 };

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import { Prisma } from '../../generated/sqlite/client.ts';
+import type { Db } from './client.ts';
+import { groupCommit } from './group-commit.ts';
+import { providerOf } from './migrate.ts';
+
+export interface PendingRecord {
+  id: string;
+  accountId: string;
+  sessionId: string;
+  toNumber: string;
+  content: string;
+  kind: string;
+  payload: string;
+  waMessageId: string;
+  createdAt: Date;
+}
+
+export interface SentMark {
+  id: string;
+  sentAt: Date;
+  waMessageId: string;
+  remoteJid: string;
+}
+
+/** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
+const SENT_MARK_DELAY_MS = 20;
+
+/**
+ * The two writes of every immediate send, grouped across concurrent sends: one statement per group
+ * instead of one per message. The PENDING record is on disk before the send; the SENT mark is written
+ * behind, so whoever reads outgoing records calls `settled()` first.
+ */
+export interface OutgoingWrites {
+  pending: (record: PendingRecord) => Promise<void>;
+  /** Only a PENDING record becomes SENT, so a FAILED set by an error ack in the meantime stays. */
+  sent: (mark: SentMark) => void;
+  /** Resolves once every write asked for so far is done. */
+  settled: () => Promise<void>;
+}
+
+export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger): OutgoingWrites => {
+  // VALUES columns are text to PostgreSQL unless cast; SQLite stores what it is given.
+  const asTimestamp = providerOf(databaseUrl) === 'postgres' ? Prisma.raw('::timestamp(3)') : Prisma.empty;
+
+  const inserts = groupCommit<PendingRecord>(async (records) => {
+    const rows = Prisma.join(
+      records.map(
+        (r) =>
+          Prisma.sql`(${r.id}, ${r.accountId}, ${r.sessionId}, ${r.toNumber}, ${r.content}, ${r.kind}, ${r.payload}, 'PENDING', ${r.waMessageId}, ${r.createdAt})`,
+      ),
+    );
+    await db.$executeRaw`INSERT INTO "OutgoingMessage" ("id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", "status", "waMessageId", "createdAt") VALUES ${rows}`;
+  });
+
+  const marks = groupCommit<SentMark>(async (sent) => {
+    const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid})`));
+    await db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4
+      FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1 AND "OutgoingMessage"."status" = 'PENDING'`;
+  }, { delayMs: SENT_MARK_DELAY_MS });
+
+  return {
+    pending: inserts.add,
+    sent: (mark) => {
+      marks.add(mark).catch((err: unknown) => logger.error({ err, messageId: mark.id }, 'marking a sent message failed; it stays PENDING and is sent again at start'));
+    },
+    settled: async () => {
+      await inserts.settled();
+      await marks.settled();
+    },
+  };
+};
