@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, scanQrImage, waitUntil } from './helpers/sandbox.ts';
-import { sandboxSocketOptions, startSandbox, trustSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { startTestApp } from './helpers/app.ts';
 
 describe('live session behaviour: pairing codes, subscriptions, silent links, stream errors, two sessions talking', () => {
@@ -13,9 +13,8 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
 
   beforeAll(async () => {
     const sandbox = await startSandbox();
-    trustSandbox(sandbox.rootPublicKey);
     const app = await startTestApp('sqlite', {}, {
-      socket: sandboxSocketOptions(sandbox),
+      target: { sandbox: sandboxAddress(sandbox) },
       keepAliveIntervalMs: 1_000,
       sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000, staleAfterMs: 3_000 },
     });

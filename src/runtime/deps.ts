@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { UserFacingSocketConfig } from 'baileys';
 import type { Logger } from 'pino';
 import type { Deps } from '../resolvers/context.ts';
 import { handleSendError } from '../resolvers/delivery.ts';
@@ -13,6 +12,9 @@ import { JobScheduler } from './jobs/scheduler.ts';
 import { createMediaFetcher } from './media-fetch.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
 import { createBaileysNetwork } from './network/baileys-network.ts';
+import { socketOptionsFor } from './network/baileys-target.ts';
+import type { NetworkTarget } from './network/baileys-target.ts';
+import { createThreadedNetwork } from './network/network-thread.ts';
 import { SessionManager } from './network/session-manager.ts';
 import type { SessionManagerOptions } from './network/session-manager.ts';
 import type { Settings } from './settings.ts';
@@ -21,8 +23,8 @@ export interface DepsOptions {
   db: Db;
   logger: Logger;
   settings: Settings;
-  /** Socket options for every link, e.g. the sandbox network's URL and media agent. */
-  socket?: Partial<UserFacingSocketConfig>;
+  /** Where the links go: WhatsApp (the default) or a sandbox network. */
+  target?: NetworkTarget;
   keepAliveIntervalMs?: number;
   sessionTuning?: Pick<SessionManagerOptions, 'staleAfterMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'lastSeenWriteEveryMs'>;
   now?: () => Date;
@@ -35,7 +37,10 @@ export const createDeps = (options: DepsOptions): Deps => {
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
   const incoming = new IncomingBuffer(settings.INCOMING_BUFFER_SIZE, now, (item) => events.publish('incoming', item.sessionId, item));
-  const network = createBaileysNetwork({ db, logger, socket: options.socket, keepAliveIntervalMs: options.keepAliveIntervalMs });
+  const target = options.target ?? {};
+  const network = settings.NETWORK_THREAD
+    ? createThreadedNetwork({ databaseUrl: settings.DATABASE_URL, logger, target, keepAliveIntervalMs: options.keepAliveIntervalMs })
+    : createBaileysNetwork({ db, logger, socket: socketOptionsFor(target), keepAliveIntervalMs: options.keepAliveIntervalMs });
   const sessions = new SessionManager({
     db,
     logger,

@@ -14,7 +14,7 @@ const logger = createLogger(settings.LOG_LEVEL);
 await applyMigrations(settings.DATABASE_URL, logger);
 const db = await createPrisma(settings.DATABASE_URL);
 const network = await networkOptions(settings, logger);
-const deps = createDeps({ db, logger, settings, socket: network.socket });
+const deps = createDeps({ db, logger, settings, target: network.target });
 
 await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KEY);
 if ((await db.account.count()) === 0) {

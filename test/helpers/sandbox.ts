@@ -1,6 +1,6 @@
 import { readQrImage } from '../../src/runtime/sandbox/qr-image.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import { sandboxSocketOptions, startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { sandboxAddress, startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { DbKind, TestApp } from './app.ts';
 import { http, startTestApp } from './app.ts';
 
@@ -12,9 +12,8 @@ export interface Linked {
 
 export const startWithSandbox = async (kind: DbKind = 'sqlite', overrides: Parameters<typeof startTestApp>[1] = {}): Promise<Linked> => {
   const sandbox = await startSandbox();
-  trustSandbox(sandbox.rootPublicKey);
   const app = await startTestApp(kind, overrides, {
-    socket: sandboxSocketOptions(sandbox),
+    target: { sandbox: sandboxAddress(sandbox) },
     // Test files are served by msw from made-up hosts; name them public so the media guard lets them through.
     resolveHost: async (host) => (host.endsWith('.example.com') ? ['93.184.216.34'] : ['127.0.0.1']),
     sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 },

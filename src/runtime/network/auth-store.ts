@@ -107,6 +107,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   };
 
   const flush = async (): Promise<void> => {
+    await credsWritten.catch(() => undefined);
     while (writing) await writing;
     if (waiting.size === 0) return;
     writing = flushOnce().finally(() => {
@@ -130,10 +131,16 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
     });
   };
 
-  const saveCreds = async () => {
+  // Credential writes run one after another, and flush() waits for them, so a reload reads the last.
+  let credsWritten: Promise<void> = Promise.resolve();
+  const writeCreds = async () => {
     // Raw, so the (large) credentials row is not read back after every write.
     await db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES (${sessionId}, ${CREDS}, '', ${encode(creds)})
       ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`;
+  };
+  const saveCreds = (): Promise<void> => {
+    credsWritten = credsWritten.catch(() => undefined).then(writeCreds);
+    return credsWritten;
   };
 
   const discard = () => {

@@ -142,5 +142,6 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       await clearAuthState(db, sessionId);
     },
     hasCredentials: async (sessionId) => (await loadAuthState(db, sessionId)).registered,
+    close: async () => undefined,
   };
 };

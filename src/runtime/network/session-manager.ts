@@ -151,6 +151,7 @@ export class SessionManager {
         await this.teardown(live);
       }),
     );
+    await this.options.network.close();
   }
 
   private entry(sessionId: string): Live {
@@ -172,7 +173,7 @@ export class SessionManager {
     try {
       live.link = await this.options.network.open(sessionId, {
         onQr: (qr) => {
-          if (current()) void this.onQr(sessionId, live, qr);
+          if (current()) void this.onQr(sessionId, live, qr, generation);
         },
         onOpen: (account) => {
           if (current()) void this.onOpen(sessionId, live, account);
@@ -198,9 +199,12 @@ export class SessionManager {
     }
   }
 
-  private async onQr(sessionId: string, live: Live, qr: string): Promise<void> {
+  private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {
+    const image = await QRCode.toDataURL(qr, { errorCorrectionLevel: 'L', margin: 2, width: 300 });
+    // The link may have moved on (scanned, restarted) while the image was drawn.
+    if (live.generation !== generation) return;
     live.qr = qr;
-    live.qrDataUrl = await QRCode.toDataURL(qr, { errorCorrectionLevel: 'L', margin: 2, width: 300 });
+    live.qrDataUrl = image;
     await this.apply(sessionId, live, 'QR_READY', {});
     for (const waiter of live.qrWaiters.splice(0)) waiter();
   }

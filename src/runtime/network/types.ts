@@ -123,4 +123,6 @@ export interface Network {
   /** Deletes the stored credentials of a session. */
   forget: (sessionId: string) => Promise<void>;
   hasCredentials: (sessionId: string) => Promise<boolean>;
+  /** Releases what the network holds beyond its links (its thread); after closeAll of every link. */
+  close: () => Promise<void>;
 }

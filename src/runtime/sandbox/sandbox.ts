@@ -1,8 +1,8 @@
-import { Agent } from 'node:https';
-import { WA_CERT_DETAILS } from 'baileys';
 import type { UserFacingSocketConfig } from 'baileys';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
+import { socketOptionsFor } from '../network/baileys-target.ts';
+import type { SandboxAddress } from '../network/baileys-target.ts';
 import { createCertificates } from './certs.ts';
 import { SandboxControl } from './control.ts';
 import { startControlApi } from './control-api.ts';
@@ -66,29 +66,26 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   };
 };
 
-/**
- * Makes Baileys in this process accept the sandbox's certificate chain. Baileys reads the exported
- * WA_CERT_DETAILS at handshake time; this process then talks only to the sandbox.
- */
+/** Makes Baileys in this thread accept the sandbox's certificate chain (for sockets made by hand). */
 export const trustSandbox = (rootPublicKey: Uint8Array): void => {
-  WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(rootPublicKey);
+  socketOptionsFor({ sandbox: { wsUrl: '', mediaCaPem: '', rootPublicKey } });
 };
 
-/** The socket options a Baileys client needs to use the sandbox instead of WhatsApp. */
-export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem'>): Partial<UserFacingSocketConfig> => ({
-  waWebSocketUrl: sandbox.wsUrl,
-  fetchAgent: new Agent({ ca: sandbox.mediaCaPem }),
-  shouldSyncHistoryMessage: () => false,
-  syncFullHistory: false,
-  fireInitQueries: true,
-  markOnlineOnConnect: false,
+/** What a client needs to reach this sandbox, in a form that can cross to another thread. */
+export const sandboxAddress = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'>): SandboxAddress => ({
+  wsUrl: sandbox.wsUrl,
+  mediaCaPem: sandbox.mediaCaPem,
+  rootPublicKey: sandbox.rootPublicKey,
 });
 
+/** The socket options of a Baileys client made by hand against the sandbox (and trust in its root key). */
+export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'>): Partial<UserFacingSocketConfig> =>
+  socketOptionsFor({ sandbox: sandboxAddress(sandbox) });
+
 /** For a service in another process: reads the sandbox's address and root key from its control API. */
-export const connectToSandbox = async (controlUrl: string): Promise<Partial<UserFacingSocketConfig>> => {
+export const connectToSandbox = async (controlUrl: string): Promise<SandboxAddress> => {
   const res = await fetch(new URL('/info', controlUrl));
   if (!res.ok) throw new Error(`the sandbox at ${controlUrl} answered HTTP ${res.status}`);
   const info = (await res.json()) as { wsUrl: string; rootPublicKey: string; mediaCaPem: string };
-  trustSandbox(Buffer.from(info.rootPublicKey, 'base64'));
-  return sandboxSocketOptions(info);
+  return { wsUrl: info.wsUrl, mediaCaPem: info.mediaCaPem, rootPublicKey: Buffer.from(info.rootPublicKey, 'base64') };
 };

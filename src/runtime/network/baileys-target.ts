@@ -1,0 +1,35 @@
+import { Agent } from 'node:https';
+import { WA_CERT_DETAILS } from 'baileys';
+import type { UserFacingSocketConfig } from 'baileys';
+
+/** Where the links go, in a form that can cross to the network thread: WhatsApp itself, or a sandbox. */
+export interface NetworkTarget {
+  sandbox?: SandboxAddress;
+}
+
+export interface SandboxAddress {
+  /** the sandbox's WebSocket URL, in place of WhatsApp's */
+  wsUrl: string;
+  /** the certificate of its media host */
+  mediaCaPem: string;
+  /** the root key its noise certificates are signed with */
+  rootPublicKey: Uint8Array;
+}
+
+/**
+ * Baileys' options for the target. For a sandbox this also makes Baileys in this thread trust the
+ * sandbox's root key: Baileys reads WA_CERT_DETAILS at handshake time, and a thread whose links go to
+ * a sandbox talks to nothing else.
+ */
+export const socketOptionsFor = (target: NetworkTarget): Partial<UserFacingSocketConfig> => {
+  if (!target.sandbox) return {};
+  WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(target.sandbox.rootPublicKey);
+  return {
+    waWebSocketUrl: target.sandbox.wsUrl,
+    fetchAgent: new Agent({ ca: target.sandbox.mediaCaPem }),
+    shouldSyncHistoryMessage: () => false,
+    syncFullHistory: false,
+    fireInitQueries: true,
+    markOnlineOnConnect: false,
+  };
+};

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { NetworkTarget } from './baileys-target.ts';
+import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import type { CloseKind, GroupInfo, GroupOps, LinkCallbacks, Network, NetworkLink, ParticipantOutcome, SendResult } from './types.ts';
+
+export interface ThreadedNetworkOptions {
+  databaseUrl: string;
+  logger: Logger;
+  target: NetworkTarget;
+  keepAliveIntervalMs?: number;
+}
+
+const WORKER = new URL('./network-worker.mjs', import.meta.url);
+const ACTIVITY_EVERY_MS = 1_000;
+
+type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/**
+ * The network on its own thread: Baileys' sockets, their encryption and their key store run beside the
+ * HTTP server instead of between its requests, so the service uses a second core. The thread starts
+ * with the first link; if it dies, every link reports a transient close and the sessions re-link on a
+ * new thread.
+ */
+export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network => {
+  const { logger } = options;
+  let started: Promise<Worker> | null = null;
+  let closing = false;
+  let nextId = 1;
+  let nextLinkId = 1;
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
+  const callbacks = new Map<number, LinkCallbacks>();
+
+  const onMessage = (message: ThreadMessage): void => {
+    if (message.kind === 'reply') {
+      const waiting = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.ok) waiting?.resolve(message.value);
+      else waiting?.reject(new Error(message.message));
+      return;
+    }
+    if (message.kind !== 'event') return;
+    const link = callbacks.get(message.linkId);
+    if (!link) return;
+    switch (message.event) {
+      case 'qr':
+        return link.onQr(message.qr);
+      case 'open':
+        return link.onOpen(message.account);
+      case 'close':
+        callbacks.delete(message.linkId);
+        return link.onClose(message.closeKind as CloseKind, message.message);
+      case 'activity':
+        return link.onActivity();
+      case 'incoming':
+        return link.onIncoming(message.item as Parameters<LinkCallbacks['onIncoming']>[0]);
+      case 'sendError':
+        return link.onSendError(message.waMessageId, message.reason);
+    }
+  };
+
+  const onStopped = (reason: string): void => {
+    started = null;
+    for (const waiting of pending.values()) waiting.reject(new Error(`the network thread stopped: ${reason}`));
+    pending.clear();
+    const links = [...callbacks.values()];
+    callbacks.clear();
+    if (closing) return;
+    logger.error({ reason }, 'the network thread stopped; its sessions will re-link');
+    for (const link of links) link.onClose('transient', `the network thread stopped: ${reason}`);
+  };
+
+  const start = (): Promise<Worker> => {
+    if (started) return started;
+    const workerData: NetworkThreadData = {
+      databaseUrl: options.databaseUrl,
+      logLevel: logger.level,
+      target: options.target,
+      keepAliveIntervalMs: options.keepAliveIntervalMs,
+      activityEveryMs: ACTIVITY_EVERY_MS,
+    };
+    started = new Promise<Worker>((resolve, reject) => {
+      // No inherited execArgv: the entry registers its own TypeScript loader.
+      const worker = new Worker(WORKER, { workerData, execArgv: [] });
+      let ready = false;
+      worker.on('message', (message: ThreadMessage) => {
+        if (message.kind === 'ready') {
+          ready = true;
+          resolve(worker);
+        } else onMessage(message);
+      });
+      worker.on('error', (err) => {
+        logger.error({ err }, 'network thread error');
+        if (!ready) reject(err);
+      });
+      worker.on('exit', (code) => onStopped(`exit code ${code}`));
+    });
+    return started;
+  };
+
+  const request = async (message: Request): Promise<unknown> => {
+    const worker = await start();
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ ...message, id } as ThreadRequest);
+    });
+  };
+
+  const linkOf = (linkId: number): NetworkLink => {
+    const call = (method: LinkMethod, ...args: unknown[]) => request({ call: 'link', linkId, method, args });
+    const group =
+      <R>(op: keyof GroupOps) =>
+      async (...args: unknown[]): Promise<R> =>
+        (await call(`groups.${op}`, ...args)) as R;
+    // Closing a link whose thread is gone has nothing left to close.
+    const finish = async (method: 'close' | 'logout') => {
+      if (!started) return;
+      callbacks.delete(linkId);
+      await call(method);
+    };
+    return {
+      send: async (jid, content, sendOptions) => (await call('send', jid, content, sendOptions)) as SendResult,
+      edit: async (remoteJid, waMessageId, text) => {
+        await call('edit', remoteJid, waMessageId, text);
+      },
+      setPresence: async (jid, presence) => {
+        await call('setPresence', jid, presence);
+      },
+      onNetwork: async (jids) => (await call('onNetwork', jids)) as Set<string>,
+      // The same shape as the network's own ids (3EB0 and 18 hex digits), chosen here so that a send
+      // knows its id before it crosses to the thread.
+      newMessageId: () => `3EB0${randomBytes(9).toString('hex').toUpperCase()}`,
+      groups: {
+        list: group<GroupInfo[]>('list'),
+        create: group<GroupInfo>('create'),
+        join: group<string>('join'),
+        metadata: group<GroupInfo>('metadata'),
+        setSubject: group<void>('setSubject'),
+        setDescription: group<void>('setDescription'),
+        leave: group<void>('leave'),
+        participants: group<ParticipantOutcome[]>('participants'),
+        setAdminOnly: group<void>('setAdminOnly'),
+        inviteCode: group<string>('inviteCode'),
+      },
+      sendStatus: async (content, recipients) => (await call('sendStatus', content, recipients)) as SendResult,
+      requestPairingCode: async (phoneNumber) => (await call('requestPairingCode', phoneNumber)) as string,
+      close: () => finish('close'),
+      logout: () => finish('logout'),
+    };
+  };
+
+  return {
+    open: async (sessionId, linkCallbacks) => {
+      const linkId = nextLinkId++;
+      callbacks.set(linkId, linkCallbacks);
+      try {
+        await request({ call: 'open', sessionId, linkId });
+      } catch (err) {
+        callbacks.delete(linkId);
+        throw err;
+      }
+      return linkOf(linkId);
+    },
+    forget: async (sessionId) => {
+      await request({ call: 'forget', sessionId });
+    },
+    hasCredentials: async (sessionId) => (await request({ call: 'hasCredentials', sessionId })) as boolean,
+    close: async () => {
+      if (!started) return;
+      closing = true;
+      const worker = await started;
+      await request({ call: 'shutdown' });
+      await worker.terminate();
+    },
+  };
+};

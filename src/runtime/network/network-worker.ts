@@ -1,0 +1,100 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { createPrisma } from '../db/client.ts';
+import { createLogger } from '../logger.ts';
+import { createBaileysNetwork } from './baileys-network.ts';
+import { socketOptionsFor } from './baileys-target.ts';
+import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from './types.ts';
+
+if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
+const port = parentPort;
+const data = workerData as NetworkThreadData;
+const db = createPrisma(data.databaseUrl);
+const logger = createLogger(data.logLevel).child({ thread: 'network' });
+const network = createBaileysNetwork({ db, logger, socket: socketOptionsFor(data.target), keepAliveIntervalMs: data.keepAliveIntervalMs });
+const links = new Map<number, NetworkLink>();
+
+const post = (message: ThreadMessage): void => port.postMessage(message);
+
+// Buffers arrive as plain Uint8Arrays; Baileys wants Buffers.
+const withBuffer = <T extends OutgoingContent | StatusContent>(content: T): T => {
+  if (!('data' in content)) return content;
+  const data: Uint8Array = content.data;
+  return Buffer.isBuffer(data) ? content : { ...content, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
+};
+
+const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]): Promise<unknown> => {
+  switch (method) {
+    case 'send':
+      return link.send(args[0] as string, withBuffer(args[1] as OutgoingContent), args[2] as SendOptions | undefined);
+    case 'edit':
+      return link.edit(args[0] as string, args[1] as string, args[2] as string);
+    case 'setPresence':
+      return link.setPresence(args[0] as string, args[1] as 'composing' | 'paused');
+    case 'onNetwork':
+      return link.onNetwork(args[0] as string[]);
+    case 'sendStatus':
+      return link.sendStatus(withBuffer(args[0] as StatusContent), args[1] as string[]);
+    case 'requestPairingCode':
+      return link.requestPairingCode(args[0] as string);
+    case 'close':
+      return link.close();
+    case 'logout':
+      return link.logout();
+    default: {
+      const op = link.groups[method.slice('groups.'.length) as keyof GroupOps] as (...opArgs: unknown[]) => Promise<unknown>;
+      return op(...args);
+    }
+  }
+};
+
+const open = async (sessionId: string, linkId: number): Promise<void> => {
+  let lastActivity = 0;
+  const link = await network.open(sessionId, {
+    onQr: (qr) => post({ kind: 'event', linkId, event: 'qr', qr }),
+    onOpen: (account) => post({ kind: 'event', linkId, event: 'open', account }),
+    onClose: (closeKind, message) => post({ kind: 'event', linkId, event: 'close', closeKind, message }),
+    onActivity: () => {
+      // Every frame counts as life; the main thread only needs to hear it now and then.
+      const now = Date.now();
+      if (now - lastActivity < data.activityEveryMs) return;
+      lastActivity = now;
+      post({ kind: 'event', linkId, event: 'activity' });
+    },
+    onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
+    onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
+  });
+  links.set(linkId, link);
+};
+
+const handle = async (request: ThreadRequest): Promise<unknown> => {
+  switch (request.call) {
+    case 'open':
+      return open(request.sessionId, request.linkId);
+    case 'forget':
+      return network.forget(request.sessionId);
+    case 'hasCredentials':
+      return network.hasCredentials(request.sessionId);
+    case 'link': {
+      const link = links.get(request.linkId);
+      if (!link && (request.method === 'close' || request.method === 'logout')) return null;
+      if (!link) throw new Error('this link is closed');
+      const result = await callLink(link, request.method, request.args);
+      if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
+      return result;
+    }
+    case 'shutdown':
+      await Promise.all([...links.values()].map((link) => link.close()));
+      links.clear();
+      await db.$disconnect();
+      return null;
+  }
+};
+
+port.on('message', (request: ThreadRequest) => {
+  handle(request).then(
+    (value) => post({ kind: 'reply', id: request.id, ok: true, value }),
+    (err: unknown) => post({ kind: 'reply', id: request.id, ok: false, message: err instanceof Error ? err.message : String(err) }),
+  );
+});
+post({ kind: 'ready' });
