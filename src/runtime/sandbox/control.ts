@@ -40,6 +40,12 @@ export class SandboxControl {
     return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
   }
 
+  /** Calls `listener` as each message a phone sends enters the network (after the phone encrypted it); returns the way to stop. */
+  onPhoneMessage(listener: (entry: { id: string; from: string; to: string }) => void): () => void {
+    this.network.router.phoneMessageListeners.add(listener);
+    return () => this.network.router.phoneMessageListeners.delete(listener);
+  }
+
   /** The phone sends a media file (encrypted and stored on the media host as WhatsApp does). */
   async sendMedia(
     fromNumber: string,

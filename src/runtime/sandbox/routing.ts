@@ -80,6 +80,9 @@ const MEDIA_KINDS: Array<[keyof proto.IMessage, MediaType]> = [
 
 /** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
 export class Router {
+  /** Told when a phone's message, encrypted on the phone, enters the network on its way to a device. */
+  readonly phoneMessageListeners = new Set<(entry: { id: string; from: string; to: string }) => void>();
+
   constructor(private readonly network: SandboxNetwork) {}
 
   get directory(): Directory {
@@ -286,6 +289,7 @@ export class Router {
         preKey: takePreKey(device),
       }));
       for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
+        for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
         conn.send({
           tag: 'message',
           attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name },
