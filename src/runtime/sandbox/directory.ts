@@ -42,6 +42,8 @@ export interface VirtualPhone {
   registrationId: number;
   devices: Map<number, LinkedDevice>;
   inbox: InboxEntry[];
+  /** the inbox by chat and message id, so a repeated id is found without scanning */
+  inboxIndex: Map<string, InboxEntry>;
   signal: PhoneSignal;
 }
 
@@ -63,6 +65,7 @@ export class Directory {
       registrationId,
       devices: new Map(),
       inbox: [],
+      inboxIndex: new Map(),
       signal: new PhoneSignal(identity, registrationId),
     };
     this.byNumber.set(number, phone);

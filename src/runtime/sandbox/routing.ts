@@ -55,7 +55,8 @@ export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, ch
   const inner = normalizeMessageContent(message) ?? message;
   if (inner.senderKeyDistributionMessage && Object.keys(inner).length === 1) return null;
   if (inner.protocolMessage && inner.protocolMessage.type !== proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) return null;
-  const existing = phone.inbox.find((e) => e.id === id && e.chat === chat);
+  const key = `${chat}\u0000${id}`;
+  const existing = phone.inboxIndex.get(key);
   if (existing) {
     existing.duplicates += 1;
     return existing;
@@ -63,10 +64,11 @@ export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, ch
   const entry: InboxEntry = { id, from, chat, ...describeForInbox(message), raw: proto.Message.toObject(proto.Message.fromObject(message)), receivedAt: new Date().toISOString(), duplicates: 0 };
   if (entry.kind === 'edit') {
     const editedId = inner.protocolMessage?.key?.id;
-    const original = phone.inbox.find((e) => e.id === editedId);
+    const original = phone.inboxIndex.get(`${chat}\u0000${editedId}`);
     if (original) original.content = entry.content;
   }
   phone.inbox.push(entry);
+  phone.inboxIndex.set(key, entry);
   return entry;
 };
 
