@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http } from './helpers/app.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+// Every other end-to-end test runs the network on its own thread (the default); these run the same
+// flow with the links in the main thread (NETWORK_THREAD=false), and check what both modes share.
+describe.each([
+  { mode: 'network thread', thread: true, me: '15554440001', friend: '15554440002' },
+  { mode: 'main thread', thread: false, me: '15554440011', friend: '15554440012' },
+])('sends, receives and deletes with the network on the $mode', ({ thread, me, friend }) => {
+  let ctx: Linked;
+  let sessionId: string;
+  const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox('sqlite', { NETWORK_THREAD: thread });
+    sessionId = await linkSession(ctx, me);
+    ctx.sandbox.control.addPhone(friend, 'Friend');
+  });
+  afterAll(async () => {
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  it('delivers concurrent sends once each, every record SENT when its answer arrives', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call('POST', `/v1/sessions/${sessionId}/send`, { to: friend, message: `burst ${i}` })),
+    );
+    for (const answer of answers) expect(answer.status).toBe(200);
+    // Read at once: the SENT marks are written behind, and reads must still see them.
+    const records = await Promise.all(answers.map((a) => call('GET', `/v1/sessions/${sessionId}/messages/${a.body.id}`)));
+    expect(records.map((r) => r.body.status)).toEqual(Array(12).fill('SENT'));
+    const inbox = await waitUntil(
+      async () => ctx.sandbox.control.inbox(friend).filter((e) => e.content.startsWith('burst ')),
+      (entries) => entries.length === 12,
+    );
+    expect(new Set(inbox.map((e) => e.content)).size).toBe(12);
+    expect(inbox.every((e) => e.duplicates === 0)).toBe(true);
+    expect(new Set(inbox.map((e) => e.id))).toEqual(new Set(records.map((r) => r.body.waMessageId)));
+  });
+
+  it('puts a message from the phone in the incoming buffer', async () => {
+    const poll = call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=10000`);
+    await ctx.sandbox.control.sendText(friend, me, 'hello from the phone');
+    const answer = await poll;
+    expect(answer.body).toMatchObject({ count: 1, items: [{ from: `${friend}@s.whatsapp.net`, type: 'text', content: 'hello from the phone' }] });
+  });
+
+  it('keeps the Signal keys of a send, so the link comes back after a restart of the link and still sends', async () => {
+    expect((await call('POST', `/v1/sessions/${sessionId}/disconnect`)).status).toBe(200);
+    await call('POST', `/v1/sessions/${sessionId}/connect`);
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
+      (r) => r.body.status === 'CONNECTED',
+    );
+    expect((await call('POST', `/v1/sessions/${sessionId}/send`, { to: friend, message: 'after the restart' })).status).toBe(200);
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(friend).map((e) => e.content),
+      (texts) => texts.includes('after the restart'),
+    );
+  });
+
+  it('answers 404, not 409, for sends on a session deleted a moment ago', async () => {
+    expect((await call('DELETE', `/v1/sessions/${sessionId}`)).status).toBe(200);
+    const res = await call('POST', `/v1/sessions/${sessionId}/send`, { to: friend, message: 'too late' });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+  });
+});
