@@ -44,30 +44,38 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   let waiting = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
   let writing: Promise<void> | null = null;
   let scheduled = false;
+  // counts set() calls, so a read can tell that keys changed while it ran
+  let writes = 0;
+
+  const valueOf = <T extends keyof SignalDataTypeMap>(type: T, value: unknown): SignalDataTypeMap[T] =>
+    (type === 'app-state-sync-key' ? proto.Message.AppStateSyncKeyData.fromObject(value as object) : value) as SignalDataTypeMap[T];
 
   const get = async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-    const out: { [id: string]: SignalDataTypeMap[T] } = {};
-    const wanted: string[] = [];
-    for (const id of ids) {
-      const key = `${type}\u0000${id}`;
-      const held = waiting.get(key);
-      if (held) {
-        if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
-      } else if (!missing.has(key)) wanted.push(id);
+    for (let attempt = 1; ; attempt += 1) {
+      const out: { [id: string]: SignalDataTypeMap[T] } = {};
+      const wanted: string[] = [];
+      for (const id of ids) {
+        const held = waiting.get(`${type}\u0000${id}`);
+        if (held) {
+          if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
+        } else if (!missing.has(`${type}\u0000${id}`)) wanted.push(id);
+      }
+      if (wanted.length === 0) return out;
+      const writesBefore = writes;
+      const rows = await db.sessionAuth.findMany({ where: { sessionId, type, keyId: { in: wanted } } });
+      // A set() while the read ran may have been written already, making these rows stale: read again.
+      if (writes !== writesBefore && attempt < 3) continue;
+      const byId = new Map(rows.map((r) => [r.keyId, r.value]));
+      for (const id of wanted) {
+        const held = waiting.get(`${type}\u0000${id}`);
+        const row = byId.get(id);
+        if (held) {
+          if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
+        } else if (row !== undefined) out[id] = valueOf(type, decode(row));
+        else if (writes === writesBefore) missing.add(`${type}\u0000${id}`);
+      }
+      return out;
     }
-    if (wanted.length === 0) return out;
-    const rows = await db.sessionAuth.findMany({ where: { sessionId, type, keyId: { in: wanted } } });
-    const found = new Set(rows.map((r) => r.keyId));
-    for (const id of wanted) if (!found.has(id)) missing.add(`${type}\u0000${id}`);
-    for (const row of rows) {
-      // A write that arrived while this read was running is newer than the row.
-      if (waiting.has(`${type}\u0000${row.keyId}`)) continue;
-      const value = decode(row.value);
-      out[row.keyId] = (
-        type === 'app-state-sync-key' ? proto.Message.AppStateSyncKeyData.fromObject(value as object) : value
-      ) as SignalDataTypeMap[T];
-    }
-    return out;
   };
 
   /** One statement per batch: upsert what has a value, delete what was set to null. */
@@ -91,7 +99,6 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   };
 
   const flushOnce = async () => {
-    scheduled = false;
     while (waiting.size > 0) {
       const batch = waiting;
       waiting = new Map();
@@ -117,6 +124,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   };
 
   const set = async (data: SignalDataSet) => {
+    writes += 1;
     for (const [type, entries] of Object.entries(data)) {
       for (const [keyId, value] of Object.entries(entries ?? {})) {
         const key = `${type}\u0000${keyId}`;
@@ -127,6 +135,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
     if (scheduled || waiting.size === 0) return;
     scheduled = true;
     setImmediate(() => {
+      scheduled = false;
       flush().catch((err: unknown) => logger?.error({ err, sessionId }, 'writing Signal keys failed'));
     });
   };
@@ -147,7 +156,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
     waiting = new Map();
   };
 
-  return { state: { creds, keys: { get, set } }, saveCreds, flush, discard, registered: Boolean(stored && creds.registered !== false && creds.me) };
+  return { state: { creds, keys: { get, set } }, saveCreds, flush, discard, registered: Boolean(stored && creds.me) };
 };
 
 export const clearAuthState = async (db: Db, sessionId: string): Promise<void> => {
