@@ -6,7 +6,7 @@ import { linkedSocket } from '../test/sandbox/helpers.ts';
 
 const WARM = 300;
 const SENDS = 600;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const CONCURRENCY = 16;
 const POLLS = 200;
 
@@ -100,6 +100,8 @@ export const benchMessages = async () => {
     }
     const apiRate = quantile(apiRates, 0.5);
     const bareRate = quantile(bareRates, 0.5);
+    // Each round's pair ran back to back, under the same conditions of the machine.
+    const ratio = quantile(apiRates.map((api, i) => api / (bareRates[i] ?? NaN)), 0.5);
     bare.sock.end(undefined);
 
     // From the moment the phone's message enters the network (after the phone encrypted it, which is
@@ -121,7 +123,7 @@ export const benchMessages = async () => {
     } finally {
       stop();
     }
-    return { apiRate, bareRate, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+    return { apiRate, bareRate, ratio, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
   } finally {
     await ctx.app.close();
     await ctx.sandbox.close();
@@ -131,7 +133,7 @@ export const benchMessages = async () => {
 export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>): void => {
   console.log(
     `messages (sent and decrypted by the sandbox phone): POST /send ${r.apiRate.toFixed(0)} msg/s vs Baileys sendMessage on a bare socket ${r.bareRate.toFixed(0)} msg/s ` +
-      `(ratio ${((100 * r.apiRate) / r.bareRate).toFixed(0)}%, target >= 90%); phone message to long-poll answer p50 ${r.p50.toFixed(1)} ms, ` +
+      `(median of ${ROUNDS} alternating rounds; median ratio of back-to-back rounds ${(100 * r.ratio).toFixed(0)}%, target >= 90%); phone message to long-poll answer p50 ${r.p50.toFixed(1)} ms, ` +
       `p99 ${r.p99.toFixed(1)} ms (target p99 <= 5 ms; from the phone's encrypted message entering the sandbox)`,
   );
 };

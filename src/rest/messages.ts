@@ -17,7 +17,11 @@ import { idempotent } from './idempotent.ts';
 
 export const sessionParam = (req: Request): string => String(req.params.sessionId);
 
-export const messagesRouter = (): Router =>
+/**
+ * The busiest routes (sends and the incoming long-poll), mounted before every other router so a send
+ * does not walk past the whole API first; none of their paths is claimed by another router.
+ */
+export const sendRouter = (): Router =>
   Router()
     // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
     .post('/sessions/api/send', idempotent((req, res) => sendText(ctxOf(res), sessionIdFrom(req.body), req.body)))
@@ -27,6 +31,15 @@ export const messagesRouter = (): Router =>
     .post('/sessions/:sessionId/send-interactive', idempotent((req, res) => sendInteractive(ctxOf(res), sessionParam(req), req.body)))
     .post('/sessions/:sessionId/messages/rich', idempotent((req, res) => sendRich(ctxOf(res), sessionParam(req), req.body)))
     .post('/sessions/:sessionId/messages/typing', idempotent((req, res) => sendTyping(ctxOf(res), sessionParam(req), req.body)))
+    .get('/sessions/:sessionId/incoming', async (req, res) => {
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      const page = await readIncoming(ctxOf(res), sessionParam(req), req.query, gone.signal);
+      if (!res.writableEnded && !gone.signal.aborted) res.json(page);
+    });
+
+export const messagesRouter = (): Router =>
+  Router()
     .post(
       '/sessions/:sessionId/messages/:messageId/edit',
       idempotent((req, res) => editMessage(ctxOf(res), sessionParam(req), String(req.params.messageId), req.body)),
@@ -36,10 +49,4 @@ export const messagesRouter = (): Router =>
     })
     .get('/sessions/:sessionId/messages/:messageId', async (req, res) => {
       res.json(await getMessage(ctxOf(res), sessionParam(req), String(req.params.messageId)));
-    })
-    .get('/sessions/:sessionId/incoming', async (req, res) => {
-      const gone = new AbortController();
-      res.on('close', () => gone.abort());
-      const page = await readIncoming(ctxOf(res), sessionParam(req), req.query, gone.signal);
-      if (!res.writableEnded && !gone.signal.aborted) res.json(page);
     });

@@ -8,7 +8,7 @@ import { bulkRouter } from './bulk.ts';
 import { channelsRouter } from './channels.ts';
 import { groupsRouter } from './groups.ts';
 import { statusesRouter } from './statuses.ts';
-import { messagesRouter } from './messages.ts';
+import { messagesRouter, sendRouter } from './messages.ts';
 import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
 import { errorHandler, notFoundRoute, requireJsonBody } from './errors.ts';
@@ -19,6 +19,7 @@ export const restRouter = (deps: Deps): Router =>
     .use(withContext(deps))
     .use(requireJsonBody)
     .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json' }))
+    .use(sendRouter())
     .use(accountsRouter())
     .use(contactGroupsRouter())
     .use(contactsRouter())

@@ -21,6 +21,8 @@ export const buildApp = (deps: Deps): App => {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // API answers are not cached by clients; hashing every body for an ETag is work for nothing.
+  app.set('etag', false);
   app.use(
     pinoHttp({
       logger: deps.logger,

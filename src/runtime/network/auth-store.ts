@@ -22,6 +22,9 @@ const decode = (value: string): unknown => JSON.parse(value, BufferJSON.reviver)
 
 type KeyValue = SignalDataTypeMap[keyof SignalDataTypeMap];
 
+/** Decoded keys kept in memory per session: Signal sessions of recent contacts, sender keys, tokens. */
+const CACHED_KEYS = 2_000;
+
 /**
  * Baileys' credentials and Signal keys in our database, one row per key.
  *
@@ -40,6 +43,14 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   // Keys known to be absent. Baileys asks for some (privacy tokens) on every send; every write goes
   // through this store, so a miss stays a miss until `set` writes that key.
   const missing = new Set<string>();
+  // Keys read or written lately, decoded; the oldest go first past CACHED_KEYS. Every write goes through
+  // this store, so an entry is never stale.
+  const cache = new Map<string, KeyValue>();
+  const remember = (key: string, value: KeyValue) => {
+    cache.delete(key);
+    cache.set(key, value);
+    if (cache.size > CACHED_KEYS) cache.delete(cache.keys().next().value ?? '');
+  };
   // Written but not yet on disk: the value, or null for a deletion.
   let waiting = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
   let writing: Promise<void> | null = null;
@@ -55,10 +66,13 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
       const out: { [id: string]: SignalDataTypeMap[T] } = {};
       const wanted: string[] = [];
       for (const id of ids) {
-        const held = waiting.get(`${type}\u0000${id}`);
+        const key = `${type}\u0000${id}`;
+        const held = waiting.get(key);
+        const cached = held ? undefined : cache.get(key);
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
-        } else if (!missing.has(`${type}\u0000${id}`)) wanted.push(id);
+        } else if (cached !== undefined) out[id] = cached as SignalDataTypeMap[T];
+        else if (!missing.has(key)) wanted.push(id);
       }
       if (wanted.length === 0) return out;
       const writesBefore = writes;
@@ -71,8 +85,11 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
         const row = byId.get(id);
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
-        } else if (row !== undefined) out[id] = valueOf(type, decode(row));
-        else if (writes === writesBefore) missing.add(`${type}\u0000${id}`);
+        } else if (row !== undefined) {
+          const value = valueOf(type, decode(row));
+          remember(`${type}\u0000${id}`, value);
+          out[id] = value;
+        } else if (writes === writesBefore) missing.add(`${type}\u0000${id}`);
       }
       return out;
     }
@@ -130,6 +147,8 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
         const key = `${type}\u0000${keyId}`;
         missing.delete(key);
         waiting.set(key, { type, keyId, value: value ?? null });
+        if (value === null || value === undefined) cache.delete(key);
+        else remember(key, value);
       }
     }
     if (scheduled || waiting.size === 0) return;
@@ -154,6 +173,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
 
   const discard = () => {
     waiting = new Map();
+    cache.clear();
   };
 
   return { state: { creds, keys: { get, set } }, saveCreds, flush, discard, registered: Boolean(stored && creds.me) };

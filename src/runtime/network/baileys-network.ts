@@ -1,4 +1,4 @@
-import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, makeCacheableSignalKeyStore, proto } from 'baileys';
+import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, proto } from 'baileys';
 import type { UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
@@ -51,8 +51,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
     const baileysLogger = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level });
     const sock: WASocket = makeWASocket({
-      // Reads of Signal keys are served from memory; every write still goes to the database.
-      auth: { creds: auth.state.creds, keys: makeCacheableSignalKeyStore(auth.state.keys, baileysLogger) },
+      // The store keeps recent keys in memory itself (see auth-store.ts).
+      auth: auth.state,
       logger: baileysLogger,
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
