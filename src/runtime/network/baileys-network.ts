@@ -143,5 +143,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     },
     hasCredentials: async (sessionId) => (await loadAuthState(db, sessionId)).registered,
     close: async () => undefined,
+    // The links share the main thread's heap, which whoever measures collects itself.
+    collectGarbage: async () => undefined,
   };
 };

@@ -167,6 +167,9 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       await request({ call: 'forget', sessionId });
     },
     hasCredentials: async (sessionId) => (await request({ call: 'hasCredentials', sessionId })) as boolean,
+    collectGarbage: async () => {
+      if (started) await request({ call: 'collectGarbage' });
+    },
     close: async () => {
       if (!started) return;
       closing = true;

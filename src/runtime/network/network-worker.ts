@@ -83,6 +83,9 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
       return result;
     }
+    case 'collectGarbage':
+      (globalThis as { gc?: () => void }).gc?.();
+      return null;
     case 'shutdown':
       await Promise.all([...links.values()].map((link) => link.close()));
       links.clear();

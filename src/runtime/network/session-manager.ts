@@ -154,6 +154,11 @@ export class SessionManager {
     await this.options.network.close();
   }
 
+  /** See Network.collectGarbage. */
+  async collectGarbage(): Promise<void> {
+    await this.options.network.collectGarbage();
+  }
+
   private entry(sessionId: string): Live {
     let live = this.live.get(sessionId);
     if (!live) {

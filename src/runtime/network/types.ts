@@ -125,4 +125,9 @@ export interface Network {
   hasCredentials: (sessionId: string) => Promise<boolean>;
   /** Releases what the network holds beyond its links (its thread); after closeAll of every link. */
   close: () => Promise<void>;
+  /**
+   * Collects the garbage of the heap the links live on, where the process exposes `gc`
+   * (--expose-gc); otherwise does nothing. For memory measurements.
+   */
+  collectGarbage: () => Promise<void>;
 }
