@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Caller, Deps, RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
+import { perDatabase } from './per-database.ts';
 import { parseInput } from './validate.ts';
 
 export interface AccountView {
@@ -19,8 +20,7 @@ export const generateApiKey = (): string => `wak_${randomBytes(32).toString('bas
 const unauthenticated = () => new DomainError('UNAUTHENTICATED', 'A valid x-api-key header is required');
 
 const AUTH_CACHE_MS = 5_000;
-// Per database, so apps sharing a process (tests) never share entries.
-const authCaches = new WeakMap<object, Map<string, { caller: Caller; until: number }>>();
+const authCaches = perDatabase<{ caller: Caller; until: number }>();
 
 /**
  * Every request presents its key; a few seconds of memory saves a query on each. A key rotated by the
@@ -29,11 +29,7 @@ const authCaches = new WeakMap<object, Map<string, { caller: Caller; until: numb
 export const authenticate = async (deps: Pick<Deps, 'db'>, apiKey: string | undefined | null): Promise<Caller> => {
   if (!apiKey) throw unauthenticated();
   const hash = hashApiKey(apiKey);
-  let authCache = authCaches.get(deps.db);
-  if (!authCache) {
-    authCache = new Map();
-    authCaches.set(deps.db, authCache);
-  }
+  const authCache = authCaches(deps.db);
   const cached = authCache.get(hash);
   if (cached && cached.until > Date.now()) return cached.caller;
   const account = await deps.db.account.findUnique({ where: { apiKeyHash: hash } });
@@ -71,7 +67,7 @@ export const rotateApiKey = async (deps: Pick<Deps, 'db'>, input: unknown): Prom
   const account = await deps.db.account.findUnique({ where: { email } });
   if (!account) throw new DomainError('NOT_FOUND', `No account with email ${email}`);
   const updated = await deps.db.account.update({ where: { id: account.id }, data: { apiKeyHash: hashApiKey(apiKey) } });
-  authCaches.delete(deps.db);
+  authCaches(deps.db).clear();
   return { id: updated.id, email: updated.email, apiKey, createdAt: updated.createdAt.toISOString() };
 };
 

@@ -5,6 +5,7 @@ import type { SessionStatus } from '../runtime/network/session-manager.ts';
 import { MANUAL_DISCONNECT } from '../runtime/network/session-manager.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError, notFound } from './errors.ts';
+import { perDatabase } from './per-database.ts';
 import { parseInput } from './validate.ts';
 
 export interface SessionView {
@@ -60,17 +61,9 @@ export const ownSession = async (ctx: RequestContext, sessionId: string): Promis
   return row;
 };
 
-// A session never changes account, so its owner is remembered once read (per database, so apps
-// sharing a process never share entries); sends skip a query per message. Deleting forgets it.
-const ownerCaches = new WeakMap<object, Map<string, string>>();
-const ownersOf = (db: object): Map<string, string> => {
-  let owners = ownerCaches.get(db);
-  if (!owners) {
-    owners = new Map();
-    ownerCaches.set(db, owners);
-  }
-  return owners;
-};
+// A session never changes account, so its owner is remembered once read; sends skip a query per
+// message. Deleting forgets it.
+const ownersOf = perDatabase<string>();
 
 /** Like ownSession when only the id is needed, answered from memory after the first time. */
 export const ownSessionId = async (ctx: RequestContext, sessionId: string): Promise<Pick<Session, 'id'>> => {

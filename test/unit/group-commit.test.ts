@@ -13,6 +13,17 @@ const gate = () => {
 /** Lets setImmediate callbacks (the end of the current event-loop turn) run. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Fake timers, a commit with a 50 ms delay, and 'a' then 'b' added 10 ms apart. */
+const delayedGroupOfTwo = () => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const write = vi.fn(async (_items: string[]) => {});
+  const commit = groupCommit(write, { delayMs: 50 });
+  const added = [commit.add('a')];
+  vi.advanceTimersByTime(10);
+  added.push(commit.add('b'));
+  return { write, commit, added };
+};
+
 describe('group commit', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -94,13 +105,7 @@ describe('group commit', () => {
   });
 
   it('with a delay, groups items added within it, and settled() writes them without waiting it out', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const write = vi.fn(async (_items: string[]) => {});
-    const commit = groupCommit(write, { delayMs: 50 });
-
-    const added = [commit.add('a')];
-    vi.advanceTimersByTime(10);
-    added.push(commit.add('b'));
+    const { write, commit, added } = delayedGroupOfTwo();
     vi.advanceTimersByTime(10);
     added.push(commit.add('c'));
     // setImmediate stays real: a whole event-loop turn passes and the delay still holds the group.
@@ -120,13 +125,7 @@ describe('group commit', () => {
   });
 
   it('with a delay and no settled(), writes the group once the delay has passed', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const write = vi.fn(async (_items: string[]) => {});
-    const commit = groupCommit(write, { delayMs: 50 });
-
-    const added = [commit.add('a')];
-    vi.advanceTimersByTime(10);
-    added.push(commit.add('b'));
+    const { write, commit, added } = delayedGroupOfTwo();
     vi.advanceTimersByTime(39);
     await nextTurn();
     expect(write).not.toHaveBeenCalled();
