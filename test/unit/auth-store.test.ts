@@ -109,18 +109,51 @@ describe('auth store (Baileys credentials and Signal keys in SQLite)', () => {
     expect(read['13.0']).toEqual(Buffer.from([13]));
   });
 
-  it('discard() drops the writes that had not reached the database', async () => {
+  it('drop() drops the writes that had not reached the database', async () => {
     const store = await loadAuthState(db, sessionId);
     await store.state.keys.set({ session: { 'kept.0': Buffer.from([1]) } });
     await store.flush();
 
     void store.state.keys.set({ session: { 'dropped.0': Buffer.from([2]) } });
-    store.discard();
+    await store.drop();
     await store.flush();
 
     expect(await keyRows()).toBe(1);
     const reloaded = await loadAuthState(db, sessionId);
     expect(await reloaded.state.keys.get('session', ['dropped.0', 'kept.0'])).toEqual({ 'kept.0': Buffer.from([1]) });
+  });
+
+  it('drop() resolves only after a write under way has landed, so a delete after it leaves nothing behind', async () => {
+    // Writes that take a while, as the 812 pre-keys of a new link do on a busy database.
+    const slow = new Proxy(db, {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop);
+        if (prop !== '$executeRaw' || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          await new Promise((r) => setTimeout(r, 40));
+          return Reflect.apply(value, target, args);
+        };
+      },
+    });
+    const store = await loadAuthState(slow, sessionId);
+    void store.state.keys.set({ 'pre-key': { '1': { public: Buffer.from([1]), private: Buffer.from([2]) } } });
+    void store.saveCreds();
+    // The write-behind has started and is waiting on the database.
+    await new Promise((r) => setImmediate(r));
+    await store.drop();
+    await db.sessionAuth.deleteMany({ where: { sessionId } });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await db.sessionAuth.count({ where: { sessionId } })).toBe(0);
+  });
+
+  it('writes nothing after drop(), neither keys nor credentials', async () => {
+    const store = await loadAuthState(db, sessionId);
+    await store.drop();
+    await store.state.keys.set({ session: { 'late.0': Buffer.from([1]) } });
+    await store.saveCreds();
+    await new Promise((r) => setTimeout(r, 50));
+    await store.flush();
+    expect(await db.sessionAuth.count({ where: { sessionId } })).toBe(0);
   });
 
   it('reports registered only for saved credentials of a linked, registered account', async () => {
@@ -182,17 +215,6 @@ describe('auth store (Baileys credentials and Signal keys in SQLite)', () => {
     await store.saveCreds();
     await store.flush();
     expect((await loadAuthState(db, sessionId)).registered).toBe(true);
-  });
-
-  it('keeps writing behind on its own after a discard()', async () => {
-    const store = await loadAuthState(db, sessionId);
-    void store.state.keys.set({ session: { 'a.0': Buffer.from([1]) } });
-    store.discard();
-    await new Promise((r) => setImmediate(r));
-    void store.state.keys.set({ session: { 'b.0': Buffer.from([2]) } });
-    // No flush(): the write must still happen by itself.
-    for (let i = 0; i < 50 && (await keyRows()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(await db.sessionAuth.findMany({ where: { sessionId, type: 'session' }, select: { keyId: true } })).toEqual([{ keyId: 'b.0' }]);
   });
 
   it('does not take a key set while a read of it was running for missing', async () => {

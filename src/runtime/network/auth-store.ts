@@ -11,8 +11,12 @@ export interface StoredAuthState {
   saveCreds: () => Promise<void>;
   /** Writes the Signal keys still waiting; called before the link closes and before a reload. */
   flush: () => Promise<void>;
-  /** Drops the waiting writes, for a session whose credentials are being deleted. */
-  discard: () => void;
+  /**
+   * Stops all writing, for a session whose credentials are being deleted: drops the waiting writes,
+   * ignores later ones (Baileys may still update keys or credentials while it closes) and resolves once
+   * a write already under way has landed, so a delete that follows is the last word.
+   */
+  drop: () => Promise<void>;
   /** True when credentials were loaded, i.e. the session can log in without a new QR. */
   registered: boolean;
 }
@@ -55,6 +59,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   let waiting = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
   let writing: Promise<void> | null = null;
   let scheduled = false;
+  let dropped = false;
   // counts set() calls, so a read can tell that keys changed while it ran
   let writes = 0;
 
@@ -116,7 +121,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   };
 
   const flushOnce = async () => {
-    while (waiting.size > 0) {
+    while (waiting.size > 0 && !dropped) {
       const batch = waiting;
       waiting = new Map();
       try {
@@ -141,6 +146,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   };
 
   const set = async (data: SignalDataSet) => {
+    if (dropped) return;
     writes += 1;
     for (const [type, entries] of Object.entries(data)) {
       for (const [keyId, value] of Object.entries(entries ?? {})) {
@@ -167,16 +173,20 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
       ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`;
   };
   const saveCreds = (): Promise<void> => {
+    if (dropped) return Promise.resolve();
     credsWritten = credsWritten.catch(() => undefined).then(writeCreds);
     return credsWritten;
   };
 
-  const discard = () => {
+  const drop = async () => {
+    dropped = true;
     waiting = new Map();
     cache.clear();
+    await credsWritten.catch(() => undefined);
+    while (writing) await writing;
   };
 
-  return { state: { creds, keys: { get, set } }, saveCreds, flush, discard, registered: Boolean(stored && creds.me) };
+  return { state: { creds, keys: { get, set } }, saveCreds, flush, drop, registered: Boolean(stored && creds.me) };
 };
 
 export const clearAuthState = async (db: Db, sessionId: string): Promise<void> => {

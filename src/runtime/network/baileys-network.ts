@@ -137,8 +137,9 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
   return {
     open,
     forget: async (sessionId) => {
-      stores.get(sessionId)?.discard();
+      const store = stores.get(sessionId);
       stores.delete(sessionId);
+      await store?.drop();
       await clearAuthState(db, sessionId);
     },
     hasCredentials: async (sessionId) => (await loadAuthState(db, sessionId)).registered,
