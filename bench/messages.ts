@@ -1,27 +1,21 @@
-import { Agent, request } from 'node:http';
+import { once } from 'node:events';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { sandboxAddress } from '../src/runtime/sandbox/sandbox.ts';
 import { linkSession, startWithSandbox } from '../test/helpers/sandbox.ts';
-import { linkedSocket } from '../test/sandbox/helpers.ts';
+import type { BareReport, BareRequest } from './bare-socket.ts';
 
 const WARM = 2000;
 const SENDS = 600;
-const ROUNDS = 5;
+const ROUNDS = 9;
 const CONCURRENCY = 16;
-const POLLS = 200;
+const POLLS = 400;
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
-};
-
-const pool = async (count: number, concurrency: number, task: (i: number) => Promise<unknown>) => {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
 };
 
 /** When the main thread last went idle: the start of the first 10 ms in which it was busy under 5% of the time. */
@@ -45,26 +39,82 @@ const loadFromWorker = (workerData: { baseUrl: string; path: string; key: string
     worker.once('error', reject);
   });
 
-/** A lean keep-alive client for the long-polls, so their figure is not fetch's overhead. */
-const agent = new Agent({ keepAlive: true, maxSockets: 4 });
-const getJson = (baseUrl: string, path: string, key: string): Promise<{ count?: number }> =>
-  new Promise((resolve, reject) => {
-    const req = request(`${baseUrl}${path}`, { agent, headers: { 'x-api-key': key } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString()) as { count?: number }));
+type PollReport = { kind: 'ready' } | { kind: 'sent' } | { kind: 'answer'; count: number; at: bigint };
+
+/** A long-poll client on its own thread (see poll-client.mjs); `poll` resolves with the answer's count and arrival time. */
+const startPollClient = async (workerData: { baseUrl: string; path: string; key: string }) => {
+  const worker = new Worker(new URL('./poll-client.mjs', import.meta.url), { workerData });
+  const next = (kind: PollReport['kind']) =>
+    new Promise<PollReport>((resolve, reject) => {
+      const onMessage = (report: PollReport) => {
+        if (report.kind !== kind) return;
+        worker.off('message', onMessage);
+        worker.off('error', reject);
+        resolve(report);
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
     });
-    req.on('error', reject);
-    req.end();
+  await next('ready');
+  return {
+    /** Sends a GET and resolves once it is out; `answer` then resolves when its answer has arrived. */
+    poll: async () => {
+      const sent = next('sent');
+      const answer = next('answer') as Promise<Extract<PollReport, { kind: 'answer' }>>;
+      worker.postMessage('poll');
+      await sent;
+      return { answer };
+    },
+    close: async () => {
+      worker.postMessage('close');
+      await once(worker, 'exit');
+    },
+  };
+};
+
+/** The bare Baileys socket on its own thread (bare-socket.ts), linked to `number` through the QR flow. */
+const startBareSocket = async (sandbox: Sandbox, number: string) => {
+  sandbox.control.addPhone(number, 'Bare socket');
+  const worker = new Worker(new URL('./bare-socket.mjs', import.meta.url), { workerData: { sandbox: sandboxAddress(sandbox) } });
+  const request = (message: BareRequest) => worker.postMessage(message);
+  const arrivals: Array<(at: bigint) => void> = [];
+  let sent: ((failed?: string) => void) | null = null;
+  await new Promise<void>((resolve, reject) => {
+    worker.on('message', (report: BareReport) => {
+      if (report.kind === 'qr') sandbox.control.scanQr(number, report.qr).catch(reject);
+      else if (report.kind === 'open') resolve();
+      else if (report.kind === 'upsert') arrivals.shift()?.(report.at);
+      else sent?.(report.failed);
+    });
+    worker.once('error', reject);
   });
+  return {
+    /** Resolves once Baileys' sendMessage has returned for every one of `count` texts to `to`. */
+    send: (to: string, prefix: string, count: number) =>
+      new Promise<void>((resolve, reject) => {
+        sent = (failed) => (failed ? reject(new Error(`bare send failed: ${failed}`)) : resolve());
+        request({ kind: 'send', to, prefix, count, concurrency: CONCURRENCY });
+      }),
+    /** Resolves with the moment the socket's next incoming message is upserted. */
+    nextArrival: () => new Promise<bigint>((resolve) => arrivals.push(resolve)),
+    close: async () => {
+      request({ kind: 'close' });
+      await once(worker, 'exit');
+    },
+  };
+};
+
+const sinceMs = (from: bigint | undefined, to: bigint) => Number(to - (from ?? to)) / 1e6;
 
 export const benchMessages = async () => {
   const ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 0 });
+  let bare: Awaited<ReturnType<typeof startBareSocket>> | undefined;
   try {
     const sessionId = await linkSession(ctx, '15580000001');
     ctx.sandbox.control.addPhone('15580000002', 'Sink');
     ctx.sandbox.control.addPhone('15580000004', 'Sink 2');
-    const bare = await linkedSocket(ctx.sandbox, '15580000003');
+    const bareSocket = await startBareSocket(ctx.sandbox, '15580000003');
+    bare = bareSocket;
 
     // Both rates count until the sandbox's phone has decrypted every message and the process is idle
     // again: the sandbox shares this process, and work a round leaves behind (receipts, acks, key
@@ -73,58 +123,80 @@ export const benchMessages = async () => {
       while (ctx.sandbox.control.inbox(number).length < before + count) await new Promise((r) => setTimeout(r, 5));
       return idleSince();
     };
-    const apiRound = async (round: string, count: number) => {
-      const before = ctx.sandbox.control.inbox('15580000002').length;
+    /** One round: its rate, and the CPU the whole process spent per message (every thread: service, Baileys, sandbox, loader). */
+    const round = async (number: string, count: number, load: () => Promise<void>) => {
+      const before = ctx.sandbox.control.inbox(number).length;
+      const cpu = process.cpuUsage();
       const started = performance.now();
-      await loadFromWorker({ baseUrl: ctx.app.baseUrl, path: `/v1/sessions/${sessionId}/send`, key: ctx.key, to: '15580000002', prefix: `api ${round} `, count, concurrency: CONCURRENCY });
-      const ended = await delivered('15580000002', before, count);
-      return count / ((ended - started) / 1000);
+      await load();
+      const ended = await delivered(number, before, count);
+      const { user, system } = process.cpuUsage(cpu);
+      return { rate: count / ((ended - started) / 1000), cpuMs: (user + system) / 1000 / count };
     };
-    const bareRound = async (round: string, count: number) => {
-      const before = ctx.sandbox.control.inbox('15580000004').length;
-      const started = performance.now();
-      await pool(count, CONCURRENCY, (i) => bare.sock.sendMessage('15580000004@s.whatsapp.net', { text: `bare ${round} ${i}` }));
-      const ended = await delivered('15580000004', before, count);
-      return count / ((ended - started) / 1000);
-    };
+    const apiRound = (name: string, count: number) =>
+      round('15580000002', count, () =>
+        loadFromWorker({ baseUrl: ctx.app.baseUrl, path: `/v1/sessions/${sessionId}/send`, key: ctx.key, to: '15580000002', prefix: `api ${name} `, count, concurrency: CONCURRENCY }),
+      );
+    const bareRound = (name: string, count: number) => round('15580000004', count, () => bareSocket.send('15580000004', `bare ${name} `, count));
 
     // Warm both paths first (Signal sessions, connections, and the JIT: whichever runs first runs
     // colder), then alternate, so neither gets the quieter moments of the machine.
     await apiRound('warm', WARM);
     await bareRound('warm', WARM);
-    const apiRates: number[] = [];
-    const bareRates: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      apiRates.push(await apiRound(String(round), SENDS));
-      bareRates.push(await bareRound(String(round), SENDS));
+    const api: Array<{ rate: number; cpuMs: number }> = [];
+    const bareRounds: Array<{ rate: number; cpuMs: number }> = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      api.push(await apiRound(String(i), SENDS));
+      bareRounds.push(await bareRound(String(i), SENDS));
     }
+    const apiRates = api.map((r) => r.rate);
+    const bareRates = bareRounds.map((r) => r.rate);
     const apiRate = quantile(apiRates, 0.5);
     const bareRate = quantile(bareRates, 0.5);
     // Each round's pair ran back to back, under the same conditions of the machine.
     const ratio = quantile(apiRates.map((api, i) => api / (bareRates[i] ?? NaN)), 0.5);
-    bare.sock.end(undefined);
 
     // From the moment the phone's message enters the network (after the phone encrypted it, which is
-    // the phone's work, not the network's) to the waiting long-poll's answer in the client.
+    // the phone's work, not the network's) to the waiting long-poll's answer arriving in the client;
+    // alternated with the same message to a bare Baileys socket on its own thread, timed to its
+    // messages.upsert: what Baileys takes by itself on this machine, before any API.
+    const entered = new Map<string, bigint>();
+    const stop = ctx.sandbox.control.onPhoneMessage(({ to }) => entered.set(to, process.hrtime.bigint()));
+    const client = await startPollClient({ baseUrl: ctx.app.baseUrl, path: `/v1/sessions/${sessionId}/incoming?waitMs=5000`, key: ctx.key });
     const latencies: number[] = [];
-    let entered = 0;
-    const stop = ctx.sandbox.control.onPhoneMessage(() => {
-      entered = performance.now();
-    });
+    const bareLatencies: number[] = [];
     try {
       for (let i = 0; i < POLLS; i++) {
-        const poll = getJson(ctx.app.baseUrl, `/v1/sessions/${sessionId}/incoming?waitMs=5000`, ctx.key);
+        const { answer } = await client.poll();
         await new Promise((r) => setTimeout(r, 5));
         await ctx.sandbox.control.sendText('15580000002', '15580000001', `poll ${i}`);
-        const answer = await poll;
-        latencies.push(performance.now() - entered);
-        if (answer.count !== 1) throw new Error(`long-poll returned ${answer.count} items`);
+        const { count, at } = await answer;
+        latencies.push(sinceMs(entered.get('15580000001'), at));
+        if (count !== 1) throw new Error(`long-poll returned ${count} items`);
+        const arrived = bareSocket.nextArrival();
+        await ctx.sandbox.control.sendText('15580000002', '15580000003', `bare ${i}`);
+        bareLatencies.push(sinceMs(entered.get('15580000003'), await arrived));
+        await new Promise((r) => setTimeout(r, 5));
       }
     } finally {
       stop();
+      await client.close();
     }
-    return { apiRate, bareRate, ratio, apiRates, bareRates, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+    return {
+      apiCpuMs: quantile(api.map((r) => r.cpuMs), 0.5),
+      bareCpuMs: quantile(bareRounds.map((r) => r.cpuMs), 0.5),
+      apiRate,
+      bareRate,
+      ratio,
+      apiRates,
+      bareRates,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      bareP50: quantile(bareLatencies, 0.5),
+      bareP99: quantile(bareLatencies, 0.99),
+    };
   } finally {
+    await bare?.close();
     await ctx.app.close();
     await ctx.sandbox.close();
   }
@@ -135,6 +207,11 @@ export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>):
     `messages (sent and decrypted by the sandbox phone): POST /send ${r.apiRate.toFixed(0)} msg/s vs Baileys sendMessage on a bare socket ${r.bareRate.toFixed(0)} msg/s ` +
       `(median of ${ROUNDS} alternating rounds; median ratio of back-to-back rounds ${(100 * r.ratio).toFixed(0)}%, target >= 90%); phone message to long-poll answer p50 ${r.p50.toFixed(1)} ms, ` +
       `p99 ${r.p99.toFixed(1)} ms (target p99 <= 5 ms; from the phone's encrypted message entering the sandbox)`,
+  );
+  console.log(`  the same phone message to a bare Baileys socket's messages.upsert, on its own thread: p50 ${r.bareP50.toFixed(1)} ms, p99 ${r.bareP99.toFixed(1)} ms`);
+  console.log(
+    `  CPU per message, all threads of the process (service or bare socket, sandbox, load generator): API ${r.apiCpuMs.toFixed(2)} ms, bare socket ${r.bareCpuMs.toFixed(2)} ms (median of the rounds); ` +
+      `${availableParallelism()} cores give at most ${((1000 * availableParallelism()) / r.apiCpuMs).toFixed(0)} API sends/s at that cost`,
   );
   console.log(`  rounds, msg/s: API ${r.apiRates.map((x) => x.toFixed(0)).join(' ')}; bare ${r.bareRates.map((x) => x.toFixed(0)).join(' ')}`);
 };

@@ -7,4 +7,8 @@ register();
 // (to label timeouts), and mapping those frames cost a tenth of this thread's time. Stacks here point
 // at the transpiled code instead.
 process.setSourceMapsEnabled(false);
+// Baileys also builds and formats `new Error().stack` two or three times per stanza (for timeouts and
+// cancellations it almost never reports); at Node's ten frames that was a sixth of this thread's
+// time. Errors logged from this thread keep their three innermost frames.
+Error.stackTraceLimit = 3;
 await import('./network-worker.ts');
