@@ -191,6 +191,26 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       }
       expect((await call('GET', '/v1/contacts?search=%25')).body.total).toBe(0);
     });
+
+    it('matches a term literally and in any case, only among the caller\'s contacts, and follows edits and deletes', async () => {
+      await call('POST', '/v1/contacts', { phone: '15552000002', name: 'Promo 50%_off "VIP" Ügur' });
+      await call('POST', '/v1/contacts', { phone: '15552000002', name: 'Promo 50%_off "VIP" Ügur' }, otherKey);
+      const found = async (term: string) => {
+        const res = await call('GET', `/v1/contacts?search=${encodeURIComponent(term)}`);
+        expect(res.status, term).toBe(200);
+        return res.body.items.map((c: { phone: string }) => c.phone);
+      };
+      for (const term of ['50%_off', '"vip"', 'PROMO 50', 'ügur', '" Ü']) expect(await found(term), term).toEqual(['15552000002']);
+      for (const term of ['50%off', '50_off', 'promo%', 'vip"x']) expect(await found(term), term).toEqual([]);
+
+      await call('PATCH', '/v1/contacts/15552000002', { name: 'Renamed' });
+      expect(await found('promo 50')).toEqual([]);
+      expect(await found('renamed')).toEqual(['15552000002']);
+      await call('DELETE', '/v1/contacts/15552000002');
+      expect(await found('renamed')).toEqual([]);
+      expect(await found('15552000002')).toEqual([]);
+      expect((await call('DELETE', '/v1/contacts/15552000002', undefined, otherKey)).status).toBe(200);
+    });
   });
 
   describe('contact groups', () => {

@@ -156,39 +156,38 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
     return { total, page, limit, items };
   }
   // Prisma's `contains` leaves % and _ as wildcards, so this is SQL. PostgreSQL's trigram GIN index
-  // serves LIKE directly; on SQLite a trigram FTS5 table (see its migration) finds the candidates for
-  // terms of three characters or more without wildcard characters, and anything else scans.
-  const term = search.toLowerCase();
-  const viaFts = isSqlite(ctx) && [...term].length >= 3 && !/[%_\\]/.test(term);
-  const source = viaFts ? Prisma.sql`"ContactSearch" s CROSS JOIN "Contact" c ON c.rowid = s.rowid` : Prisma.sql`"Contact" c`;
-  const matcher = viaFts
-    ? Prisma.sql`s."searchText" LIKE ${`%${term}%`}`
-    : Prisma.sql`c."searchText" LIKE ${likePattern(search)} ESCAPE '\\'`;
-  const filter = Prisma.sql`${matcher} AND c."accountId" = ${accountId}${
-    tag ? Prisma.sql` AND EXISTS (SELECT 1 FROM "ContactTag" t WHERE t."contactId" = c."id" AND t."tag" = ${tag})` : Prisma.empty
-  }`;
+  // serves LIKE directly; on SQLite a trigram FTS5 table (see its migrations) answers terms of three
+  // characters or more as a phrase, which for trigrams is exactly a substring, and shorter terms scan.
+  const tagFilter = tag
+    ? Prisma.sql` AND EXISTS (SELECT 1 FROM "ContactTag" t WHERE t."contactId" = c."id" AND t."tag" = ${tag})`
+    : Prisma.empty;
   let ids: Array<{ id: string }>;
   let total: number;
-  if (viaFts) {
-    // The trigram table yields matches in rowid (insertion) order, so the page needs no sort and
-    // stops early even when thousands match; the count reads only the search table.
+  if (isSqlite(ctx) && [...search].length >= 3) {
+    // Matches come in rowid (insertion) order, so the page needs no sort and stops early even when
+    // thousands match. The owner table is a narrow copy of each contact's account, so counting does not
+    // read the wide contact rows.
+    const matches = Prisma.sql`"ContactSearch" s CROSS JOIN "ContactSearchOwner" o ON o."id" = s.rowid`;
+    const matching = Prisma.sql`s."searchText" MATCH ${`"${search.toLowerCase().replaceAll('"', '""')}"`} AND o."accountId" = ${accountId}`;
+    const withContact = Prisma.sql`${matches} CROSS JOIN "Contact" c ON c.rowid = s.rowid`;
     const [page_, counted] = await Promise.all([
-      ctx.db.$queryRaw<Array<{ id: string }>>`SELECT c."id" FROM ${source} WHERE ${filter} ORDER BY s.rowid LIMIT ${limit} OFFSET ${skip}`,
+      ctx.db.$queryRaw<Array<{ id: string }>>`SELECT c."id" FROM ${withContact} WHERE ${matching}${tagFilter} ORDER BY s.rowid LIMIT ${limit} OFFSET ${skip}`,
       tag
-        ? ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${source} WHERE ${filter}`
-        : ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "ContactSearch" s WHERE ${matcher} AND s."accountId" = ${accountId}`,
+        ? ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${withContact} WHERE ${matching}${tagFilter}`
+        : ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${matches} WHERE ${matching}`,
     ]);
     ids = page_;
     total = Number(counted[0]?.total ?? 0);
   } else {
+    const filter = Prisma.sql`c."searchText" LIKE ${likePattern(search)} ESCAPE '\\' AND c."accountId" = ${accountId}${tagFilter}`;
     // One pass over the matches gives both the page and the total.
     const rows = await ctx.db.$queryRaw<Array<{ id: string; total: number | bigint }>>`
-      SELECT c."id", COUNT(*) OVER () AS total FROM ${source} WHERE ${filter}
+      SELECT c."id", COUNT(*) OVER () AS total FROM "Contact" c WHERE ${filter}
       ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`;
     const counted =
       rows.length > 0 || skip === 0
         ? rows[0]?.total ?? 0
-        : (await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${source} WHERE ${filter}`)[0]?.total ?? 0;
+        : (await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`)[0]?.total ?? 0;
     ids = rows;
     total = Number(counted);
   }
