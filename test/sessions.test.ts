@@ -102,10 +102,16 @@ describe.each(dbKinds)('sessions over Baileys against the sandbox (%s)', (kind) 
     expect(bad.body.error.details[0].path).toBe('status');
   });
 
-  it('deletes a session and its credentials for good', async () => {
+  it('deletes a session and its credentials for good, unlinking the device from the phone', async () => {
     const id = await linkSession(ctx, '15551110006');
+    expect(ctx.sandbox.control.phone('15551110006').devices).toHaveLength(1);
     const res = await call('DELETE', `/v1/sessions/${id}`);
     expect(res.body).toEqual({ ok: true });
+    // The unlink request leaves before the answer; the phone handles it a moment later.
+    await waitUntil(
+      async () => ctx.sandbox.control.phone('15551110006').devices,
+      (devices) => devices.length === 0,
+    );
     expect(await ctx.app.db.sessionAuth.count({ where: { sessionId: id } })).toBe(0);
     expect((await call('GET', `/v1/sessions/${id}`)).status).toBe(404);
   });

@@ -1,4 +1,4 @@
-import { getBinaryNodeChild, getBinaryNodeChildren } from 'baileys';
+import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode } from 'baileys';
 import type { BinaryNode } from 'baileys';
 import type { Logger } from 'pino';
 import type { SandboxCertificates } from './certs.ts';
@@ -239,8 +239,14 @@ export class SandboxNetwork {
             })),
           },
         ];
-      case 'md':
-        return 'unmodelled';
+      case 'md': {
+        // Baileys' logout: a linked device unlinks itself, and the phone's device list drops it.
+        const removal = getBinaryNodeChild(iq, 'remove-companion-device');
+        const target = jidDecode(removal?.attrs.jid);
+        if (!conn.phone || !conn.device || target?.user !== conn.phone.number || (target.device ?? 0) !== conn.device.deviceId) return 'unmodelled';
+        conn.device.loggedOut = true;
+        return 'result';
+      }
       default:
         return 'unmodelled';
     }
