@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { ContactGroup, Prisma } from '../generated/sqlite/client.ts';
+import { Prisma } from '../generated/sqlite/client.ts';
+import type { ContactGroup } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
 import { jidFromPath } from './contacts.ts';
-import { DomainError, notFound } from './errors.ts';
+import { DomainError, isUniqueViolation, notFound } from './errors.ts';
 import { toJid } from './jids.ts';
 import { parseInput } from './validate.ts';
 
@@ -67,9 +68,13 @@ export const getContactGroup = async (ctx: RequestContext, groupId: string): Pro
 export const createContactGroup = async (ctx: RequestContext, input: unknown): Promise<ContactGroupWithCount> => {
   const data = parseInput(createSchema, input);
   const accountId = ctx.caller.accountId;
-  const taken = await ctx.db.contactGroup.findUnique({ where: { accountId_name: { accountId, name: data.name } } });
-  if (taken) throw new DomainError('CONFLICT', `A contact group named "${data.name}" already exists`);
-  return ctx.db.contactGroup.create({ data: { accountId, ...data }, include: withMemberCount });
+  // The unique key decides, not a read first: two requests for one name can both find it free.
+  try {
+    return await ctx.db.contactGroup.create({ data: { accountId, ...data }, include: withMemberCount });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new DomainError('CONFLICT', `A contact group named "${data.name}" already exists`);
+    throw err;
+  }
 };
 
 export interface AddMembersResult {
@@ -91,20 +96,25 @@ export const addContactGroupMembers = async (ctx: RequestContext, groupId: strin
   }
   const contacts = await ctx.db.contact.findMany({
     where: { accountId: ctx.caller.accountId, jid: { in: [...wanted.keys()] } },
-    select: { id: true, jid: true, memberships: { where: { groupId: group.id }, select: { contactId: true } } },
+    select: { id: true, jid: true },
   });
-  const found = new Map(contacts.map((c) => [c.jid, c]));
-  const toAdd: string[] = [];
+  const found = new Map(contacts.map((c) => [c.jid, c.id]));
+  // Members already there are the rows the insert skips, so a concurrent add of the same contact
+  // reports already_member instead of failing on the primary key.
+  const now = ctx.now();
+  const inserted =
+    contacts.length > 0
+      ? await ctx.db.$queryRaw<Array<{ contactId: string }>>`INSERT INTO "ContactGroupMember" ("groupId", "contactId", "addedAt") VALUES ${Prisma.join(
+          contacts.map((c) => Prisma.sql`(${group.id}, ${c.id}, ${now})`),
+        )} ON CONFLICT DO NOTHING RETURNING "contactId"`
+      : [];
+  const added = new Set(inserted.map((r) => r.contactId));
   for (const [jid, raw] of wanted) {
-    const contact = found.get(jid);
-    if (!contact) errors.push({ jid: raw, reason: 'contact_not_found' });
-    else if (contact.memberships.length > 0) errors.push({ jid: raw, reason: 'already_member' });
-    else toAdd.push(contact.id);
+    const contactId = found.get(jid);
+    if (contactId === undefined) errors.push({ jid: raw, reason: 'contact_not_found' });
+    else if (!added.has(contactId)) errors.push({ jid: raw, reason: 'already_member' });
   }
-  if (toAdd.length > 0) {
-    await ctx.db.contactGroupMember.createMany({ data: toAdd.map((contactId) => ({ groupId: group.id, contactId })) });
-  }
-  return { ok: true, added: toAdd.length, errors };
+  return { ok: true, added: added.size, errors };
 };
 
 export const removeContactGroupMember = async (ctx: RequestContext, groupId: string, jidParam: string): Promise<{ ok: true }> => {

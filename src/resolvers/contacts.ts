@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Contact } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
-import { DomainError, notFound } from './errors.ts';
+import { DomainError, isUniqueViolation, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
 import { pageSchema } from './paging.ts';
 import { parseInput } from './validate.ts';
@@ -210,13 +210,26 @@ const writeContact = async (ctx: RequestContext, before: Contact | null, next: C
   return row as Contact;
 };
 
+/** Runs `attempt` again once if another request inserted the same JID between its read and its write. */
+const retryOnceOnUniqueViolation = async <T>(attempt: () => Promise<T>): Promise<T> => {
+  try {
+    return await attempt();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // The failed transaction rolled back and the winner has committed, so reading again finds its row.
+    return attempt();
+  }
+};
+
 export const upsertContact = async (ctx: RequestContext, input: unknown): Promise<{ contact: Contact; created: boolean }> => {
   const { jid, phone, ...fields } = parseInput(upsertSchema, input);
   const target = jid ?? `${phone}@s.whatsapp.net`;
-  const before = await findContact(ctx, target);
-  const next = merge(before ? contactView(before) : blankContact(target), { ...fields, ...(phone ? { phone } : {}) });
-  if (before && sameContact(contactView(before), next)) return { contact: before, created: false };
-  return { contact: await writeContact(ctx, before, next), created: !before };
+  return retryOnceOnUniqueViolation(async () => {
+    const before = await findContact(ctx, target);
+    const next = merge(before ? contactView(before) : blankContact(target), { ...fields, ...(phone ? { phone } : {}) });
+    if (before && sameContact(contactView(before), next)) return { contact: before, created: false };
+    return { contact: await writeContact(ctx, before, next), created: !before };
+  });
 };
 
 export const updateContact = async (ctx: RequestContext, jidParam: string, input: unknown): Promise<Contact> => {
@@ -228,8 +241,10 @@ export const updateContact = async (ctx: RequestContext, jidParam: string, input
 };
 
 export const deleteContact = async (ctx: RequestContext, jidParam: string): Promise<{ ok: true }> => {
-  const row = await getContact(ctx, jidParam);
-  await ctx.db.contact.delete({ where: { id: row.id } });
+  const jid = jidFromPath(jidParam);
+  // One statement, so of concurrent deletes exactly one finds the row and the others answer 404.
+  const { count } = await ctx.db.contact.deleteMany({ where: { accountId: ctx.caller.accountId, jid } });
+  if (count === 0) throw notFound('Contact');
   return { ok: true };
 };
 
@@ -247,7 +262,6 @@ const bulkSchema = z.object({
 /** One read and at most three writes for the whole batch, whatever its size. */
 export const bulkImportContacts = async (ctx: RequestContext, input: unknown): Promise<BulkImportResult> => {
   const { contacts } = parseInput(bulkSchema, input);
-  const accountId = ctx.caller.accountId;
   const result: BulkImportResult = { created: 0, updated: 0, skipped: 0, errors: [] };
 
   const items: Array<{ jid: string; fields: ContactFields }> = [];
@@ -271,6 +285,20 @@ export const bulkImportContacts = async (ctx: RequestContext, input: unknown): P
   });
   if (items.length === 0) return result;
 
+  const counts = await retryOnceOnUniqueViolation(() => writeBulk(ctx, items));
+  result.created = counts.created;
+  result.updated = counts.updated;
+  result.skipped += counts.skipped;
+  return result;
+};
+
+/** Reads the stored contacts of `items` and writes the difference in one transaction. */
+const writeBulk = async (
+  ctx: RequestContext,
+  items: Array<{ jid: string; fields: ContactFields }>,
+): Promise<Pick<BulkImportResult, 'created' | 'updated' | 'skipped'>> => {
+  const accountId = ctx.caller.accountId;
+  let skipped = 0;
   const existing = await ctx.db.contact.findMany({ where: { accountId, jid: { in: items.map((i) => i.jid) } } });
   const byJid = new Map(existing.map((row) => [row.jid, row]));
 
@@ -280,7 +308,7 @@ export const bulkImportContacts = async (ctx: RequestContext, input: unknown): P
     const before = byJid.get(item.jid);
     const next = merge(before ? contactView(before) : blankContact(item.jid), item.fields);
     if (!before) creates.push(next);
-    else if (sameContact(contactView(before), next)) result.skipped += 1;
+    else if (sameContact(contactView(before), next)) skipped += 1;
     else updates.push({ before, next });
   }
 
@@ -313,7 +341,5 @@ export const bulkImportContacts = async (ctx: RequestContext, input: unknown): P
       : []),
   ];
   if (writes.length > 0) await ctx.db.$transaction(writes);
-  result.created = creates.length;
-  result.updated = updates.length;
-  return result;
+  return { created: creates.length, updated: updates.length, skipped };
 };

@@ -55,3 +55,19 @@ export const fromZodError = (error: ZodError, prefix: ReadonlyArray<PropertyKey>
       message: issue.message,
     })),
   );
+
+interface DatabaseError {
+  code?: unknown;
+  meta?: { driverAdapterError?: { cause?: { kind?: unknown } } };
+}
+
+/**
+ * A unique key already taken, as a concurrent writer can leave it between a read and a write. Prisma
+ * reports it as P2002 for model calls, but as P2010 (raw query failed) for $executeRaw/$queryRaw, where
+ * only the driver adapter's error kind tells it apart.
+ */
+export const isUniqueViolation = (err: unknown): boolean => {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, meta } = err as DatabaseError;
+  return code === 'P2002' || (code === 'P2010' && meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation');
+};
