@@ -238,6 +238,29 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       expect((await call('POST', '/v1/contacts/groups', { name: 'Other', color: 'red' })).status).toBe(400);
     });
 
+    it('accepts a colour as #rgb or #rrggbb and refuses other lengths', async () => {
+      const own = (await app.newAccount()).apiKey;
+      const short = await call('POST', '/v1/contacts/groups', { name: 'Short colour', color: '#aBc' }, own);
+      expect(short.status).toBe(201);
+      expect(short.body).toEqual({ id: expect.any(String), name: 'Short colour', description: '', color: '#aBc', isSmartGroup: false, contactCount: 0 });
+      const long = await call('POST', '/v1/contacts/groups', { name: 'Long colour', color: '#A1b2C3' }, own);
+      expect(long.status).toBe(201);
+      expect(long.body.color).toBe('#A1b2C3');
+      for (const color of ['#ab', '#abcd', '#abcde', '#abcdefa', 'abc', '#ggg']) {
+        const res = await call('POST', '/v1/contacts/groups', { name: `Bad ${color}`, color }, own);
+        expect(res.status, color).toBe(400);
+        expect(res.body, color).toEqual({
+          ok: false,
+          error: { code: 'VALIDATION_FAILED', message: expect.any(String), details: [{ path: 'color', message: expect.any(String) }] },
+        });
+      }
+      const stored = await call('GET', '/v1/contacts/groups', undefined, own);
+      expect(stored.body.map((g: { name: string; color: string }) => [g.name, g.color]).sort()).toEqual([
+        ['Long colour', '#A1b2C3'],
+        ['Short colour', '#aBc'],
+      ]);
+    });
+
     it('adds only contacts that exist, reporting the rest', async () => {
       const res = await call('POST', `/v1/contacts/groups/${groupId}/members`, {
         jids: ['15550001111', '15550002222@s.whatsapp.net', '15559876543', 'bogus'],

@@ -34,7 +34,7 @@ const createSchema = z.object({
   description: z.string().max(500).optional(),
   color: z
     .string()
-    .regex(/^#[0-9a-fA-F]{6}$/, 'must be a hex colour like #1a2b3c')
+    .regex(/^#(?:[0-9a-fA-F]{3}){1,2}$/, 'must be a hex colour like #1a2b3c or #abc')
     .optional(),
   isSmartGroup: z.boolean().optional(),
 });
