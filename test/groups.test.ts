@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { http as mswHttp, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
@@ -7,6 +10,11 @@ const ME = '15558880001';
 const A = '15558880002';
 const B = '15558880003';
 const SECOND = '15558880004';
+const UNKNOWN_GROUP = '888888888@g.us';
+const photo = randomBytes(2048);
+const files = setupServer(
+  mswHttp.get('https://files.example.com/crew.jpg', () => HttpResponse.arrayBuffer(photo.buffer.slice(photo.byteOffset, photo.byteOffset + photo.length), { headers: { 'content-type': 'image/jpeg' } })),
+);
 
 describe('network groups, statuses and channels end to end', () => {
   let ctx: Linked;
@@ -16,6 +24,7 @@ describe('network groups, statuses and channels end to end', () => {
   const inbox = (n: string) => ctx.sandbox.control.inbox(n);
 
   beforeAll(async () => {
+    files.listen({ onUnhandledRequest: 'bypass' });
     ctx = await startWithSandbox();
     sessionId = await linkSession(ctx, ME);
     ctx.sandbox.control.addPhone(A, 'Ana');
@@ -24,6 +33,7 @@ describe('network groups, statuses and channels end to end', () => {
   afterAll(async () => {
     await ctx?.app.close();
     await ctx?.sandbox.close();
+    files.close();
   });
 
   it('creates a group with two phones and lists it with admins marked', async () => {
@@ -49,6 +59,32 @@ describe('network groups, statuses and channels end to end', () => {
       await waitUntil(async () => inbox(n).filter((e) => e.chat === groupId).map((e) => e.content), (t) => t.includes('Vote [Yes]'));
       expect(inbox(n).filter((e) => e.chat === groupId).map((e) => e.content)).toEqual(['hi crew', 'Vote [Yes]']);
     }
+  });
+
+  it('sends an image into the group, received by both members', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-media`, { mediaType: 'image', url: 'https://files.example.com/crew.jpg', caption: 'crew photo' });
+    expect(res.body).toEqual({ ok: true, id: expect.any(String) });
+    for (const n of [A, B]) {
+      const entry = await waitUntil(async () => inbox(n).find((e) => e.chat === groupId && e.kind === 'image' && e.sha256), Boolean);
+      expect(entry).toMatchObject({ caption: 'crew photo', mimetype: 'image/jpeg' });
+    }
+  });
+
+  it('refuses text, media and interactive sends to a group that does not exist (404), sending and recording nothing', async () => {
+    const sends: Array<[string, unknown]> = [
+      ['send', { message: 'x' }],
+      ['send-media', { mediaType: 'image', url: 'https://files.example.com/crew.jpg' }],
+      ['send-interactive', { body: 'Vote', buttons: [{ type: 'reply', text: 'Yes' }] }],
+    ];
+    for (const [route, body] of sends) {
+      const res = await call('POST', `/v1/sessions/${sessionId}/groups/${UNKNOWN_GROUP}/${route}`, body);
+      expect({ route, status: res.status, body: res.body }).toEqual({ route, status: 404, body: { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } } });
+    }
+    expect((await call('GET', `/v1/sessions/${sessionId}/messages?to=${UNKNOWN_GROUP}`)).body).toEqual({ count: 0, items: [] });
+    expect((await call('GET', `/v1/sessions/${sessionId}/messages?status=FAILED`)).body).toEqual({ count: 0, items: [] });
+    // the refused interactive send must not count as a button failure: buttons still go out
+    await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-interactive`, { body: 'Again', buttons: [{ type: 'reply', text: 'Sure' }] });
+    await waitUntil(async () => inbox(A).filter((e) => e.chat === groupId).map((e) => e.content), (t) => t.includes('Again [Sure]'));
   });
 
   it('changes participants, subject and description, visible in details and members', async () => {
@@ -81,6 +117,21 @@ describe('network groups, statuses and channels end to end', () => {
     expect(ctx.sandbox.control.group(groupId)?.participants.map((p) => p.jid)).toContain(`${SECOND}@s.whatsapp.net`);
     expect((await call('DELETE', `/v1/sessions/${second}/groups/${groupId}`)).body).toEqual({ ok: true });
     expect(ctx.sandbox.control.group(groupId)?.participants.map((p) => p.jid)).not.toContain(`${SECOND}@s.whatsapp.net`);
+
+    const notFound = { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } };
+    const send = await call('POST', `/v1/sessions/${second}/groups/${groupId}/send`, { message: 'still here?' });
+    expect({ status: send.status, body: send.body }).toEqual({ status: 404, body: notFound });
+    expect((await call('GET', `/v1/sessions/${second}/messages?to=${groupId}`)).body).toEqual({ count: 0, items: [] });
+    expect(inbox(A).some((e) => e.content === 'still here?')).toBe(false);
+    const again = await call('DELETE', `/v1/sessions/${second}/groups/${groupId}`);
+    expect({ status: again.status, body: again.body }).toEqual({ status: 404, body: notFound });
+    // the group itself is untouched for those still in it
+    expect(ctx.sandbox.control.group(groupId)?.participants.map((p) => p.jid)).toContain(`${ME}@s.whatsapp.net`);
+  });
+
+  it('refuses to leave a group that does not exist (404)', async () => {
+    const res = await call('DELETE', `/v1/sessions/${sessionId}/groups/999999999@g.us`);
+    expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } } });
   });
 
   it('publishes a text status to the listed phones, with every field of the spec', async () => {

@@ -60,8 +60,12 @@ export const groupJidFrom = (value: string): string => {
 const connectedLink = async (ctx: RequestContext, sessionId: string): Promise<NetworkLink> =>
   requireLink(ctx, await ownSession(ctx, sessionId));
 
-/** Baileys reports a group we are not in as a 404-ish error; everything else the network refused is a 502. */
-const onNetwork = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+/**
+ * Baileys reports a group we are not in as a 404-ish error; everything else the network refused is a 502.
+ * `forbiddenIsNotFound` is for reads of the group itself, where WhatsApp answers 403 forbidden to a
+ * non-participant (elsewhere a 403 can mean "not an admin", which is no reason for a 404).
+ */
+const onNetwork = async <T>(what: string, run: () => Promise<T>, options: { forbiddenIsNotFound?: boolean } = {}): Promise<T> => {
   try {
     return await run();
   } catch (err) {
@@ -69,9 +73,19 @@ const onNetwork = async <T>(what: string, run: () => Promise<T>): Promise<T> => 
     const status = (err as { output?: { statusCode?: number } }).output?.statusCode;
     const message = err instanceof Error ? err.message : String(err);
     if (status === 404 || /item-not-found|not-found/i.test(message)) throw new DomainError('NOT_FOUND', 'Group not found');
+    if (options.forbiddenIsNotFound && (status === 403 || /^forbidden$/i.test(message))) throw new DomainError('NOT_FOUND', 'Group not found');
     throw new DomainError('NETWORK_ERROR', `The network refused to ${what}: ${message}`);
   }
 };
+
+/**
+ * The group as the network shows it to a participant; a 404 for a group that does not exist or that the
+ * session is not (or no longer) in. Sends and leaves ask first, so that such a group is refused before a
+ * record is written or anything goes out: a leave of it would otherwise succeed silently, and a send fail
+ * as a 502 with a FAILED record.
+ */
+const memberGroup = (link: NetworkLink, groupId: string): Promise<GroupInfo> =>
+  onNetwork('read the group', () => link.groups.metadata(groupId), { forbiddenIsNotFound: true });
 
 export const listGroups = async (ctx: RequestContext, sessionId: string): Promise<GroupView[]> => {
   const link = await connectedLink(ctx, sessionId);
@@ -97,7 +111,7 @@ export const joinGroup = async (ctx: RequestContext, sessionId: string, input: u
 export const getGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string): Promise<GroupView> => {
   const groupId = groupJidFrom(groupIdParam);
   const link = await connectedLink(ctx, sessionId);
-  return groupView(await onNetwork('read the group', () => link.groups.metadata(groupId)));
+  return groupView(await memberGroup(link, groupId));
 };
 
 export const groupMembers = async (
@@ -128,6 +142,7 @@ export const updateGroup = async (
 export const leaveGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string): Promise<{ ok: true }> => {
   const groupId = groupJidFrom(groupIdParam);
   const link = await connectedLink(ctx, sessionId);
+  await memberGroup(link, groupId);
   await onNetwork('leave the group', () => link.groups.leave(groupId));
   return { ok: true };
 };
@@ -199,6 +214,7 @@ export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupI
   const groupId = groupJidFrom(groupIdParam);
   const { message } = parseInput(textSchema, input);
   const session = await ownSession(ctx, sessionId);
+  await memberGroup(requireLink(ctx, session), groupId);
   const row = await deliverNow(ctx, session, { to: groupId, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } });
   return { ok: true, id: row.id };
 };
@@ -207,7 +223,8 @@ export const sendMediaToGroup = async (ctx: RequestContext, sessionId: string, g
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(groupMediaSchema, input);
   const session = await ownSession(ctx, sessionId);
-  requireLink(ctx, session);
+  // before the download: no media is fetched for a group we cannot send to
+  await memberGroup(requireLink(ctx, session), groupId);
   const row = await deliverNow(ctx, session, await mediaDelivery(ctx, groupId, body));
   return { ok: true, id: row.id };
 };
@@ -220,5 +237,7 @@ export const sendInteractiveToGroup = async (
 ): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(groupInteractiveSchema, input);
+  // a refusal inside sendInteractiveTo would count against buttons and could turn them off for the session
+  await memberGroup(await connectedLink(ctx, sessionId), groupId);
   return sendInteractiveTo(ctx, sessionId, groupId, body);
 };
