@@ -51,6 +51,9 @@ describe('sandbox: groups, statuses and channels', () => {
     expect(sandbox.control.group(group.id)?.participants.map((p) => p.jid)).not.toContain('15557770004@s.whatsapp.net');
     await owner.sock.groupLeave(group.id);
     expect(sandbox.control.group(group.id)?.participants.map((p) => p.jid)).toEqual(['15557770002@s.whatsapp.net']);
+    await expect(owner.sock.groupLeave(group.id)).rejects.toThrow('item-not-found');
+    await expect(owner.sock.groupLeave('999999999@g.us')).rejects.toThrow('item-not-found');
+    expect(sandbox.control.group(group.id)?.participants.map((p) => p.jid)).toEqual(['15557770002@s.whatsapp.net']);
   });
 
   it('publishes a status that exactly the listed phones decrypt', async () => {

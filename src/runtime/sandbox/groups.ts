@@ -90,7 +90,11 @@ export class GroupService {
         return [{ tag: 'groups', attrs: {}, content: mine.map((g) => this.groupNode(g)) }];
       }
       if (child.tag === 'leave') {
-        for (const node of getBinaryNodeChildren(child, 'group')) this.groups.get(node.attrs.id ?? '')?.participants.delete(me);
+        // as every other group IQ: a group that does not exist, or that we are not in, is item-not-found
+        const leaving = getBinaryNodeChildren(child, 'group').map((node) => this.groups.get(node.attrs.id ?? ''));
+        if (leaving.length === 0) return { error: 400, text: 'bad-request' };
+        if (leaving.some((group) => !group?.participants.has(me))) return { error: 404, text: 'item-not-found' };
+        for (const group of leaving) group?.participants.delete(me);
         return 'result';
       }
       if (child.tag === 'invite' && child.attrs.code) {
