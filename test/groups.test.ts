@@ -61,6 +61,22 @@ describe('network groups, statuses and channels end to end', () => {
     }
   });
 
+  it('reads the group from the network once per group send (the membership check also addresses the message)', async () => {
+    ctx.sandbox.control.setTrace(true);
+    try {
+      const from = ctx.sandbox.control.trace().length;
+      expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send`, { message: 'one read' })).status).toBe(200);
+      await waitUntil(async () => inbox(A).map((e) => e.content), (t) => t.includes('one read'));
+      const reads = ctx.sandbox.control
+        .trace()
+        .slice(from)
+        .filter((t) => t.direction === 'in' && t.stanza.includes("xmlns='w:g2'") && t.stanza.includes('<query'));
+      expect(reads).toHaveLength(1);
+    } finally {
+      ctx.sandbox.control.setTrace(false);
+    }
+  });
+
   it('sends an image into the group, received by both members', async () => {
     const res = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-media`, { mediaType: 'image', url: 'https://files.example.com/crew.jpg', caption: 'crew photo' });
     expect(res.body).toEqual({ ok: true, id: expect.any(String) });

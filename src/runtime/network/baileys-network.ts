@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import { clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
-import { baileysGroups } from './baileys-groups.ts';
+import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
 
@@ -49,6 +49,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     const auth = await loadAuthState(db, sessionId, log);
     stores.set(sessionId, auth);
     // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
+    const groupCache = new GroupCache();
     const baileysLogger = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level });
     const sock: WASocket = makeWASocket({
       // The store keeps recent keys in memory itself (see auth-store.ts).
@@ -59,6 +60,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       syncFullHistory: false,
       fireInitQueries: true,
       keepAliveIntervalMs: options.keepAliveIntervalMs ?? 30_000,
+      cachedGroupMetadata: async (jid) => groupCache.get(jid),
       ...options.socket,
     });
     let closed = false;
@@ -83,6 +85,10 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       }
     });
     sock.ws.on('frame', () => callbacks.onActivity());
+    sock.ev.on('groups.update', (updates) => {
+      for (const update of updates) groupCache.forget(update.id);
+    });
+    sock.ev.on('group-participants.update', ({ id }) => groupCache.forget(id));
     sock.ev.on('messages.update', (updates) => {
       for (const { key, update } of updates) {
         if (key.fromMe && key.id && update.status === proto.WebMessageInfo.Status.ERROR) {
@@ -117,7 +123,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         return new Set(found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid)));
       },
       newMessageId: () => generateMessageIDV2(sock.user?.id),
-      groups: baileysGroups(sock),
+      groups: baileysGroups(sock, groupCache),
       sendStatus: (content, recipients) => sendStatusThrough(sock, content, recipients),
       requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
       close,
