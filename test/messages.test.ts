@@ -14,6 +14,16 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
   const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
     http(ctx.app.baseUrl, method, path, { key: ctx.key, body, headers });
   const inboxOf = (number: string) => ctx.sandbox.control.inbox(number);
+  /** Presence travels to the network only (phones keep no inbox entry for it), so the network's trace shows it. */
+  const composingShown = () => ctx.sandbox.control.trace().some((t) => t.direction === 'in' && t.stanza.includes('composing'));
+  const accountId = async () => (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId;
+  const today = () => new Date().toISOString().slice(0, 10);
+  const usageToday = async () =>
+    (await ctx.app.db.dailyUsage.findUnique({ where: { accountId_day: { accountId: await accountId(), day: today() } } }))?.count ?? 0;
+  const setUsageToday = async (count: number) => {
+    const key = { accountId: await accountId(), day: today() };
+    await ctx.app.db.dailyUsage.upsert({ where: { accountId_day: key }, create: { ...key, count }, update: { count } });
+  };
 
   beforeAll(async () => {
     ctx = await startWithSandbox(kind, { DAILY_QUOTA: 40 });
@@ -131,9 +141,33 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
   });
 
   it('shows "composing" then sends the text for messages/typing', async () => {
+    ctx.sandbox.control.setTrace(true);
     const res = await call('POST', `/v1/sessions/${sessionId}/messages/typing`, { to: BOB, text: 'typed', delayMs: 50 });
+    ctx.sandbox.control.setTrace(false);
     expect(res.body).toEqual({ ok: true });
     await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'typed'), Boolean);
+    expect(composingShown()).toBe(true);
+    ctx.sandbox.control.dispose();
+  });
+
+  it('refuses messages/typing over the quota with 429 before showing "composing" or waiting', async () => {
+    const used = await usageToday();
+    await setUsageToday(40);
+    ctx.sandbox.control.setTrace(true);
+    const started = Date.now();
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/typing`, { to: BOB, text: 'typed over quota', delayMs: 3000 });
+    const elapsed = Date.now() - started;
+    ctx.sandbox.control.setTrace(false);
+    await setUsageToday(used);
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect(elapsed).toBeLessThan(1500);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(composingShown()).toBe(false);
+    ctx.sandbox.control.dispose();
+    expect(inboxOf(BOB).some((e) => e.content === 'typed over quota')).toBe(false);
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: 'typed over quota' } })).toBe(0);
+    expect(await usageToday()).toBe(used);
   });
 
   it('replays an Idempotency-Key retry without sending twice', async () => {

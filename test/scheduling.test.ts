@@ -51,6 +51,25 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(texts(FRIENDS[1]!).filter((t) => t.startsWith('v-'))).toHaveLength(1);
   });
 
+  it('refuses variations over the quota with 429 at once, without waiting delayMs or sending', async () => {
+    const key = { accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId, day: new Date().toISOString().slice(0, 10) };
+    const used = (await ctx.app.db.dailyUsage.findUnique({ where: { accountId_day: key } }))?.count ?? 0;
+    await ctx.app.db.dailyUsage.upsert({ where: { accountId_day: key }, create: { ...key, count: 1000 }, update: { count: 1000 } });
+    const started = Date.now();
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, { to: FRIENDS[1], variations: ['over-a', 'over-b'], delayMs: 3000 });
+    const elapsed = Date.now() - started;
+    const usageAfter = (await ctx.app.db.dailyUsage.findUniqueOrThrow({ where: { accountId_day: key } })).count;
+    await ctx.app.db.dailyUsage.update({ where: { accountId_day: key }, data: { count: used } });
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(elapsed).toBeLessThan(1500);
+    expect(usageAfter).toBe(1000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(texts(FRIENDS[1]!).some((t) => t.startsWith('over-'))).toBe(false);
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: { startsWith: 'over-' } } })).toBe(0);
+  });
+
   it('schedules by delayMs: PENDING first, then SENT through the history filter', async () => {
     const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[2], message: 'later', delayMs: 700 });
     expect(res.body).toEqual({

@@ -78,6 +78,31 @@ export const deliverNow = async (
 };
 
 /**
+ * For sends that do something visible or slow first (typing, a wait): the quota unit is taken before
+ * `first` runs, so a request over the quota is refused whole before anything happens, and it is given
+ * back if the message never reaches the network.
+ */
+export const deliverAfter = async (
+  ctx: RequestContext,
+  session: Pick<Session, 'id'>,
+  first: (link: NetworkLink) => Promise<void>,
+  delivery: Delivery,
+): Promise<OutgoingMessage> => {
+  const link = requireLink(ctx, session);
+  const takenAt = ctx.now();
+  await takeQuota(ctx, 1);
+  try {
+    await first(link);
+    requireLink(ctx, session);
+  } catch (err) {
+    await refundQuota(ctx, 1, takenAt);
+    throw err;
+  }
+  // deliverNow checks the link again in this same tick, and gives the unit back if the send fails.
+  return deliverNow(ctx, session, delivery, { quotaTaken: true });
+};
+
+/**
  * The network refused a message after the send returned (an error ack): the record becomes FAILED with
  * the reason. A refused button message counts against buttons for that session and goes out again
  * as plain text, so it is never lost.

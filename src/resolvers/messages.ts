@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { IncomingItem } from '../runtime/incoming-buffer.ts';
-import type { ButtonSpec, MediaType } from '../runtime/network/types.ts';
+import type { ButtonSpec, MediaType, NetworkLink } from '../runtime/network/types.ts';
 import type { RequestContext } from './context.ts';
-import { deliverNow, requireLink } from './delivery.ts';
+import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import type { Delivery } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
@@ -266,12 +266,13 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
 export const sendTyping = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true }> => {
   const body = parseInput(typingSchema, input);
   const session = await ownSessionId(ctx, sessionId);
-  const link = requireLink(ctx, session);
   const delayMs = Math.min(body.delayMs, ctx.settings.TYPING_MAX_MS);
-  await link.setPresence(body.jid, 'composing').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
-  await sleep(delayMs);
-  await link.setPresence(body.jid, 'paused').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
-  await deliverNow(ctx, session, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text', payload: { text: body.text } });
+  const typing = async (link: NetworkLink) => {
+    await link.setPresence(body.jid, 'composing').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
+    await sleep(delayMs);
+    await link.setPresence(body.jid, 'paused').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
+  };
+  await deliverAfter(ctx, session, typing, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text', payload: { text: body.text } });
   return { ok: true };
 };
 

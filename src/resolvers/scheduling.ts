@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
-import { deliverNow, requireLink } from './delivery.ts';
+import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, withJid, recipientShape } from './messages.ts';
@@ -131,10 +131,11 @@ export const sendVariation = async (
 ): Promise<{ ok: true; count: number; sent: string[] }> => {
   const body = parseInput(variationsSchema, input);
   const session = await ownSession(ctx, sessionId);
-  requireLink(ctx, session);
-  if (body.delayMs > 0) await sleep(body.delayMs);
   const chosen = body.variations[Math.floor(Math.random() * body.variations.length)] ?? body.variations[0] ?? '';
-  await deliverNow(ctx, session, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text', payload: { text: chosen } });
+  const wait = async () => {
+    if (body.delayMs > 0) await sleep(body.delayMs);
+  };
+  await deliverAfter(ctx, session, wait, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text', payload: { text: chosen } });
   return { ok: true, count: 1, sent: [chosen] };
 };
 
