@@ -1,6 +1,7 @@
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { handleSendError } from '../src/resolvers/delivery.ts';
 import { dbKinds, gql, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
@@ -258,11 +259,26 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
       const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, { chatId: BOB, body: `refused ${n}`, footer: 'f', buttons: [{ type: 'reply', text: 'OK' }] });
       expect(res.body).toEqual({ ok: true, id: expect.any(String) });
       ids.push(res.body.id);
-      const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => r.body.status === 'FAILED');
-      expect(record.body.error).toMatch(/refused .*error 479.*plain text/);
+      const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => /\(message /.test(r.body.error ?? ''));
+      expect(record.body.status).toBe('FAILED');
+      expect(record.body.error).toMatch(/refused .*error 479.*sent again as plain text \(message [0-9a-f-]{36}\)$/);
+      // never sent: a FAILED record has no sentAt, even when the SENT mark was written before the refusal came
+      expect(record.body.sentAt).toBeNull();
       const plain = await waitUntil(async () => inboxOf(BOB).find((e) => e.content === `refused ${n}`), Boolean);
       expect(plain?.kind).toBe('text');
+      expect(inboxOf(BOB).filter((e) => e.content === `refused ${n}`)).toHaveLength(1);
+      // the plain-text copy is a record of its own, SENT, and is what the phone received
+      const copyId = /message ([0-9a-f-]{36})/.exec(record.body.error)?.[1];
+      const copy = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${copyId}`), (r) => r.body.status !== 'PENDING');
+      expect(copy.body).toMatchObject({ status: 'SENT', toNumber: `${BOB}@s.whatsapp.net`, content: `refused ${n}`, sentAt: expect.stringMatching(/Z$/), error: null });
+      expect(copy.body.waMessageId).toBe(plain?.id);
     }
+    // a repeated error ack for a record already FAILED changes nothing and sends no second copy
+    const first = await ctx.app.db.outgoingMessage.findUniqueOrThrow({ where: { id: ids[0] } });
+    await handleSendError(ctx.app.deps, sessionId, first.waMessageId ?? '', 'repeated ack');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(inboxOf(BOB).filter((e) => e.content === 'refused 1')).toHaveLength(1);
+    expect(await ctx.app.db.outgoingMessage.findUniqueOrThrow({ where: { id: ids[0] } })).toEqual(first);
     // three refusals in a row: this session now sends interactive messages as plain text at once
     const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, { chatId: BOB, body: 'plain now', buttons: [{ type: 'reply', text: 'OK' }] });
     const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => r.body.status !== 'PENDING');

@@ -104,31 +104,33 @@ export const deliverAfter = async (
 
 /**
  * The network refused a message after the send returned (an error ack): the record becomes FAILED with
- * the reason. A refused button message counts against buttons for that session and goes out again
- * as plain text, so it is never lost.
+ * the reason, and loses the sentAt a SENT mark may have written first. A refused button message counts
+ * against buttons for that session and goes out again as plain text, so it is never lost; the copy is a
+ * record of its own, named in the refused record's error.
  */
 export const handleSendError = async (deps: Deps, sessionId: string, waMessageId: string, reason: string): Promise<void> => {
   await deps.outgoing.settled();
   const record = await deps.db.outgoingMessage.findFirst({ where: { sessionId, waMessageId } });
   if (!record) return;
-  if (record.kind !== 'interactive') {
-    await deps.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason } });
-    return;
-  }
+  // Only the first refusal of a record acts: a repeated error ack must not send the plain copy twice.
+  const marked = await deps.db.outgoingMessage.updateMany({
+    where: { id: record.id, status: { not: 'FAILED' } },
+    data: { status: 'FAILED', sentAt: null, error: record.kind === 'interactive' ? `${reason}; being sent again as plain text` : reason },
+  });
+  if (marked.count === 0 || record.kind !== 'interactive') return;
   deps.buttons.failed(sessionId);
   const payload = JSON.parse(record.payload) as { body?: string; header?: string };
   const text = payload.header ? `${payload.header}\n\n${payload.body ?? record.content}` : (payload.body ?? record.content);
   const session = await deps.db.session.findUniqueOrThrow({ where: { id: sessionId } });
+  const ctx = jobContext(deps, record.accountId);
+  let error: string;
   try {
-    const fallback = await deliverNow(jobContext(deps, record.accountId), session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text', payload: { text } }, { quotaTaken: true });
-    await deps.db.outgoingMessage.update({
-      where: { id: record.id },
-      data: { status: 'FAILED', error: `${reason}; sent again as plain text (message ${fallback.id})` },
-    });
+    // The refused message's quota unit goes to its copy; deliverNow gives it back if that send fails.
+    const fallback = await deliverNow(ctx, session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text', payload: { text } }, { quotaTaken: true });
+    error = `${reason}; sent again as plain text (message ${fallback.id})`;
   } catch (err) {
-    await deps.db.outgoingMessage.update({
-      where: { id: record.id },
-      data: { status: 'FAILED', error: `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}` },
-    });
+    if (err instanceof DomainError && err.code === 'SESSION_NOT_CONNECTED') await refundQuota(ctx, 1, record.createdAt);
+    error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;
   }
+  await deps.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', sentAt: null, error } });
 };
