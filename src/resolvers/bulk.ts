@@ -27,11 +27,15 @@ export interface BulkResult {
   errors: Array<{ jid: string; reason: string }>;
 }
 
-/** {name} (or the number), {phone}, and {<key>} from the contact's variables. */
+/**
+ * {name} (or the number), {phone}, and {<key>} from the contact's variables, whose keys may hold spaces,
+ * accents or punctuation; a placeholder the contact has no value for stays as written.
+ */
 export const personaliseFor = (template: string, contact: Pick<Contact, 'jid' | 'name' | 'phone' | 'variables'>): string => {
   const phone = contact.phone || phoneOfJid(contact.jid) || contact.jid.split('@')[0] || '';
-  const values: Record<string, string> = { ...parseVariables(contact.variables), name: contact.name || phone, phone };
-  return template.replace(/\{([\w.-]+)\}/g, (whole, key: string) => values[key] ?? whole);
+  // A Map, so that {constructor} or {__proto__} find nothing instead of Object.prototype's members.
+  const values = new Map<string, string>([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]);
+  return template.replace(/\{([^{}]+)\}/g, (whole, key: string) => values.get(key) ?? whole);
 };
 
 const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: Contact[], input: unknown): Promise<BulkResult> => {
