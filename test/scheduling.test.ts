@@ -152,4 +152,57 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(byTag.body).toMatchObject({ ok: true, total: 4, sent: 2, failed: 2 });
     expect((await call('POST', `/v1/sessions/${sessionId}/bulk/tag/VIP`, { message: 'T' })).body).toMatchObject({ total: 0, sent: 0 });
   });
+
+  it('personalises any variable key, and counts against the quota only the contacts that will be sent', async () => {
+    const [zoe, max, blocked, nobody] = ['15554440021', '15554440022', '15554440023', '19990002222'];
+    for (const n of [zoe!, max!, blocked!]) ctx.sandbox.control.addPhone(n);
+    const imported = await call('POST', '/v1/contacts/bulk', {
+      contacts: [
+        { phone: zoe, name: 'Zoé', tags: ['q'], variables: { 'first name': 'Zoé', prénom: 'Zoé L.', 'ville/code': 'Paris 75' } },
+        { phone: max, tags: ['q'], variables: { 'first name': 'Max' } },
+        { phone: blocked, name: 'Blocked', tags: ['q'], isBlocked: true, variables: { 'first name': 'B' } },
+        { phone: nobody, name: 'Nobody', tags: ['q'] },
+      ],
+    });
+    expect(imported.body).toEqual({ created: 4, updated: 0, skipped: 0, errors: [] });
+    const key = { accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId, day: new Date().toISOString().slice(0, 10) };
+    const used = (await ctx.app.db.dailyUsage.findUnique({ where: { accountId_day: key } }))?.count ?? 0;
+    const usage = async () => (await ctx.app.db.dailyUsage.findUniqueOrThrow({ where: { accountId_day: key } })).count;
+    // 2 units left; 4 candidates of which 2 are reachable (one blocked, one not on WhatsApp)
+    await ctx.app.db.dailyUsage.upsert({ where: { accountId_day: key }, create: { ...key, count: 998 }, update: { count: 998 } });
+    const template = 'Hi {first name} / {prénom} / {ville/code} / {unknown key} / {constructor} / {phone}';
+    const res = await call('POST', `/v1/sessions/${sessionId}/bulk/tag/q`, { message: template });
+    const afterFirst = await usage();
+    const refused = await call('POST', `/v1/sessions/${sessionId}/bulk/tag/q`, { message: 'second {phone}' });
+    const afterSecond = await usage();
+    await ctx.app.db.dailyUsage.update({ where: { accountId_day: key }, data: { count: used } });
+
+    expect(res.status).toBe(200);
+    // contacts imported together share createdAt, so their order (and that of errors) follows their ids
+    const byJid = (a: { jid: string }, b: { jid: string }) => a.jid.localeCompare(b.jid);
+    expect({ ...res.body, errors: [...res.body.errors].sort(byJid) }).toEqual({
+      ok: true,
+      total: 4,
+      sent: 2,
+      failed: 2,
+      errors: [
+        { jid: `${blocked}@s.whatsapp.net`, reason: 'blocked' },
+        { jid: `${nobody}@s.whatsapp.net`, reason: 'contact_not_on_whatsapp' },
+      ],
+    });
+    expect(afterFirst).toBe(1000);
+    await waitUntil(async () => texts(max!), (t) => t.some((x) => x.startsWith('Hi ')));
+    await waitUntil(async () => texts(zoe!), (t) => t.some((x) => x.startsWith('Hi ')));
+    expect(texts(zoe!)).toEqual([`Hi Zoé / Zoé L. / Paris 75 / {unknown key} / {constructor} / ${zoe}`]);
+    expect(texts(max!)).toEqual([`Hi Max / {prénom} / {ville/code} / {unknown key} / {constructor} / ${max}`]);
+
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect(afterSecond).toBe(1000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(texts(blocked!)).toEqual([]);
+    expect(texts(zoe!)).toHaveLength(1);
+    expect(texts(max!)).toHaveLength(1);
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: { startsWith: 'second ' } } })).toBe(0);
+  });
 });

@@ -59,17 +59,19 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
     ctx.events.publish('campaign', progressId, progress);
   };
 
-  const reachable = contacts.filter((c) => !c.isBlocked);
-  const startedAt = ctx.now();
-  await takeQuota(ctx, reachable.length);
-  let unused = reachable.length;
+  const unblocked = contacts.filter((c) => !c.isBlocked);
+  let onNetwork: Set<string>;
   try {
-    let onNetwork: Set<string>;
-    try {
-      onNetwork = reachable.length > 0 ? await link.onNetwork(reachable.map((c) => c.jid)) : new Set();
-    } catch (err) {
-      throw new DomainError('NETWORK_ERROR', `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`);
-    }
+    onNetwork = unblocked.length > 0 ? await link.onNetwork(unblocked.map((c) => c.jid)) : new Set();
+  } catch (err) {
+    throw new DomainError('NETWORK_ERROR', `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  // Only what will be sent counts: blocked contacts and numbers not on the network take no quota.
+  const sendable = unblocked.filter((c) => onNetwork.has(c.jid)).length;
+  const startedAt = ctx.now();
+  await takeQuota(ctx, sendable);
+  let unused = sendable;
+  try {
     let first = true;
     for (const contact of contacts) {
       if (contact.isBlocked) fail(contact.jid, 'blocked');
@@ -79,6 +81,8 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
         first = false;
         const text = personaliseFor(message, contact);
         try {
+          // deliverNow gives the unit back itself when the network refuses the send, but not when the link is gone.
+          requireLink(ctx, session);
           unused -= 1;
           await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text', payload: { text } }, { quotaTaken: true });
           result.sent += 1;
