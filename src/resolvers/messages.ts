@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { IncomingItem } from '../runtime/incoming-buffer.ts';
@@ -47,6 +48,34 @@ export interface SendAnswer {
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
 
+export const PRIVATE_URL_MESSAGE = 'must point to a public address (private, loopback and link-local addresses are refused)';
+
+/** An IP literal outside public unicast, or a localhost name: known from the text alone, so refused with the body's other faults. */
+export const isLiteralPrivateHost = (rawUrl: string): boolean => {
+  let host: string;
+  try {
+    host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return ipaddr.isValid(host) && ipaddr.process(host).range() !== 'unicast';
+};
+
+/**
+ * A media URL as the body validation sees it. Only literals are judged here; a name that resolves to a
+ * private address is refused when the file is fetched.
+ */
+export const mediaUrlSchema = (allowPrivate: boolean) =>
+  allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), PRIVATE_URL_MESSAGE);
+
+/** A schema that depends on MEDIA_ALLOW_PRIVATE, built once for each value. */
+export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate: boolean) => T) => {
+  const open = make(true);
+  const guarded = make(false);
+  return (allowPrivate) => (allowPrivate ? open : guarded);
+};
+
 /** `to` plus `isGroup`, as decisions.md reads recipients: digits become a user or, with isGroup, a group JID. */
 export const recipientShape = { to: z.string().trim().min(1, 'is required'), isGroup: z.boolean().optional() };
 export const checkRecipient = (v: { to: string; isGroup?: boolean }, ctx: z.RefinementCtx): void => {
@@ -58,17 +87,19 @@ export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & 
 });
 
 const sendSchema = z.object({ to: jidSchema, message: text });
-const mediaSchema = z
-  .object({
-    to: jidSchema,
-    mediaType: z.enum(['image', 'video', 'audio', 'document']),
-    url: httpUrl,
-    mimetype: z.string().regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg').optional(),
-    caption: z.string().max(4096).optional(),
-    filename: z.string().min(1).max(255).optional(),
-    ptt: z.boolean().optional(),
-  })
-  .refine((v) => !v.ptt || v.mediaType === 'audio', { path: ['ptt'], message: 'only applies to audio' });
+const mediaSchema = bySetting((allowPrivate) =>
+  z
+    .object({
+      to: jidSchema,
+      mediaType: z.enum(['image', 'video', 'audio', 'document']),
+      url: mediaUrlSchema(allowPrivate),
+      mimetype: z.string().regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg').optional(),
+      caption: z.string().max(4096).optional(),
+      filename: z.string().min(1).max(255).optional(),
+      ptt: z.boolean().optional(),
+    })
+    .refine((v) => !v.ptt || v.mediaType === 'audio', { path: ['ptt'], message: 'only applies to audio' }),
+);
 
 const buttonSchema = z
   .object({
@@ -103,39 +134,41 @@ const requireButtons = (v: { buttons?: unknown[]; sections?: unknown[] }, ctx: z
 export const interactiveSchema = z.object({ chatId: jidSchema, ...interactiveFields }).superRefine(requireButtons);
 export const groupInteractiveSchema = z.object(interactiveFields).superRefine(requireButtons);
 
-const richSchema = z.object({
-  ...recipientShape,
-  documentUrl: httpUrl.optional(),
-  fileName: z.string().min(1).max(255).optional(),
-  mimetype: z.string().optional(),
-  contactName: z.string().min(1).max(200).optional(),
-  contactPhone: z.string().regex(/^\d{5,20}$/, 'must be digits, without + or spaces').optional(),
-  latitude: z.number().min(-90).max(90).optional(),
-  longitude: z.number().min(-180).max(180).optional(),
-  locationName: z.string().max(200).optional(),
-  locationAddress: z.string().max(500).optional(),
-}).superRefine((v, ctx) => {
-  checkRecipient(v, ctx);
-  const kinds = [
-    v.documentUrl !== undefined || v.fileName !== undefined ? 'document' : null,
-    v.contactName !== undefined || v.contactPhone !== undefined ? 'contact' : null,
-    v.latitude !== undefined || v.longitude !== undefined ? 'location' : null,
-  ].filter(Boolean);
-  if (kinds.length !== 1) {
-    ctx.addIssue({
-      code: 'custom',
-      path: [],
-      message: `exactly one of a document (documentUrl), a contact (contactName, contactPhone) or a location (latitude, longitude) is required; got ${kinds.length === 0 ? 'none' : kinds.join(' and ')}`,
-    });
-    return;
-  }
-  const need = (field: keyof typeof v, what: string) => {
-    if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${what}` });
-  };
-  if (kinds[0] === 'document') need('documentUrl', 'document');
-  if (kinds[0] === 'contact') (need('contactName', 'contact'), need('contactPhone', 'contact'));
-  if (kinds[0] === 'location') (need('latitude', 'location'), need('longitude', 'location'));
-}).transform(withJid);
+const richSchema = bySetting((allowPrivate) =>
+  z.object({
+    ...recipientShape,
+    documentUrl: mediaUrlSchema(allowPrivate).optional(),
+    fileName: z.string().min(1).max(255).optional(),
+    mimetype: z.string().optional(),
+    contactName: z.string().min(1).max(200).optional(),
+    contactPhone: z.string().regex(/^\d{5,20}$/, 'must be digits, without + or spaces').optional(),
+    latitude: z.number().min(-90).max(90).optional(),
+    longitude: z.number().min(-180).max(180).optional(),
+    locationName: z.string().max(200).optional(),
+    locationAddress: z.string().max(500).optional(),
+  }).superRefine((v, ctx) => {
+    checkRecipient(v, ctx);
+    const kinds = [
+      v.documentUrl !== undefined || v.fileName !== undefined ? 'document' : null,
+      v.contactName !== undefined || v.contactPhone !== undefined ? 'contact' : null,
+      v.latitude !== undefined || v.longitude !== undefined ? 'location' : null,
+    ].filter(Boolean);
+    if (kinds.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `exactly one of a document (documentUrl), a contact (contactName, contactPhone) or a location (latitude, longitude) is required; got ${kinds.length === 0 ? 'none' : kinds.join(' and ')}`,
+      });
+      return;
+    }
+    const need = (field: keyof typeof v, what: string) => {
+      if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${what}` });
+    };
+    if (kinds[0] === 'document') need('documentUrl', 'document');
+    if (kinds[0] === 'contact') (need('contactName', 'contact'), need('contactPhone', 'contact'));
+    if (kinds[0] === 'location') (need('latitude', 'location'), need('longitude', 'location'));
+  }).transform(withJid),
+);
 
 const typingSchema = z
   .object({ ...recipientShape, text, delayMs: z.number().int().min(0).default(1000) })
@@ -188,7 +221,7 @@ export const mediaDelivery = async (
 };
 
 export const sendMedia = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
-  const body = parseInput(mediaSchema, input);
+  const body = parseInput(mediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   return answer(await deliverNow(ctx, session, await mediaDelivery(ctx, body.to, body)));
@@ -231,7 +264,7 @@ export const sendInteractive = async (ctx: RequestContext, sessionId: string, in
 };
 
 export const sendRich = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
-  const body = parseInput(richSchema, input);
+  const body = parseInput(richSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   let delivery: Delivery;

@@ -10,32 +10,36 @@ import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
+import { bySetting, mediaUrlSchema } from './messages.ts';
 import { parseInput } from './validate.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
 
-export const statusPayloadSchema = z
-  .object({
-    type: z.enum(['text', 'image', 'video', 'audio']),
-    text: z.string().min(1).max(700).optional(),
-    url: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
-    caption: z.string().max(1024).optional(),
-    backgroundColor: z
-      .string()
-      .regex(/^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/, 'must be a hex colour like #1a2b3c')
-      .optional(),
-    statusJidList: z.array(jidSchema).max(5000).optional(),
-    audience: z.literal('all_contacts', { message: 'must be "all_contacts"' }).optional(),
-  })
-  .superRefine((v, ctx) => {
-    if (v.type === 'text' && v.text === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required for a text status' });
-    if (v.type !== 'text' && v.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `is required for a ${v.type} status` });
-    if (!v.statusJidList?.length && !v.audience) {
-      ctx.addIssue({ code: 'custom', path: ['statusJidList'], message: 'give statusJidList, or audience "all_contacts"' });
-    }
-  });
+const payloadSchema = (allowPrivate: boolean) =>
+  z
+    .object({
+      type: z.enum(['text', 'image', 'video', 'audio']),
+      text: z.string().min(1).max(700).optional(),
+      url: mediaUrlSchema(allowPrivate).optional(),
+      caption: z.string().max(1024).optional(),
+      backgroundColor: z
+        .string()
+        .regex(/^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/, 'must be a hex colour like #1a2b3c')
+        .optional(),
+      statusJidList: z.array(jidSchema).max(5000).optional(),
+      audience: z.literal('all_contacts', { message: 'must be "all_contacts"' }).optional(),
+    })
+    .superRefine((v, ctx) => {
+      if (v.type === 'text' && v.text === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required for a text status' });
+      if (v.type !== 'text' && v.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `is required for a ${v.type} status` });
+      if (!v.statusJidList?.length && !v.audience) {
+        ctx.addIssue({ code: 'custom', path: ['statusJidList'], message: 'give statusJidList, or audience "all_contacts"' });
+      }
+    });
 
-export type StatusPayload = z.output<typeof statusPayloadSchema>;
+export const statusPayloadSchema = bySetting(payloadSchema);
+
+export type StatusPayload = z.output<ReturnType<typeof payloadSchema>>;
 
 export interface StatusAnswer {
   ok: true;
@@ -118,19 +122,21 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
 };
 
 export const sendStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<StatusAnswer> => {
-  const payload = parseInput(statusPayloadSchema, input);
+  const payload = parseInput(statusPayloadSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   const session = await ownSession(ctx, sessionId);
   return publishStatus(ctx, session, payload);
 };
 
-const scheduleSchema = z.object({
-  payload: statusPayloadSchema,
-  delayMs: z.number({ message: 'is required (ms before publication)' }).int().min(0).max(365 * 24 * 3600 * 1000),
-});
+const scheduleSchema = bySetting((allowPrivate) =>
+  z.object({
+    payload: statusPayloadSchema(allowPrivate),
+    delayMs: z.number({ message: 'is required (ms before publication)' }).int().min(0).max(365 * 24 * 3600 * 1000),
+  }),
+);
 
 /** Persisted like a scheduled message: it survives restarts and counts against the quota now. */
 export const scheduleStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true; scheduledInMs: number }> => {
-  const { payload, delayMs } = parseInput(scheduleSchema, input);
+  const { payload, delayMs } = parseInput(scheduleSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   const session = await ownSession(ctx, sessionId);
   requireLink(ctx, session);
   await takeQuota(ctx, 1);
@@ -153,9 +159,9 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
   return { ok: true, scheduledInMs: delayMs };
 };
 
-const recurringSchema = (minMs: number) =>
+const recurringSchema = (minMs: number, allowPrivate: boolean) =>
   z.object({
-    payload: statusPayloadSchema,
+    payload: statusPayloadSchema(allowPrivate),
     everyMs: z.number({ message: 'is required (interval in ms)' }).int().min(minMs, `must be at least ${minMs} ms`),
   });
 
@@ -164,7 +170,7 @@ export const startRecurringStatus = async (
   sessionId: string,
   input: unknown,
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
-  const { payload, everyMs } = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
+  const { payload, everyMs } = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS, ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   return registerRecurring(ctx, sessionId, everyMs, { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) });
 };
 
