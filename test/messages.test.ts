@@ -190,6 +190,33 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(res.body.error.code).toBe('SESSION_NOT_CONNECTED');
   });
 
+  it('lists every failing field of the shortcut sends, sessionId included', async () => {
+    const missing = 'Invalid input: expected string, received undefined';
+    for (const path of ['/v1/whatsapp/send', '/v1/sessions/api/send']) {
+      const empty = await call('POST', path, {});
+      expect(empty.status).toBe(400);
+      expect(empty.body).toEqual({
+        ok: false,
+        error: {
+          code: 'VALIDATION_FAILED',
+          message: 'The request is not valid',
+          details: [
+            { path: 'sessionId', message: missing },
+            { path: 'to', message: missing },
+            { path: 'message', message: missing },
+          ],
+        },
+      });
+      const some = await call('POST', path, { sessionId: '', to: 'nope', message: 'x' });
+      expect(some.body.error.details).toEqual([
+        { path: 'sessionId', message: 'is required' },
+        { path: 'to', message: 'must be a number (digits only, no +) or a full JID' },
+      ]);
+      const unknown = await call('POST', path, { sessionId: '00000000-0000-0000-0000-000000000000', to: BOB, message: 'x' });
+      expect(unknown.status).toBe(404);
+    }
+  });
+
   it('buffers incoming messages with the spec fields; long-poll wakes at once; consume removes what it returned', async () => {
     const started = Date.now();
     const poll = call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=20000`);

@@ -87,6 +87,8 @@ export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & 
 });
 
 const sendSchema = z.object({ to: jidSchema, message: text });
+/** The shortcut routes carry the session in the body: checked with the rest, so every fault is listed at once. */
+const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
 const mediaSchema = bySetting((allowPrivate) =>
   z
     .object({
@@ -189,10 +191,20 @@ const incomingSchema = z.object({
 
 const answer = (row: OutgoingMessage): SendAnswer => ({ ok: true, id: row.id });
 
-export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
-  const { to, message } = parseInput(sendSchema, input);
+const deliverText = async (ctx: RequestContext, sessionId: string, to: string, message: string): Promise<SendAnswer> => {
   const session = await ownSessionId(ctx, sessionId);
   return answer(await deliverNow(ctx, session, { to, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } }));
+};
+
+export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
+  const { to, message } = parseInput(sendSchema, input);
+  return deliverText(ctx, sessionId, to, message);
+};
+
+/** POST /whatsapp/send and /sessions/api/send: `sessionId`, `to` and `message` in the body. */
+export const sendTextShortcut = async (ctx: RequestContext, input: unknown): Promise<SendAnswer> => {
+  const { sessionId, to, message } = parseInput(shortcutSendSchema, input);
+  return deliverText(ctx, sessionId, to, message);
 };
 
 /** Media bytes come from the caller's URL, fetched only after the request passed every other check. */

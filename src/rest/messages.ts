@@ -9,9 +9,9 @@ import {
   sendMedia,
   sendRich,
   sendText,
+  sendTextShortcut,
   sendTyping,
 } from '../resolvers/messages.ts';
-import { sessionIdFrom } from '../resolvers/sessions.ts';
 import { ctxOf } from './context.ts';
 import { idempotent } from './idempotent.ts';
 
@@ -24,8 +24,8 @@ export const sessionParam = (req: Request): string => String(req.params.sessionI
 export const sendRouter = (): Router =>
   Router()
     // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
-    .post('/sessions/api/send', idempotent((req, res) => sendText(ctxOf(res), sessionIdFrom(req.body), req.body)))
-    .post('/whatsapp/send', idempotent((req, res) => sendText(ctxOf(res), sessionIdFrom(req.body), req.body)))
+    .post('/sessions/api/send', idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)))
+    .post('/whatsapp/send', idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)))
     .post('/sessions/:sessionId/send', idempotent((req, res) => sendText(ctxOf(res), sessionParam(req), req.body)))
     .post('/sessions/:sessionId/send-media', idempotent((req, res) => sendMedia(ctxOf(res), sessionParam(req), req.body)))
     .post('/sessions/:sessionId/send-interactive', idempotent((req, res) => sendInteractive(ctxOf(res), sessionParam(req), req.body)))
