@@ -8,6 +8,7 @@ import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
 const ME = '15553330001';
 const BOB = '15553330002';
+const ME2 = '15553330003';
 
 describe.each(dbKinds)('messaging end to end: the service sends, the virtual phone decrypts (%s)', (kind) => {
   let ctx: Linked;
@@ -179,6 +180,39 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     await new Promise((r) => setTimeout(r, 200));
     expect(inboxOf(BOB).filter((e) => e.content === 'exactly once')).toHaveLength(1);
+  });
+
+  it('scopes an Idempotency-Key to the session path, and refuses it with another body (409 CONFLICT)', async () => {
+    const other = await linkSession(ctx, ME2, 'second');
+    const headers = { 'Idempotency-Key': 'shared-key' };
+    const onA = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'key on A' }, headers);
+    const onB = await call('POST', `/v1/sessions/${other}/send`, { to: BOB, message: 'key on B' }, headers);
+    expect(onA.status).toBe(200);
+    expect(onB.status).toBe(200);
+    expect(onB.headers.get('idempotent-replayed')).toBeNull();
+    expect(onB.body).toEqual({ ok: true, id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(onB.body.id).not.toBe(onA.body.id);
+    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (t) => t.includes('key on A') && t.includes('key on B'));
+    const recordB = await call('GET', `/v1/sessions/${other}/messages/${onB.body.id}`);
+    expect(recordB.body).toMatchObject({ sessionId: other, content: 'key on B', status: 'SENT' });
+
+    // the same key and route with another body is the caller's mistake: refused, nothing sent
+    const changed = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'key on A, changed' }, headers);
+    expect(changed.status).toBe(409);
+    expect(changed.body).toEqual({
+      ok: false,
+      error: { code: 'CONFLICT', message: 'This Idempotency-Key was already used on this route with another body' },
+    });
+    // the same body, its fields in another order, is a retry: replayed
+    const retry = await call('POST', `/v1/sessions/${sessionId}/send`, { message: 'key on A', to: BOB }, headers);
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual(onA.body);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(inboxOf(BOB).filter((e) => e.content.startsWith('key on A'))).toHaveLength(1);
+    expect(inboxOf(BOB).filter((e) => e.content === 'key on B')).toHaveLength(1);
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: { startsWith: 'key on' } } })).toBe(2);
+    await call('DELETE', `/v1/sessions/${other}`);
   });
 
   it('validates before looking at the session: 400, then 404, then 409', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
 
@@ -9,14 +10,33 @@ export interface Replayable<T> {
   replayed: boolean;
 }
 
+/** What a key is bound to: the actual method and path (session id included), and the body sent. */
+export interface IdempotentRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+/** JSON with object keys sorted, so a retry whose client orders fields differently is the same body. */
+const canonical = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+};
+
 /**
  * Runs a send once per Idempotency-Key: a retry with the same key gets the first answer and sends nothing.
+ * Keys are scoped to the account, method and path, so the same key on another session is another request;
+ * on the same route with another body it is a client error (409), never the other request's answer.
  * A failed attempt frees the key, so the caller can retry it.
  */
 export const once = async <T>(
   ctx: RequestContext,
   key: string | undefined,
-  route: string,
+  request: IdempotentRequest,
   run: () => Promise<{ status: number; body: T }>,
 ): Promise<Replayable<T>> => {
   if (!key) return { ...(await run()), replayed: false };
@@ -25,10 +45,12 @@ export const once = async <T>(
       details: [{ path: 'Idempotency-Key', message: 'must be at most 200 characters' }],
     });
   }
-  const id = { accountId: ctx.caller.accountId, key };
+  // Stored in the existing columns: the scope goes into the key, the body's hash beside the route.
+  const id = { accountId: ctx.caller.accountId, key: `${request.method} ${request.path} ${key}` };
+  const route = `${request.method} ${request.path} sha256:${createHash('sha256').update(canonical(request.body ?? null)).digest('hex')}`;
   const existing = await ctx.db.idempotentRequest.findUnique({ where: { accountId_key: id } });
   if (existing) {
-    if (existing.route !== route) throw new DomainError('CONFLICT', 'This Idempotency-Key was used for another request');
+    if (existing.route !== route) throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
     if (existing.status === IN_PROGRESS) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
     return { status: existing.status, body: JSON.parse(existing.body) as T, replayed: true };
   }

@@ -4,12 +4,14 @@ import { ctxOf } from './context.ts';
 
 type Send = (req: Request, res: Response) => Promise<unknown>;
 
-/** Every send honours Idempotency-Key: a retry gets the first answer and sends nothing twice. */
+/** Every send honours Idempotency-Key: a retry of the same request gets the first answer and sends nothing twice. */
 export const idempotent =
   (send: Send) =>
   async (req: Request, res: Response): Promise<void> => {
     const ctx = ctxOf(res);
-    const result = await once(ctx, req.header('idempotency-key'), `${req.method} ${req.route?.path ?? req.path}`, async () => ({
+    // The path as requested, not the route pattern: a key used on one session must not answer for another.
+    const path = req.originalUrl.split('?')[0] ?? req.path;
+    const result = await once(ctx, req.header('idempotency-key'), { method: req.method, path, body: req.body }, async () => ({
       status: 200,
       body: await send(req, res),
     }));
