@@ -178,10 +178,26 @@ describe('network groups, statuses and channels end to end', () => {
     expect((await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', statusJidList: [A] })).status).toBe(400);
     expect((await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'image', statusJidList: [A] })).status).toBe(400);
     expect((await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload: { type: 'video' }, delayMs: 10 })).status).toBe(400);
+    const payload = { type: 'text', text: 'never', statusJidList: [A] };
+    const cases: Array<[unknown, string]> = [
+      [-1, 'must be at least 0'],
+      ['100', 'must be a number of milliseconds'],
+      [null, 'must be a number of milliseconds'],
+      [undefined, 'is required (ms before publication)'],
+    ];
+    for (const [delayMs, message] of cases) {
+      const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload, delayMs });
+      expect(res.status, String(delayMs)).toBe(400);
+      expect(res.body).toEqual({ ok: false, error: { code: 'VALIDATION_FAILED', message: 'The request is not valid', details: [{ path: 'delayMs', message }] } });
+    }
+    const every = await call('POST', `/v1/sessions/${sessionId}/status/recurring`, { payload, everyMs: '60000' });
+    expect(every.body.error.details).toEqual([{ path: 'everyMs', message: 'must be a number of milliseconds' }]);
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: 'never' } })).toBe(0);
   });
 
   it('publishes a scheduled status after its delay', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload: { type: 'text', text: 'later status', statusJidList: [A] }, delayMs: 400 });
+    // the spec types delayMs as a number: a fraction is accepted and rounded to whole ms
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload: { type: 'text', text: 'later status', statusJidList: [A] }, delayMs: 399.6 });
     expect(res.body).toEqual({ ok: true, scheduledInMs: 400 });
     expect(inbox(A).some((e) => e.content === 'later status')).toBe(false);
     await waitUntil(async () => inbox(A).find((e) => e.content === 'later status'), Boolean);

@@ -144,7 +144,8 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
 
   it('shows "composing" then sends the text for messages/typing', async () => {
     ctx.sandbox.control.setTrace(true);
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/typing`, { to: BOB, text: 'typed', delayMs: 50 });
+    // delayMs is a number in the spec, not only an integer
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/typing`, { to: BOB, text: 'typed', delayMs: 50.5 });
     ctx.sandbox.control.setTrace(false);
     expect(res.body).toEqual({ ok: true });
     await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'typed'), Boolean);

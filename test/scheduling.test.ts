@@ -26,7 +26,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     const res = await call('POST', `/v1/sessions/${sessionId}/messages/campaign`, {
       contacts: FRIENDS.map((n, i) => ({ jid: `${n}@s.whatsapp.net`, ...(i < 4 ? { name: `Friend${i}` } : {}) })),
       template: 'Hi {name}!',
-      delayMs: 20,
+      delayMs: 20.5,
     });
     expect(res.body).toMatchObject({ ok: true, count: 5 });
     for (const [i, n] of FRIENDS.entries()) {
@@ -45,10 +45,27 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   });
 
   it('sends one random variation', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, { to: FRIENDS[1], variations: ['v-a', 'v-b', 'v-c'], delayMs: 10 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, { to: FRIENDS[1], variations: ['v-a', 'v-b', 'v-c'], delayMs: 10.5 });
     expect(res.body).toEqual({ ok: true, count: 1, sent: [expect.stringMatching(/^v-[abc]$/)] });
     await waitUntil(async () => texts(FRIENDS[1]!), (t) => t.includes(res.body.sent[0]));
     expect(texts(FRIENDS[1]!).filter((t) => t.startsWith('v-'))).toHaveLength(1);
+  });
+
+  it('refuses a delayMs that is not a non-negative number, naming the fault', async () => {
+    const bodies = {
+      campaign: { contacts: [{ jid: FRIENDS[0] }], template: 'never' },
+      variations: { to: FRIENDS[0], variations: ['never'] },
+      schedule: { to: FRIENDS[0], message: 'never' },
+      typing: { to: FRIENDS[0], text: 'never' },
+    };
+    for (const [route, body] of Object.entries(bodies)) {
+      for (const [delayMs, message] of [[-1, 'must be at least 0'], ['100', 'must be a number of milliseconds']] as const) {
+        const res = await call('POST', `/v1/sessions/${sessionId}/messages/${route}`, { ...body, delayMs });
+        expect(res.status, `${route} ${delayMs}`).toBe(400);
+        expect(res.body.error.details, `${route} ${delayMs}`).toEqual([{ path: 'delayMs', message }]);
+      }
+    }
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: 'never' } })).toBe(0);
   });
 
   it('refuses variations over the quota with 429 at once, without waiting delayMs or sending', async () => {
@@ -71,7 +88,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   });
 
   it('schedules by delayMs: PENDING first, then SENT through the history filter', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[2], message: 'later', delayMs: 700 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[2], message: 'later', delayMs: 699.5 });
     expect(res.body).toEqual({
       ok: true,
       scheduledInMs: 700,

@@ -76,6 +76,12 @@ export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate
   return (allowPrivate) => (allowPrivate ? open : guarded);
 };
 
+/** A duration the spec types as a number: any finite number from 0, fractions rounded to whole ms. */
+export const durationMsSchema = (max?: number, required = 'is required') => {
+  const ms = z.number({ error: (issue) => (issue.input === undefined ? required : 'must be a number of milliseconds') }).min(0, 'must be at least 0');
+  return (max === undefined ? ms : ms.max(max, `must be at most ${max}`)).transform((n) => Math.round(n));
+};
+
 /** `to` plus `isGroup`, as decisions.md reads recipients: digits become a user or, with isGroup, a group JID. */
 export const recipientShape = { to: z.string().trim().min(1, 'is required'), isGroup: z.boolean().optional() };
 export const checkRecipient = (v: { to: string; isGroup?: boolean }, ctx: z.RefinementCtx): void => {
@@ -173,7 +179,7 @@ const richSchema = bySetting((allowPrivate) =>
 );
 
 const typingSchema = z
-  .object({ ...recipientShape, text, delayMs: z.number().int().min(0).default(1000) })
+  .object({ ...recipientShape, text, delayMs: durationMsSchema().default(1000) })
   .superRefine(checkRecipient)
   .transform(withJid);
 const editSchema = z.object({ text });

@@ -7,7 +7,7 @@ import { jobContext } from './context.ts';
 import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { jidSchema } from './jids.ts';
-import { checkRecipient, withJid, recipientShape } from './messages.ts';
+import { checkRecipient, durationMsSchema, recipientShape, withJid } from './messages.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
@@ -22,7 +22,7 @@ const scheduleSchema = z
     ...recipientShape,
     message: text,
     sendAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
-    delayMs: z.number().int().min(0).max(MAX_DELAY_MS).optional(),
+    delayMs: durationMsSchema(MAX_DELAY_MS).optional(),
   })
   .superRefine(checkRecipient)
   .transform(withJid);
@@ -33,14 +33,14 @@ const campaignSchema = z.object({
     .min(1, 'at least one contact is required')
     .max(10_000),
   template: text,
-  delayMs: z.number().int().min(0).max(24 * 3600 * 1000).default(0),
+  delayMs: durationMsSchema(24 * 3600 * 1000).default(0),
 });
 
 const variationsSchema = z
   .object({
     ...recipientShape,
     variations: z.array(text).min(1, 'at least one variation is required').max(100),
-    delayMs: z.number().int().min(0).max(60_000).default(0),
+    delayMs: durationMsSchema(60_000).default(0),
   })
   .superRefine(checkRecipient)
   .transform(withJid);

@@ -10,7 +10,7 @@ import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
-import { bySetting, mediaUrlSchema } from './messages.ts';
+import { bySetting, durationMsSchema, mediaUrlSchema } from './messages.ts';
 import { parseInput } from './validate.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
@@ -130,7 +130,7 @@ export const sendStatus = async (ctx: RequestContext, sessionId: string, input: 
 const scheduleSchema = bySetting((allowPrivate) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
-    delayMs: z.number({ message: 'is required (ms before publication)' }).int().min(0).max(365 * 24 * 3600 * 1000),
+    delayMs: durationMsSchema(365 * 24 * 3600 * 1000, 'is required (ms before publication)'),
   }),
 );
 
@@ -162,7 +162,10 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
 const recurringSchema = (minMs: number, allowPrivate: boolean) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
-    everyMs: z.number({ message: 'is required (interval in ms)' }).int().min(minMs, `must be at least ${minMs} ms`),
+    everyMs: z
+      .number({ error: (issue) => (issue.input === undefined ? 'is required (interval in ms)' : 'must be a number of milliseconds') })
+      .int('must be a whole number of milliseconds')
+      .min(minMs, `must be at least ${minMs} ms`),
   });
 
 export const startRecurringStatus = async (
