@@ -74,14 +74,17 @@ export const describeMessage = (raw: proto.IMessage | null | undefined): Describ
   }
 };
 
-/** A received network message as a buffer item; null for what users do not see (key distribution, receipts). */
-export const toIncoming = (msg: WAMessage): IncomingInput | null => {
+/**
+ * A received network message as a buffer item; null for what users do not see (key distribution, receipts).
+ * `ownJid` is the session's own JID: a message of ours (sent from the phone or another linked device) is from it.
+ */
+export const toIncoming = (msg: WAMessage, ownJid: string | null | undefined): IncomingInput | null => {
   const described = describeMessage(msg.message);
   // Baileys 7 addresses by LID; users know their contacts by phone number, so prefer that form.
   const preferPn = (jid?: string | null, alt?: string | null) => (jid?.endsWith('@lid') && alt ? alt : jid);
   const chatId = preferPn(msg.key.remoteJid, msg.key.remoteJidAlt);
   if (!described || !chatId) return null;
-  const from = preferPn(msg.key.participant, msg.key.participantAlt) || (msg.key.fromMe ? '' : chatId);
+  const from = msg.key.fromMe ? ownJid : preferPn(msg.key.participant, msg.key.participantAlt) || chatId;
   return {
     chatId,
     from: from ? jidNormalizedUser(from) : '',

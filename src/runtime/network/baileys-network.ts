@@ -99,7 +99,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     sock.ev.on('messages.upsert', ({ messages, type }) => {
       if (type !== 'notify') return;
       for (const message of messages) {
-        const item = toIncoming(message);
+        const item = toIncoming(message, sock.user?.id ?? auth.state.creds.me?.id);
         if (item) callbacks.onIncoming(item);
       }
     });
