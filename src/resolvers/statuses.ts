@@ -8,9 +8,9 @@ import { registerRecurring } from './scheduling.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
+import { bySetting, durationMsSchema, mediaUrlSchema } from './messages.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
-import { bySetting, durationMsSchema, mediaUrlSchema } from './messages.ts';
 import { parseInput } from './validate.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
