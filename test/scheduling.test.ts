@@ -38,10 +38,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(sent.body.count).toBe(5);
   });
 
-  it('bulk-send is the same as campaign', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/bulk-send`, { contacts: [{ jid: FRIENDS[0] }], template: 'bulk {name}' });
+  it('bulk-send is the same as campaign, and leaves placeholders other than {name} as written', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/bulk-send`, { contacts: [{ jid: FRIENDS[0] }], template: 'bulk {name} {constructor} {x}' });
     expect(res.body).toMatchObject({ ok: true, count: 1 });
-    await waitUntil(async () => texts(FRIENDS[0]!), (t) => t.includes(`bulk ${FRIENDS[0]}`));
+    await waitUntil(async () => texts(FRIENDS[0]!), (t) => t.includes(`bulk ${FRIENDS[0]} {constructor} {x}`));
   });
 
   it('sends one random variation', async () => {

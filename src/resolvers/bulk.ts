@@ -31,11 +31,13 @@ export interface BulkResult {
  * {name} (or the number), {phone}, and {<key>} from the contact's variables, whose keys may hold spaces,
  * accents or punctuation; a placeholder the contact has no value for stays as written.
  */
+/** `{key}` becomes its value; unknown keys stay as written. A Map, so `{constructor}` finds nothing. */
+export const fillPlaceholders = (template: string, values: ReadonlyMap<string, string>): string =>
+  template.replace(/\{([^{}]+)\}/g, (whole, key: string) => values.get(key) ?? whole);
+
 export const personaliseFor = (template: string, contact: Pick<Contact, 'jid' | 'name' | 'phone' | 'variables'>): string => {
   const phone = contact.phone || phoneOfJid(contact.jid) || contact.jid.split('@')[0] || '';
-  // A Map, so that {constructor} or {__proto__} find nothing instead of Object.prototype's members.
-  const values = new Map<string, string>([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]);
-  return template.replace(/\{([^{}]+)\}/g, (whole, key: string) => values.get(key) ?? whole);
+  return fillPlaceholders(template, new Map([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]));
 };
 
 const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: Contact[], input: unknown): Promise<BulkResult> => {

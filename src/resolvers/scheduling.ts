@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
+import { fillPlaceholders } from './bulk.ts';
 import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { jidSchema } from './jids.ts';
@@ -91,9 +92,6 @@ export const scheduleMessage = async (ctx: RequestContext, sessionId: string, in
   return { ok: true, scheduledInMs: sendAt.getTime() - now.getTime(), sendAt: sendAt.toISOString(), messageId: record.id, jobId };
 };
 
-const personalise = (template: string, values: Record<string, string>): string =>
-  template.replace(/\{([\w.-]+)\}/g, (whole, key: string) => values[key] ?? whole);
-
 /** Stored first, one record per recipient at its own time, so a restart resumes without repeats. */
 export const startCampaign = async (
   ctx: RequestContext,
@@ -111,7 +109,7 @@ export const startCampaign = async (
     accountId: ctx.caller.accountId,
     sessionId,
     toNumber: contact.jid,
-    content: personalise(body.template, { name: contact.name ?? contact.jid.split('@')[0] ?? '' }),
+    content: fillPlaceholders(body.template, new Map([['name', contact.name ?? contact.jid.split('@')[0] ?? '']])),
     kind: 'text',
     status: 'PENDING',
     waMessageId: link.newMessageId(),
