@@ -86,6 +86,9 @@ describe('media sends end to end (files served by msw)', () => {
         const status = await call(`/v1/sessions/${session}/status/send`, { type: 'image', url, statusJidList: [TO] });
         expect(status.status, `${url} on ${session}`).toBe(400);
         expect(status.body.error.details).toEqual([{ path: 'url', message }]);
+        const group = await call(`/v1/sessions/${session}/groups/888888888@g.us/send-media`, { mediaType: 'image', url });
+        expect(group.status, `${url} on ${session}`).toBe(400);
+        expect(group.body.error.details).toEqual([{ path: 'url', message }]);
       }
     }
     // every fault of the body at once

@@ -5,7 +5,7 @@ import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
 import type { SendAnswer } from './messages.ts';
-import { groupInteractiveSchema, mediaDelivery, sendInteractiveTo } from './messages.ts';
+import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendInteractiveTo } from './messages.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 
@@ -33,17 +33,6 @@ const actionSchema = z.object({ participants: participantsSchema, action: z.enum
 const promoteSchema = z.object({ participants: participantsSchema });
 const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
 const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });
-const groupMediaSchema = z
-  .object({
-    mediaType: z.enum(['image', 'video', 'audio', 'document']),
-    url: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
-    mimetype: z.string().optional(),
-    caption: z.string().max(4096).optional(),
-    filename: z.string().min(1).max(255).optional(),
-    ptt: z.boolean().optional(),
-  })
-  .refine((v) => !v.ptt || v.mediaType === 'audio', { path: ['ptt'], message: 'only applies to audio' });
-
 /** Group path segments take a group JID or its bare id. */
 export const groupJidFrom = (value: string): string => {
   const raw = decodeURIComponent(value).trim();
@@ -221,7 +210,7 @@ export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupI
 
 export const sendMediaToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
-  const body = parseInput(groupMediaSchema, input);
+  const body = parseInput(groupMediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   const session = await ownSession(ctx, sessionId);
   // before the download: no media is fetched for a group we cannot send to
   await memberGroup(requireLink(ctx, session), groupId);

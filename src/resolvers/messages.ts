@@ -95,19 +95,20 @@ export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & 
 const sendSchema = z.object({ to: jidSchema, message: text });
 /** The shortcut routes carry the session in the body: checked with the rest, so every fault is listed at once. */
 const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
-const mediaSchema = bySetting((allowPrivate) =>
-  z
-    .object({
-      to: jidSchema,
-      mediaType: z.enum(['image', 'video', 'audio', 'document']),
-      url: mediaUrlSchema(allowPrivate),
-      mimetype: z.string().regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg').optional(),
-      caption: z.string().max(4096).optional(),
-      filename: z.string().min(1).max(255).optional(),
-      ptt: z.boolean().optional(),
-    })
-    .refine((v) => !v.ptt || v.mediaType === 'audio', { path: ['ptt'], message: 'only applies to audio' }),
-);
+/** A media message's fields; group sends take the same, with the group from the path instead of `to`. */
+const mediaShape = (allowPrivate: boolean) => ({
+  mediaType: z.enum(['image', 'video', 'audio', 'document']),
+  url: mediaUrlSchema(allowPrivate),
+  mimetype: z.string().regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg').optional(),
+  caption: z.string().max(4096).optional(),
+  filename: z.string().min(1).max(255).optional(),
+  ptt: z.boolean().optional(),
+});
+const pttOnlyForAudio = (v: { ptt?: boolean; mediaType: string }, ctx: z.RefinementCtx): void => {
+  if (v.ptt && v.mediaType !== 'audio') ctx.addIssue({ code: 'custom', path: ['ptt'], message: 'only applies to audio' });
+};
+const mediaSchema = bySetting((allowPrivate) => z.object({ to: jidSchema, ...mediaShape(allowPrivate) }).superRefine(pttOnlyForAudio));
+export const groupMediaSchema = bySetting((allowPrivate) => z.object(mediaShape(allowPrivate)).superRefine(pttOnlyForAudio));
 
 const buttonSchema = z
   .object({
