@@ -19,7 +19,7 @@ export const listChannels = async (
 };
 
 export const sendToChannel = async (ctx: RequestContext, sessionId: string, channelJid: string, input: unknown): Promise<{ ok: true }> => {
-  const jid = decodeURIComponent(channelJid).trim();
+  const jid = channelJid.trim();
   const { text } = parseInput(sendSchema, input);
   if (!/^[\w.-]+@newsletter$/.test(jid)) {
     throw new DomainError('VALIDATION_FAILED', 'Invalid channel JID', {

@@ -62,7 +62,7 @@ type ContactFields = Partial<Pick<ContactView, 'phone' | 'name' | 'email' | 'tag
 
 /** Path segments take a JID or a bare number. */
 export const jidFromPath = (value: string): string => {
-  const jid = toJid(decodeURIComponent(value).trim());
+  const jid = toJid(value.trim());
   if (!jid) throw new DomainError('VALIDATION_FAILED', 'Invalid JID', { details: [{ path: 'jid', message: JID_MESSAGE }] });
   return jid;
 };

@@ -35,7 +35,7 @@ const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (t
 const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });
 /** Group path segments take a group JID or its bare id. */
 export const groupJidFrom = (value: string): string => {
-  const raw = decodeURIComponent(value).trim();
+  const raw = value.trim();
   const jid = /^[\d-]+$/.test(raw) ? `${raw}@g.us` : toJid(raw);
   if (!jid || !jid.endsWith('@g.us')) {
     throw new DomainError('VALIDATION_FAILED', 'Invalid group id', {

@@ -49,11 +49,19 @@ const bodyParserError = (err: unknown): DomainError | null => {
   return null;
 };
 
+/** Express decodes path params itself; on a malformed escape it throws a URIError marked 400, without the param's name. */
+const malformedPathError = (err: unknown): DomainError | null =>
+  err instanceof URIError && (err as URIError & { status?: number }).status === 400
+    ? new DomainError('VALIDATION_FAILED', 'The request path is not valid', {
+        details: [{ path: 'path', message: 'contains a malformed percent-encoding' }],
+      })
+    : null;
+
 /** The one place a thrown value becomes an HTTP answer; internals stay in the log. */
 export const errorHandler =
   (logger: Logger): ErrorRequestHandler =>
   (err: unknown, req, res, _next) => {
-    const known = err instanceof DomainError ? err : bodyParserError(err);
+    const known = err instanceof DomainError ? err : (bodyParserError(err) ?? malformedPathError(err));
     if (known) {
       sendError(res, known);
       return;
