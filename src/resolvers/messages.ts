@@ -9,7 +9,7 @@ import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import type { Delivery } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
-import { limitSchema } from './paging.ts';
+import { integerInput, limitSchema } from './paging.ts';
 import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
 
@@ -192,7 +192,7 @@ const historySchema = z.object({
 const booleanQuery = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 const incomingSchema = z.object({
   limit: limitSchema,
-  waitMs: z.coerce.number().int('must be an integer').min(0, 'must be at least 0').default(0).transform((n) => Math.min(n, 30_000)),
+  waitMs: integerInput(0).default(0).transform((n) => Math.min(n, 30_000)),
   consume: booleanQuery.default(true),
 });
 
