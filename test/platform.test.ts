@@ -123,7 +123,7 @@ describe('service platform: auth, errors, health, GraphQL limits', () => {
     it('keeps syntax errors readable and masks nothing of ours', async () => {
       const res = await gql(app.baseUrl, account.apiKey, '{ me { id ');
       expect(res.errors?.[0]?.message).toMatch(/Syntax Error/);
-      expect(res.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+      expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     });
 
     it('accepts graphql-ws connections only with the key in connectionParams', async () => {

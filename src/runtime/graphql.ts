@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga } from 'graphql-yoga';
-import type { YogaServerInstance } from 'graphql-yoga';
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { authenticate } from '../resolvers/accounts.ts';
 import type { Deps, RequestContext } from '../resolvers/context.ts';
@@ -40,6 +40,42 @@ const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError 
     },
   });
 
+const GRAPHQL_REFUSALS = new Set<unknown>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+
+/**
+ * GraphQL's own refusal of a request (syntax, validation, variable values, operation choice). Resolver
+ * errors carry a path and yoga's HTTP-level ones a code of their own, so neither is taken for one.
+ */
+const isRefusal = (error: GraphQLError): boolean => {
+  const code = error.extensions?.code;
+  if (GRAPHQL_REFUSALS.has(code)) return true;
+  if (error.path !== undefined || code !== undefined) return false;
+  const cause = error.originalError;
+  // graphql-tools keeps a scalar's own refusal of a variable value as the cause.
+  return cause === undefined || (isGraphQLError(cause) && cause.originalError === undefined);
+};
+
+/**
+ * decisions.md: GraphQL errors carry its codes, so a refusal is VALIDATION_FAILED, with details as on
+ * REST. Changed in place: a new error could come from the other copy of graphql, which yoga would not
+ * know as a GraphQLError and would wrap, losing the locations and sending `http`.
+ */
+const markRefusal = (error: GraphQLError): GraphQLError => {
+  const extensions = error.extensions;
+  extensions.code = 'VALIDATION_FAILED';
+  extensions.details = [{ path: error.message.startsWith('Variable "$') ? 'variables' : 'query', message: error.message }];
+  // The status yoga gives its own refusals; yoga leaves `http` out of what it sends.
+  extensions.http ??= { spec: true, status: 400 };
+  return error;
+};
+
+/** Validation errors are returned by yoga without passing through maskError, so they are marked here. */
+const useRefusalCodes: Plugin = {
+  onValidate: () => ({ result, setResult }) => {
+    setResult(result.map((error) => (isRefusal(error) ? markRefusal(error) : error)));
+  },
+};
+
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> =>
   createYoga<ServerContext, RequestContext>({
     schema,
@@ -47,6 +83,7 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     logging: false,
     graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
     landingPage: false,
+    plugins: [useRefusalCodes],
     context: async (sc): Promise<RequestContext> => {
       const caller = await authenticate(deps, keyFrom(sc));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
@@ -58,7 +95,8 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
         const graphQLError = isGraphQLError(error) ? error : undefined;
         const original = graphQLError?.originalError ?? error;
         if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
-        // Parse and validation errors carry no original error and are safe to show as they are.
+        if (graphQLError && isRefusal(graphQLError)) return markRefusal(graphQLError);
+        // Yoga's HTTP-level errors carry no original error and are safe to show as they are.
         if (graphQLError && !graphQLError.originalError) return graphQLError;
         deps.logger.error({ err: original }, 'unhandled GraphQL error');
         return new GraphQLError('Internal error', {
