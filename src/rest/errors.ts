@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { DomainError } from '../resolvers/errors.ts';
-import type { ErrorCode } from '../resolvers/errors.ts';
+import { DomainError, validationFailed } from '../resolvers/errors.ts';
+import type { ErrorCode, ErrorDetail } from '../resolvers/errors.ts';
+import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
@@ -79,4 +80,15 @@ export const requireJsonBody: RequestHandler = (req, _res, next) => {
     return;
   }
   next();
+};
+
+/** Path and query values reach the database without parseInput, so they get its NUL rule here (see nulDetails). */
+export const refuseNul: RequestHandler = (req, _res, next) => {
+  // req.path is still percent-encoded, and Node refuses a raw NUL in a request line.
+  const details: ErrorDetail[] = /%00/.test(req.path) ? [{ path: 'path', message: NUL_MESSAGE }] : [];
+  for (const [name, value] of Object.entries(req.query)) {
+    if (!name.includes('\u0000')) details.push(...nulDetails(value, [name]));
+    else if (!details.some((d) => d.path === 'query')) details.push({ path: 'query', message: `keys ${NUL_MESSAGE}` });
+  }
+  next(details.length > 0 ? validationFailed(details) : undefined);
 };

@@ -11,12 +11,13 @@ import { statusesRouter } from './statuses.ts';
 import { messagesRouter, sendRouter } from './messages.ts';
 import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
-import { errorHandler, notFoundRoute, requireJsonBody } from './errors.ts';
+import { errorHandler, notFoundRoute, refuseNul, requireJsonBody } from './errors.ts';
 
 /** Everything under /v1: the key, then body checks, then the domain routers. */
 export const restRouter = (deps: Deps): Router =>
   Router()
     .use(withContext(deps))
+    .use(refuseNul)
     .use(requireJsonBody)
     .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json' }))
     .use(sendRouter())

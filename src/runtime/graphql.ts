@@ -1,13 +1,15 @@
 import type { IncomingMessage, Server } from 'node:http';
-import { GraphQLError } from 'graphql';
-import type { ExecutionArgs } from 'graphql';
+import { GraphQLError, visit } from 'graphql';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga } from 'graphql-yoga';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { authenticate } from '../resolvers/accounts.ts';
 import type { Deps, RequestContext } from '../resolvers/context.ts';
-import { DomainError } from '../resolvers/errors.ts';
+import { DomainError, validationFailed } from '../resolvers/errors.ts';
+import type { ErrorDetail } from '../resolvers/errors.ts';
+import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
 import { STATUS_OF } from '../rest/errors.ts';
 import { schema } from '../schema/index.ts';
 
@@ -76,6 +78,37 @@ const useRefusalCodes: Plugin = {
   },
 };
 
+/** NUL in any string argument, literal or variable, named by argument or by variable path. */
+const nulInRequest = (args: ExecutionArgs): ErrorDetail[] => {
+  const details = nulDetails(args.variableValues ?? {}, ['variables']);
+  visit(args.document, {
+    Argument: (argument) => {
+      let found = false;
+      visit(argument.value, {
+        StringValue: (node) => {
+          found ||= node.value.includes('\u0000');
+        },
+      });
+      if (found) details.push({ path: argument.name.value, message: NUL_MESSAGE });
+    },
+  });
+  return details;
+};
+
+/**
+ * IDs and other plain arguments reach the database without parseInput, and PostgreSQL fails on NUL, so
+ * the whole request is checked once, as REST checks its path and query.
+ */
+const refuseNul = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; setResultAndStopExecution: (result: ExecutionResult) => void }) => {
+  const details = nulInRequest(args);
+  if (details.length === 0) return;
+  const { message } = validationFailed(details);
+  // With data present yoga keeps the 200 of other field-level refusals.
+  setResultAndStopExecution({ data: null, errors: [new GraphQLError(message, { extensions: { code: 'VALIDATION_FAILED', details } })] });
+};
+
+const useNulCheck: Plugin = { onExecute: refuseNul, onSubscribe: refuseNul };
+
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> =>
   createYoga<ServerContext, RequestContext>({
     schema,
@@ -83,7 +116,7 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     logging: false,
     graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
     landingPage: false,
-    plugins: [useRefusalCodes],
+    plugins: [useRefusalCodes, useNulCheck],
     context: async (sc): Promise<RequestContext> => {
       const caller = await authenticate(deps, keyFrom(sc));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
