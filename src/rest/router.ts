@@ -19,7 +19,8 @@ export const restRouter = (deps: Deps): Router =>
     .use(withContext(deps))
     .use(refuseNul)
     .use(requireJsonBody)
-    .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json' }))
+    // Not strict: null, 42 or "x" are JSON, so they reach validation (VALIDATION_FAILED), not INVALID_JSON.
+    .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json', strict: false }))
     .use(sendRouter())
     .use(accountsRouter())
     .use(contactGroupsRouter())
