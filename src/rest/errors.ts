@@ -92,3 +92,22 @@ export const refuseNul: RequestHandler = (req, _res, next) => {
   }
   next(details.length > 0 ? validationFailed(details) : undefined);
 };
+
+/**
+ * Express answers OPTIONS itself, in text/plain. Every answer of the API is JSON or empty, so that answer
+ * goes out as 204 with the same Allow header and no body.
+ */
+export const optionsWithoutBody: RequestHandler = (req, res, next) => {
+  if (req.method === 'OPTIONS') {
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((...args: unknown[]) => {
+      if (res.headersSent || res.getHeader('allow') === undefined || !String(res.getHeader('content-type')).startsWith('text/plain')) {
+        return end(...args);
+      }
+      res.status(204);
+      for (const header of ['content-type', 'content-length', 'x-content-type-options']) res.removeHeader(header);
+      return end();
+    }) as typeof res.end;
+  }
+  next();
+};

@@ -11,13 +11,14 @@ import { statusesRouter } from './statuses.ts';
 import { messagesRouter, sendRouter } from './messages.ts';
 import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
-import { errorHandler, notFoundRoute, refuseNul, requireJsonBody } from './errors.ts';
+import { errorHandler, notFoundRoute, optionsWithoutBody, refuseNul, requireJsonBody } from './errors.ts';
 
 /** Everything under /v1: the key, then body checks, then the domain routers. */
 export const restRouter = (deps: Deps): Router =>
   Router()
     .use(withContext(deps))
     .use(refuseNul)
+    .use(optionsWithoutBody)
     .use(requireJsonBody)
     // Not strict: null, 42 or "x" are JSON, so they reach validation (VALIDATION_FAILED), not INVALID_JSON.
     .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json', strict: false }))
