@@ -19,8 +19,7 @@ export interface SessionView {
 }
 
 /** The row, overlaid with the live link's status and QR (the row lags behind the link by design). */
-export const sessionView = (ctx: Pick<RequestContext, 'sessions'>, row: Session): SessionView => {
-  const live = ctx.sessions.view(row.id);
+export const sessionView = (ctx: Pick<RequestContext, 'sessions'>, row: Session, live = ctx.sessions.view(row.id)): SessionView => {
   return {
     id: row.id,
     sessionName: row.sessionName,
@@ -79,12 +78,20 @@ export const ownSessionId = async (ctx: RequestContext, sessionId: string): Prom
   return { id: sessionId };
 };
 
-const reread = async (ctx: RequestContext, sessionId: string): Promise<SessionView> =>
-  sessionView(ctx, await ownSession(ctx, sessionId));
+/**
+ * The live state first, then the row once that state's write has landed: the row is never older than
+ * the status laid over it, so CONNECTED always comes with its phone.
+ */
+const reread = async (ctx: RequestContext, sessionId: string): Promise<SessionView> => {
+  const live = ctx.sessions.view(sessionId);
+  await ctx.sessions.settled(sessionId);
+  return sessionView(ctx, await ownSession(ctx, sessionId), live);
+};
 
 export const sessionIdFrom = (input: unknown): string => parseInput(sessionIdSchema, input).sessionId;
 
 export const listSessions = async (ctx: RequestContext): Promise<SessionView[]> => {
+  await ctx.sessions.settled();
   const rows = await ctx.db.session.findMany({
     where: { accountId: ctx.caller.accountId },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],

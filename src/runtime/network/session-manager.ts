@@ -25,6 +25,8 @@ interface Live {
   qrWaiters: Array<(error?: Error) => void>;
   /** bumps on every deliberate change, so callbacks of an older link are ignored */
   generation: number;
+  /** the row writes of status changes, chained so they land in the order the changes happened */
+  written: Promise<void>;
 }
 
 export interface SessionManagerOptions {
@@ -66,6 +68,15 @@ export class SessionManager {
   view(sessionId: string): LiveView | undefined {
     const live = this.live.get(sessionId);
     return live ? { status: live.status, qrCode: live.qrDataUrl ?? null } : undefined;
+  }
+
+  /**
+   * Resolves once the rows hold every status change made so far (of one session, or of all), so a read
+   * of a row agrees with the live status laid over it: CONNECTED comes with its phone.
+   */
+  settled(sessionId?: string): Promise<void> {
+    if (sessionId !== undefined) return this.live.get(sessionId)?.written ?? Promise.resolve();
+    return Promise.all([...this.live.values()].map((live) => live.written)).then(() => undefined);
   }
 
   link(sessionId: string): NetworkLink | undefined {
@@ -162,7 +173,7 @@ export class SessionManager {
   private entry(sessionId: string): Live {
     let live = this.live.get(sessionId);
     if (!live) {
-      live = { status: 'DISCONNECTED', attempt: 0, lastActivity: 0, lastSeenWritten: 0, qrWaiters: [], generation: 0 };
+      live = { status: 'DISCONNECTED', attempt: 0, lastActivity: 0, lastSeenWritten: 0, qrWaiters: [], generation: 0, written: Promise.resolve() };
       this.live.set(sessionId, live);
     }
     return live;
@@ -311,12 +322,16 @@ export class SessionManager {
     data: { phone?: string; lastError?: string | null; lastSeen?: Date; autoConnect?: boolean },
   ): Promise<void> {
     live.status = status;
-    try {
-      const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
-      this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
-    } catch (err) {
-      // The row can be gone when a delete races a link callback; nothing to record then.
-      this.options.logger.debug({ err, sessionId }, 'session row not updated');
-    }
+    const write = live.written.then(async () => {
+      try {
+        const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+        this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
+      } catch (err) {
+        // The row can be gone when a delete races a link callback; nothing to record then.
+        this.options.logger.debug({ err, sessionId }, 'session row not updated');
+      }
+    });
+    live.written = write;
+    await write;
   }
 }
