@@ -107,6 +107,19 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
       expect(await snapshot()).toEqual(before);
     });
 
+    it('make only their own item of a bulk import an error; the rest is imported', async () => {
+      const res = await call('POST', '/v1/contacts/bulk', {
+        body: { contacts: [{ phone: '15550003331', name: 'fine' }, { jid: '15550003332@s.whatsapp.net', name: 'bad\u0000' }] },
+      });
+      expect(res).toMatchObject({
+        status: 200,
+        body: { created: 1, updated: 0, skipped: 0, errors: [{ index: 1, jid: '15550003332@s.whatsapp.net', reason: `name: ${NUL}` }] },
+      });
+      expect((await call('GET', '/v1/contacts/15550003331')).body.name).toBe('fine');
+      expect((await call('GET', '/v1/contacts/15550003332')).status).toBe(404);
+      expect((await call('DELETE', '/v1/contacts/15550003331')).status).toBe(200);
+    });
+
     it('are refused in path and query values', async () => {
       expect(await call('GET', '/v1/sessions/ab%00c')).toMatchObject({ status: 400, body: invalid([{ path: 'path', message: NUL }]) });
       expect(await call('DELETE', '/v1/contacts/1555%00')).toMatchObject({ status: 400, body: invalid([{ path: 'path', message: NUL }]) });

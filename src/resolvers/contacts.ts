@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Contact } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
-import { DomainError, isUniqueViolation, notFound } from './errors.ts';
+import { DomainError, fromZodError, isUniqueViolation, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
 import { pageSchema } from './paging.ts';
-import { parseInput } from './validate.ts';
+import { nulDetails, parseInput } from './validate.ts';
 
 export const MAX_BULK_CONTACTS = 500;
 
@@ -261,17 +261,21 @@ const bulkSchema = z.object({
 
 /** One read and at most three writes for the whole batch, whatever its size. */
 export const bulkImportContacts = async (ctx: RequestContext, input: unknown): Promise<BulkImportResult> => {
-  const { contacts } = parseInput(bulkSchema, input);
+  // Not parseInput: an invalid item, a NUL character included, is listed in `errors` and the rest imported.
+  const outer = bulkSchema.safeParse(input);
+  if (!outer.success) throw fromZodError(outer.error);
   const result: BulkImportResult = { created: 0, updated: 0, skipped: 0, errors: [] };
 
   const items: Array<{ jid: string; fields: ContactFields }> = [];
   const seen = new Set<string>();
-  contacts.forEach((raw, index) => {
+  outer.data.contacts.forEach((raw, index) => {
     const parsed = upsertSchema.safeParse(raw);
-    if (!parsed.success) {
+    const nul = nulDetails(raw)[0];
+    if (!parsed.success || nul) {
       const rawJid = typeof raw === 'object' && raw !== null && 'jid' in raw && typeof raw.jid === 'string' ? raw.jid : undefined;
-      const issue = parsed.error.issues[0];
-      result.errors.push({ index, ...(rawJid ? { jid: rawJid } : {}), reason: `${issue?.path.join('.') || 'item'}: ${issue?.message}` });
+      const issue = parsed.success ? undefined : parsed.error.issues[0];
+      const reason = nul ? `${nul.path || 'item'}: ${nul.message}` : `${issue?.path.join('.') || 'item'}: ${issue?.message}`;
+      result.errors.push({ index, ...(rawJid ? { jid: rawJid } : {}), reason });
       return;
     }
     const { jid, phone, ...fields } = parsed.data;
