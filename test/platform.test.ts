@@ -93,6 +93,14 @@ describe('service platform: auth, errors, health, GraphQL limits', () => {
       expect((await gql(app.baseUrl, 'wak_wrong', '{ me { id } }')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     });
 
+    it('checks the key before the query: an invalid query without a key is 401, not a validation error', async () => {
+      for (const query of ['{ me { id ', '{ nosuchfield }']) {
+        const res = await gql(app.baseUrl, undefined, query);
+        expect(res.status, query).toBe(401);
+        expect(res.errors?.map((e) => e.extensions?.code), query).toEqual(['UNAUTHENTICATED']);
+      }
+    });
+
     it('returns the same account as REST', async () => {
       const res = await gql(app.baseUrl, account.apiKey, '{ me { id email apiKey createdAt } }');
       const rest = await http(app.baseUrl, 'GET', '/v1/accounts/me', { key: account.apiKey });

@@ -109,6 +109,13 @@ const refuseNul = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; s
 
 const useNulCheck: Plugin = { onExecute: refuseNul, onSubscribe: refuseNul };
 
+/** decisions.md: the key comes before anything else, so a request without one is a 401 even if its query is invalid. */
+const useKeyFirst = (deps: Deps): Plugin<Record<string, unknown>, ServerContext> => ({
+  onParams: async ({ context }) => {
+    await authenticate(deps, keyFrom(context));
+  },
+});
+
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> =>
   createYoga<ServerContext, RequestContext>({
     schema,
@@ -116,7 +123,7 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     logging: false,
     graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
     landingPage: false,
-    plugins: [useRefusalCodes, useNulCheck],
+    plugins: [useKeyFirst(deps), useRefusalCodes, useNulCheck],
     context: async (sc): Promise<RequestContext> => {
       const caller = await authenticate(deps, keyFrom(sc));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
