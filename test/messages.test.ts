@@ -181,6 +181,15 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     await new Promise((r) => setTimeout(r, 200));
     expect(inboxOf(BOB).filter((e) => e.content === 'exactly once')).toHaveLength(1);
+
+    // A day later the key is forgotten: the same request is a new send.
+    await ctx.app.db.idempotentRequest.updateMany({ where: { key: { endsWith: ' retry-123' } }, data: { createdAt: new Date(Date.now() - 24 * 3600 * 1000 - 1000) } });
+    const later = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'exactly once' }, headers);
+    expect(later.status).toBe(200);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect(later.body.id).not.toBe(first.body.id);
+    await waitUntil(async () => inboxOf(BOB).filter((e) => e.content === 'exactly once').length, (n) => n === 2);
+    expect(await ctx.app.db.idempotentRequest.count({ where: { key: { endsWith: ' retry-123' } } })).toBe(1);
   });
 
   it('scopes an Idempotency-Key to the session path, and refuses it with another body (409 CONFLICT)', async () => {

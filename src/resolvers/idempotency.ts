@@ -1,8 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
+import { perDatabase } from './per-database.ts';
 
 const IN_PROGRESS = 0;
+/** How long a key is remembered; a retry after that is a new request. */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3600 * 1000;
+const PURGE_EVERY_MS = 3600 * 1000;
+// When each database's expired keys were last deleted; the purge rides on a request, so no timer is needed.
+const lastPurges = perDatabase<number>();
+
+const purgeExpired = async (ctx: RequestContext): Promise<void> => {
+  const now = ctx.now().getTime();
+  const last = lastPurges(ctx.db);
+  if ((last.get('') ?? 0) > now - PURGE_EVERY_MS) return;
+  last.set('', now);
+  await ctx.db.idempotentRequest.deleteMany({ where: { createdAt: { lt: new Date(now - IDEMPOTENCY_KEY_TTL_MS) } } });
+};
 
 export interface Replayable<T> {
   status: number;
@@ -48,14 +62,19 @@ export const once = async <T>(
   // Stored in the existing columns: the scope goes into the key, the body's hash beside the route.
   const id = { accountId: ctx.caller.accountId, key: `${request.method} ${request.path} ${key}` };
   const route = `${request.method} ${request.path} sha256:${createHash('sha256').update(canonical(request.body ?? null)).digest('hex')}`;
-  const existing = await ctx.db.idempotentRequest.findUnique({ where: { accountId_key: id } });
+  await purgeExpired(ctx);
+  let existing = await ctx.db.idempotentRequest.findUnique({ where: { accountId_key: id } });
+  if (existing && existing.createdAt.getTime() <= ctx.now().getTime() - IDEMPOTENCY_KEY_TTL_MS) {
+    await ctx.db.idempotentRequest.deleteMany({ where: { ...id, createdAt: existing.createdAt } });
+    existing = null;
+  }
   if (existing) {
     if (existing.route !== route) throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
     if (existing.status === IN_PROGRESS) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
     return { status: existing.status, body: JSON.parse(existing.body) as T, replayed: true };
   }
   try {
-    await ctx.db.idempotentRequest.create({ data: { ...id, route, status: IN_PROGRESS, body: '' } });
+    await ctx.db.idempotentRequest.create({ data: { ...id, route, status: IN_PROGRESS, body: '', createdAt: ctx.now() } });
   } catch {
     throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
   }
