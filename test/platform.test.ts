@@ -93,7 +93,23 @@ describe('service platform: auth, errors, health, GraphQL limits', () => {
       expect((await gql(app.baseUrl, 'wak_wrong', '{ me { id } }')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     });
 
-    it('checks the key before the query: an invalid query without a key is 401, not a validation error', async () => {
+    it('answers a request body that is not JSON with INVALID_JSON and a request without a query with VALIDATION_FAILED', async () => {
+      const post = (rawBody: string) => http(app.baseUrl, 'POST', '/graphql', { key: account.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      expect(await post('{bad')).toMatchObject({
+        status: 400,
+        body: { errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'INVALID_JSON' } }] },
+      });
+      for (const [rawBody, message] of [
+        ['{}', 'Must provide query string.'],
+        ['{"query": 5}', 'Expected "query" param to be a string, but given number.'],
+      ]) {
+        const res = await post(rawBody ?? '');
+        expect(res.status, rawBody).toBe(400);
+        expect(res.body, rawBody).toEqual({ errors: [{ message, extensions: { code: 'VALIDATION_FAILED', details: [{ path: '(request)', message }] } }] });
+      }
+    });
+
+        it('checks the key before the query: an invalid query without a key is 401, not a validation error', async () => {
       for (const query of ['{ me { id ', '{ nosuchfield }']) {
         const res = await gql(app.baseUrl, undefined, query);
         expect(res.status, query).toBe(401);

@@ -71,6 +71,24 @@ const markRefusal = (error: GraphQLError): GraphQLError => {
   return error;
 };
 
+/**
+ * Yoga's refusals of the HTTP request itself (BAD_REQUEST) in decisions.md's codes: a body that is not
+ * JSON is INVALID_JSON, anything else about the request (no query, a query that is not a string) is
+ * VALIDATION_FAILED. Changed in place, as markRefusal is, and without the JSON parser's own message.
+ */
+const markBadRequest = (error: GraphQLError): GraphQLError => {
+  const extensions = error.extensions;
+  if (/invalid JSON/i.test(error.message)) {
+    extensions.code = 'INVALID_JSON';
+    delete extensions.originalError;
+  } else {
+    extensions.code = 'VALIDATION_FAILED';
+    extensions.details = [{ path: '(request)', message: error.message }];
+  }
+  extensions.http = { status: 400 };
+  return error;
+};
+
 /** Validation errors are returned by yoga without passing through maskError, so they are marked here. */
 const useRefusalCodes: Plugin = {
   onValidate: () => ({ result, setResult }) => {
@@ -136,7 +154,8 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
         const original = graphQLError?.originalError ?? error;
         if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
         if (graphQLError && isRefusal(graphQLError)) return markRefusal(graphQLError);
-        // Yoga's HTTP-level errors carry no original error and are safe to show as they are.
+        if (graphQLError?.extensions.code === 'BAD_REQUEST') return markBadRequest(graphQLError);
+        // Yoga's other HTTP-level errors carry no original error and are safe to show as they are.
         if (graphQLError && !graphQLError.originalError) return graphQLError;
         deps.logger.error({ err: original }, 'unhandled GraphQL error');
         return new GraphQLError('Internal error', {
