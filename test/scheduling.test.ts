@@ -125,7 +125,8 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   });
 
   it('fires a recurring message repeatedly, lists it, and stops when cancelled', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'tick', everyMs: 250 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'tick', everyMs: 250.4 });
+    // The spec types everyMs as a number: a fraction is rounded to whole milliseconds.
     expect(res.body).toEqual({ ok: true, recurringEveryMs: 250, timerId: expect.any(String) });
     const listed = await call('GET', `/v1/sessions/${sessionId}/messages/recurring`);
     expect(listed.body.items).toEqual([expect.objectContaining({ timerId: res.body.timerId, everyMs: 250, message: 'tick' })]);
@@ -135,7 +136,9 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     const after = texts(FRIENDS[0]!).filter((t) => t === 'tick').length;
     await new Promise((r) => setTimeout(r, 700));
     expect(texts(FRIENDS[0]!).filter((t) => t === 'tick').length).toBe(after);
-    expect((await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'flood', everyMs: 10 })).status).toBe(400);
+    const flood = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'flood', everyMs: 10 });
+    expect(flood.status).toBe(400);
+    expect(flood.body.error.details).toEqual([{ path: 'everyMs', message: 'must be at least 200' }]);
   });
 
   it('bulk-sends to a contact group and to a tag with personalisation, reporting blocked and unknown numbers', async () => {

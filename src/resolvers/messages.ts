@@ -77,8 +77,8 @@ export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate
 };
 
 /** A duration the spec types as a number: any finite number from 0, fractions rounded to whole ms. */
-export const durationMsSchema = (max?: number, required = 'is required') => {
-  const ms = z.number({ error: (issue) => (issue.input === undefined ? required : 'must be a number of milliseconds') }).min(0, 'must be at least 0');
+export const durationMsSchema = ({ min = 0, max, required = 'is required' }: { min?: number; max?: number; required?: string } = {}) => {
+  const ms = z.number({ error: (issue) => (issue.input === undefined ? required : 'must be a number of milliseconds') }).min(min, `must be at least ${min}`);
   return (max === undefined ? ms : ms.max(max, `must be at most ${max}`)).transform((n) => Math.round(n));
 };
 

@@ -23,7 +23,7 @@ const scheduleSchema = z
     ...recipientShape,
     message: text,
     sendAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
-    delayMs: durationMsSchema(MAX_DELAY_MS).optional(),
+    delayMs: durationMsSchema({ max: MAX_DELAY_MS }).optional(),
   })
   .superRefine(checkRecipient)
   .transform(withJid);
@@ -34,14 +34,14 @@ const campaignSchema = z.object({
     .min(1, 'at least one contact is required')
     .max(10_000),
   template: text,
-  delayMs: durationMsSchema(24 * 3600 * 1000).default(0),
+  delayMs: durationMsSchema({ max: 24 * 3600 * 1000 }).default(0),
 });
 
 const variationsSchema = z
   .object({
     ...recipientShape,
     variations: z.array(text).min(1, 'at least one variation is required').max(100),
-    delayMs: durationMsSchema(60_000).default(0),
+    delayMs: durationMsSchema({ max: 60_000 }).default(0),
   })
   .superRefine(checkRecipient)
   .transform(withJid);
@@ -51,7 +51,7 @@ const recurringSchema = (minMs: number) =>
     .object({
       ...recipientShape,
       message: text,
-      everyMs: z.number().int().min(minMs, `must be at least ${minMs} ms`).max(MAX_DELAY_MS),
+      everyMs: durationMsSchema({ min: minMs, max: MAX_DELAY_MS, required: 'is required (interval in ms)' }),
     })
     .superRefine(checkRecipient)
     .transform(withJid);

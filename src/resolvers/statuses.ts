@@ -130,7 +130,7 @@ export const sendStatus = async (ctx: RequestContext, sessionId: string, input: 
 const scheduleSchema = bySetting((allowPrivate) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
-    delayMs: durationMsSchema(365 * 24 * 3600 * 1000, 'is required (ms before publication)'),
+    delayMs: durationMsSchema({ max: 365 * 24 * 3600 * 1000, required: 'is required (ms before publication)' }),
   }),
 );
 
@@ -162,10 +162,7 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
 const recurringSchema = (minMs: number, allowPrivate: boolean) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
-    everyMs: z
-      .number({ error: (issue) => (issue.input === undefined ? 'is required (interval in ms)' : 'must be a number of milliseconds') })
-      .int('must be a whole number of milliseconds')
-      .min(minMs, `must be at least ${minMs} ms`),
+    everyMs: durationMsSchema({ min: minMs, required: 'is required (interval in ms)' }),
   });
 
 export const startRecurringStatus = async (
