@@ -36,7 +36,13 @@ export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
-  const incoming = new IncomingBuffer(settings.INCOMING_BUFFER_SIZE, now, (item) => events.publish('incoming', item.sessionId, item));
+  const incoming = new IncomingBuffer(
+    settings.INCOMING_BUFFER_SIZE,
+    now,
+    (item) => events.publish('incoming', item.sessionId, item),
+    (sessionId, dropped) =>
+      logger.warn({ sessionId, dropped, bound: settings.INCOMING_BUFFER_SIZE }, 'incoming buffer full: oldest messages dropped (read /incoming with consume, or raise INCOMING_BUFFER_SIZE)'),
+  );
   const target = options.target ?? {};
   const network = settings.NETWORK_THREAD
     ? createThreadedNetwork({ databaseUrl: settings.DATABASE_URL, logger, target, keepAliveIntervalMs: options.keepAliveIntervalMs })

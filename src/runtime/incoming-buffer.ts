@@ -18,6 +18,8 @@ export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receiv
 interface Queue {
   items: IncomingItem[];
   dropped: number;
+  /** the dropped count at which onDrop is called next: 1, 10, 100... so a flood logs a few lines */
+  reportAt: number;
   waiters: Set<() => void>;
 }
 
@@ -29,6 +31,7 @@ export class IncomingBuffer {
     private readonly capacity: number,
     private readonly now: () => Date = () => new Date(),
     private readonly onPush?: (item: IncomingItem) => void,
+    private readonly onDrop?: (sessionId: string, dropped: number) => void,
   ) {}
 
   push(sessionId: string, input: IncomingInput): IncomingItem {
@@ -39,6 +42,10 @@ export class IncomingBuffer {
       const over = queue.items.length - this.capacity;
       queue.items.splice(0, over);
       queue.dropped += over;
+      if (queue.dropped >= queue.reportAt) {
+        while (queue.reportAt <= queue.dropped) queue.reportAt *= 10;
+        this.onDrop?.(sessionId, queue.dropped);
+      }
     }
     for (const wake of [...queue.waiters]) wake();
     this.onPush?.(item);
@@ -92,7 +99,7 @@ export class IncomingBuffer {
   private queue(sessionId: string): Queue {
     let queue = this.queues.get(sessionId);
     if (!queue) {
-      queue = { items: [], dropped: 0, waiters: new Set() };
+      queue = { items: [], dropped: 0, reportAt: 1, waiters: new Set() };
       this.queues.set(sessionId, queue);
     }
     return queue;

@@ -38,6 +38,19 @@ describe('incoming buffer', () => {
     expect(buffer.dropped('a')).toBe(1);
   });
 
+  it('reports drops at 1, 10, 100... per session, so a flood is logged a few times, not per message', () => {
+    const reports: Array<[string, number]> = [];
+    const buffer = new IncomingBuffer(2, undefined, undefined, (sessionId, dropped) => reports.push([sessionId, dropped]));
+    for (let i = 0; i < 125; i++) buffer.push('a', msg(String(i)));
+    buffer.push('b', msg('x'));
+    expect(reports).toEqual([
+      ['a', 1],
+      ['a', 10],
+      ['a', 100],
+    ]);
+    expect(buffer.dropped('a')).toBe(123);
+  });
+
   it('wakes every waiter as soon as an item arrives', async () => {
     const buffer = new IncomingBuffer(10);
     const waits = [buffer.waitForItem('a', 10_000), buffer.waitForItem('a', 10_000)];
