@@ -27,14 +27,14 @@ export interface BulkResult {
   errors: Array<{ jid: string; reason: string }>;
 }
 
-/**
- * {name} (or the number), {phone}, and {<key>} from the contact's variables, whose keys may hold spaces,
- * accents or punctuation; a placeholder the contact has no value for stays as written.
- */
 /** `{key}` becomes its value; unknown keys stay as written. A Map, so `{constructor}` finds nothing. */
 export const fillPlaceholders = (template: string, values: ReadonlyMap<string, string>): string =>
   template.replace(/\{([^{}]+)\}/g, (whole, key: string) => values.get(key) ?? whole);
 
+/**
+ * {name} (or the number), {phone}, and {<key>} from the contact's variables, whose keys may hold spaces,
+ * accents or punctuation; a placeholder the contact has no value for stays as written.
+ */
 export const personaliseFor = (template: string, contact: Pick<Contact, 'jid' | 'name' | 'phone' | 'variables'>): string => {
   const phone = contact.phone || phoneOfJid(contact.jid) || contact.jid.split('@')[0] || '';
   return fillPlaceholders(template, new Map([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]));
@@ -83,10 +83,9 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
         first = false;
         const text = personaliseFor(message, contact);
         try {
-          // deliverNow gives the unit back itself when the network refuses the send, but not when the link is gone.
-          requireLink(ctx, session);
+          // From here the unit is deliverNow's: it gives it back if the message does not leave.
           unused -= 1;
-          await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text', payload: { text } }, { quotaTaken: true });
+          await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text', payload: { text } }, { quotaTakenAt: startedAt });
           result.sent += 1;
         } catch (err) {
           if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;

@@ -31,16 +31,23 @@ export interface Delivery {
 /**
  * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. The record comes
  * first so that a refusal arriving as an error ack, even before the send returns, finds it.
+ * `quotaTakenAt`: the caller took this message's quota unit then; either way, a message that does not
+ * leave (no link, or the network refused it) gives its unit back to the day it was taken.
  */
 export const deliverNow = async (
   ctx: RequestContext,
   session: Pick<Session, 'id'>,
   delivery: Delivery,
-  options: { quotaTaken?: boolean } = {},
+  options: { quotaTakenAt?: Date } = {},
 ): Promise<OutgoingMessage> => {
-  const link = requireLink(ctx, session);
   const startedAt = ctx.now();
-  if (!options.quotaTaken) await takeQuota(ctx, 1);
+  const takenAt = options.quotaTakenAt ?? startedAt;
+  const link = ctx.sessions.link(session.id);
+  if (!link) {
+    if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
+    throw notConnected();
+  }
+  if (!options.quotaTakenAt) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();
   const record: OutgoingMessage = {
     id: randomUUID(),
@@ -69,7 +76,7 @@ export const deliverNow = async (
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
     await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
-    await refundQuota(ctx, 1, startedAt);
+    await refundQuota(ctx, 1, takenAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
   const sentAt = ctx.now();
@@ -93,13 +100,11 @@ export const deliverAfter = async (
   await takeQuota(ctx, 1);
   try {
     await first(link);
-    requireLink(ctx, session);
   } catch (err) {
     await refundQuota(ctx, 1, takenAt);
     throw err;
   }
-  // deliverNow checks the link again in this same tick, and gives the unit back if the send fails.
-  return deliverNow(ctx, session, delivery, { quotaTaken: true });
+  return deliverNow(ctx, session, delivery, { quotaTakenAt: takenAt });
 };
 
 /**
@@ -122,14 +127,12 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
   const payload = JSON.parse(record.payload) as { body?: string; header?: string };
   const text = payload.header ? `${payload.header}\n\n${payload.body ?? record.content}` : (payload.body ?? record.content);
   const session = await deps.db.session.findUniqueOrThrow({ where: { id: sessionId } });
-  const ctx = jobContext(deps, record.accountId);
   let error: string;
   try {
-    // The refused message's quota unit goes to its copy; deliverNow gives it back if that send fails.
-    const fallback = await deliverNow(ctx, session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text', payload: { text } }, { quotaTaken: true });
+    // The refused message's quota unit goes to its copy; deliverNow gives it back if the copy cannot leave.
+    const fallback = await deliverNow(jobContext(deps, record.accountId), session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text', payload: { text } }, { quotaTakenAt: record.createdAt });
     error = `${reason}; sent again as plain text (message ${fallback.id})`;
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'SESSION_NOT_CONNECTED') await refundQuota(ctx, 1, record.createdAt);
     error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;
   }
   await deps.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', sentAt: null, error } });

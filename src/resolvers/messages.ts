@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { IncomingItem } from '../runtime/incoming-buffer.ts';
@@ -9,6 +8,7 @@ import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import type { Delivery } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
+import { bySetting, httpUrl, mediaUrlSchema } from './media-urls.ts';
 import { integerInput, limitSchema } from './paging.ts';
 import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
@@ -46,35 +46,6 @@ export interface SendAnswer {
 }
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
-const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
-
-export const PRIVATE_URL_MESSAGE = 'must point to a public address (private, loopback and link-local addresses are refused)';
-
-/** An IP literal outside public unicast, or a localhost name: known from the text alone, so refused with the body's other faults. */
-export const isLiteralPrivateHost = (rawUrl: string): boolean => {
-  let host: string;
-  try {
-    host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  } catch {
-    return false;
-  }
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  return ipaddr.isValid(host) && ipaddr.process(host).range() !== 'unicast';
-};
-
-/**
- * A media URL as the body validation sees it. Only literals are judged here; a name that resolves to a
- * private address is refused when the file is fetched.
- */
-export const mediaUrlSchema = (allowPrivate: boolean) =>
-  allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), PRIVATE_URL_MESSAGE);
-
-/** A schema that depends on MEDIA_ALLOW_PRIVATE, built once for each value. */
-export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate: boolean) => T) => {
-  const open = make(true);
-  const guarded = make(false);
-  return (allowPrivate) => (allowPrivate ? open : guarded);
-};
 
 /** A duration the spec types as a number: any finite number from 0, fractions rounded to whole ms. */
 export const durationMsSchema = ({ min = 0, max, required = 'is required' }: { min?: number; max?: number; required?: string } = {}) => {

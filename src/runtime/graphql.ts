@@ -6,7 +6,7 @@ import { createYoga } from 'graphql-yoga';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { authenticate } from '../resolvers/accounts.ts';
-import type { Deps, RequestContext } from '../resolvers/context.ts';
+import type { Caller, Deps, RequestContext } from '../resolvers/context.ts';
 import { DomainError, validationFailed } from '../resolvers/errors.ts';
 import type { ErrorDetail } from '../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
@@ -127,23 +127,27 @@ const refuseNul = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; s
 
 const useNulCheck: Plugin = { onExecute: refuseNul, onSubscribe: refuseNul };
 
-/** decisions.md: the key comes before anything else, so a request without one is a 401 even if its query is invalid. */
-const useKeyFirst = (deps: Deps): Plugin<Record<string, unknown>, ServerContext> => ({
-  onParams: async ({ context }) => {
-    await authenticate(deps, keyFrom(context));
+/**
+ * decisions.md: the key comes before anything else, so a request without one is a 401 even if its query
+ * is invalid. The caller found is handed to the context of the same request instead of being looked up twice.
+ */
+const useKeyFirst = (deps: Deps, callers: WeakMap<Request, Caller>): Plugin<Record<string, unknown>, ServerContext> => ({
+  onParams: async ({ context, request }) => {
+    callers.set(request, await authenticate(deps, keyFrom(context)));
   },
 });
 
-export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> =>
-  createYoga<ServerContext, RequestContext>({
+export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> => {
+  const callers = new WeakMap<Request, Caller>();
+  return createYoga<ServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
     graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
     landingPage: false,
-    plugins: [useKeyFirst(deps), useRefusalCodes, useNulCheck],
+    plugins: [useKeyFirst(deps, callers), useRefusalCodes, useNulCheck],
     context: async (sc): Promise<RequestContext> => {
-      const caller = await authenticate(deps, keyFrom(sc));
+      const caller = callers.get(sc.request) ?? (await authenticate(deps, keyFrom(sc)));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
       return { ...deps, caller, requestId, logger: deps.logger.child({ requestId }) };
     },
@@ -166,6 +170,7 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
       },
     },
   });
+};
 
 interface Enveloped {
   execute: (args: ExecutionArgs) => unknown;

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { DomainError } from '../resolvers/errors.ts';
+import { isPrivateAddress, PRIVATE_URL_MESSAGE } from '../resolvers/media-urls.ts';
 
 export interface FetchedMedia {
   data: Buffer;
@@ -17,8 +18,6 @@ export interface MediaFetchOptions {
 }
 
 export type MediaFetcher = (url: string, field?: string) => Promise<FetchedMedia>;
-
-const PUBLIC_RANGES = new Set(['unicast']);
 
 const refused = (field: string, message: string) =>
   new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] });
@@ -45,11 +44,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       } catch {
         throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
       }
-      const inside = addresses.some((a) => {
-        const parsed = ipaddr.process(a);
-        return !PUBLIC_RANGES.has(parsed.range());
-      });
-      if (inside || addresses.length === 0) throw refused(field, 'must point to a public address (private, loopback and link-local addresses are refused)');
+      if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw refused(field, PRIVATE_URL_MESSAGE);
     }
 
     let response: Response;

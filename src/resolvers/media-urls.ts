@@ -1,0 +1,35 @@
+import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
+
+export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
+
+export const PRIVATE_URL_MESSAGE = 'must point to a public address (private, loopback and link-local addresses are refused)';
+
+/** The one rule for media hosts, used on URL literals here and on resolved addresses when fetching. */
+export const isPrivateAddress = (address: string): boolean => ipaddr.process(address).range() !== 'unicast';
+
+/** An IP literal outside public unicast, or a localhost name: known from the text alone, so refused with the body's other faults. */
+export const isLiteralPrivateHost = (rawUrl: string): boolean => {
+  let host: string;
+  try {
+    host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return ipaddr.isValid(host) && isPrivateAddress(host);
+};
+
+/**
+ * A media URL as the body validation sees it. Only literals are judged here; a name that resolves to a
+ * private address is refused when the file is fetched.
+ */
+export const mediaUrlSchema = (allowPrivate: boolean) =>
+  allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), PRIVATE_URL_MESSAGE);
+
+/** A schema that depends on MEDIA_ALLOW_PRIVATE, built once for each value. */
+export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate: boolean) => T) => {
+  const open = make(true);
+  const guarded = make(false);
+  return (allowPrivate) => (allowPrivate ? open : guarded);
+};
