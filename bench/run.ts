@@ -1,3 +1,4 @@
+import '../src/runtime/node-version.ts';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';

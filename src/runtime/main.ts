@@ -1,3 +1,4 @@
+import './node-version.ts';
 import { createAccount, bootstrapAccount } from '../resolvers/accounts.ts';
 import { resumeScheduled } from '../resolvers/scheduling.ts';
 import { buildApp } from './app.ts';

@@ -1,3 +1,4 @@
+import '../node-version.ts';
 import { parseArgs } from 'node:util';
 import { createAccount, rotateApiKey } from '../../resolvers/accounts.ts';
 import { DomainError } from '../../resolvers/errors.ts';

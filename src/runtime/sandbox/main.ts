@@ -1,3 +1,4 @@
+import '../node-version.ts';
 import { pino } from 'pino';
 import { startSandbox } from './sandbox.ts';
 
