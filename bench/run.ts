@@ -1,4 +1,5 @@
 import '../src/runtime/node-version.ts';
+import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
@@ -10,6 +11,8 @@ import { dbKinds } from '../test/helpers/app.ts';
 // As in the service's network thread: no source-mapped stack traces (tsx turns them on), which Baileys
 // would pay for on every stanza, so Baileys' own rate below is not held back by them either.
 process.setSourceMapsEnabled(false);
+// Figures depend on the Node.js that ran them (on Node 20 Baileys' async hooks cost several times the idle CPU): every run says which.
+console.log(`bench: Node.js ${process.version} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'})`);
 const only = process.argv.slice(2);
 const wants = (name: string) => only.length === 0 || only.includes(name);
 
