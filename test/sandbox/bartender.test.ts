@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Agent } from 'node:https';
-import makeWASocket, { downloadMediaMessage, jidNormalizedUser, proto } from 'baileys';
+import makeWASocket, { downloadContentFromMessage, downloadMediaMessage, jidNormalizedUser, proto } from 'baileys';
 import type { BaileysEventMap, WAMessage, WASocket } from 'baileys';
 import { pino } from 'pino';
 import { Agent as UndiciAgent } from 'undici';
@@ -211,6 +211,26 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     // the sender's own copy, through the media host it was told about (Baileys' getMediaHost)
     const own = await downloadMediaMessage(sent[0] as WAMessage, 'buffer', { host: alice.sock.getMediaHost(), options: { dispatcher: insecureFetch } as RequestInit });
     expect(sha(own as Buffer)).toBe(sha(files.image));
+  });
+
+  it('a client writes to itself by number and by LID, and downloads its own and quoted media from the media host it was given', async () => {
+    const note = await charlie.sock.sendMessage(charlie.meJid, { text: 'note to self' });
+    await waitFor(() => charlie.received.find((m) => m.key.id === note?.key.id && m.key.fromMe));
+    const image = randomBytes(2500);
+    const sent = await charlie.sock.sendMessage(charlie.meLid ?? '', { image, caption: 'to my LID' });
+    const own = await waitFor(() => charlie.received.find((m) => m.key.id === sent?.key.id));
+    const host = charlie.sock.getMediaHost();
+    expect(host).toBe(new URL(socketUrl).host);
+    expect(sha((await downloadMediaMessage(own, 'buffer', { host, options: { dispatcher: insecureFetch } as RequestInit })) as Buffer)).toBe(sha(image));
+    const command = await charlie.sock.sendMessage(charlie.meJid, { text: '-download' }, { quoted: own });
+    const quoted = command?.message?.extendedTextMessage?.contextInfo?.quotedMessage?.imageMessage;
+    const stream = await downloadContentFromMessage({ url: quoted?.url, mediaKey: quoted?.mediaKey, directPath: quoted?.directPath }, 'image', {
+      host,
+      options: { dispatcher: insecureFetch } as RequestInit,
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expect(sha(Buffer.concat(chunks))).toBe(sha(image));
   });
 
   it('a poll and a vCard arrive whole', async () => {
