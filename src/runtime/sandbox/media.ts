@@ -1,5 +1,6 @@
 import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Agent, createServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { getMediaKeys } from 'baileys';
@@ -20,28 +21,32 @@ export class MediaHost {
       extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: host }] }],
     } as Parameters<typeof generate>[1]);
     this.certPem = pems.cert;
-    this.server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
-      const url = new URL(req.url ?? '/', `https://${this.hostname}`);
-      if (req.method === 'POST' && url.pathname.startsWith('/mms/')) {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          const id = randomBytes(12).toString('hex');
-          this.blobs.set(id, Buffer.concat(chunks));
-          const path = `/m/${id}`;
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${this.hostname}${path}`, direct_path: path }));
-        });
-        return;
-      }
-      const blob = req.method === 'GET' && url.pathname.startsWith('/m/') ? this.blobs.get(url.pathname.slice(3)) : undefined;
-      if (!blob) {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(blob);
-    });
+    this.server = createServer({ key: pems.private, cert: pems.cert }, (req, res) => this.handle(req, res));
     await new Promise<void>((resolve) => this.server?.listen(0, host, resolve));
     this.hostname = `${host}:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Uploads (POST /mms/...) and downloads (GET /m/...); the links it answers name the host the client used. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const host = req.headers.host ?? this.hostname;
+    const url = new URL(req.url ?? '/', 'https://media.invalid');
+    if (req.method === 'POST' && url.pathname.startsWith('/mms/')) {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const id = randomBytes(12).toString('hex');
+        this.blobs.set(id, Buffer.concat(chunks));
+        const path = `/m/${id}`;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${host}${path}`, direct_path: path }));
+      });
+      return;
+    }
+    const blob = req.method === 'GET' && url.pathname.startsWith('/m/') ? this.blobs.get(url.pathname.slice(3)) : undefined;
+    if (!blob) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(blob);
   }
 
   /** An HTTPS agent that trusts this host, for Baileys' `fetchAgent`. */

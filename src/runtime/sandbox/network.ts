@@ -9,6 +9,7 @@ import { advSecretFromFinish, companionHello, primaryHello } from './pairing-cod
 import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
+import { GroupNotifier } from './group-notifications.ts';
 import { GroupService } from './groups.ts';
 import { MediaHost } from './media.ts';
 import { Router } from './routing.ts';
@@ -37,6 +38,8 @@ export class SandboxNetwork {
   readonly stanzaHandlers = new Map<string, (conn: Connection, node: BinaryNode) => void | Promise<void>>();
   readonly router: Router;
   readonly groups: GroupService;
+  /** tells members' devices what changed in their groups (w:gp2 notifications) */
+  readonly groupNotices: GroupNotifier;
   readonly media = new MediaHost();
   /** companions waiting for a phone number to enter their pairing code */
   private readonly codeRequests = new Map<string, CodeRequest>();
@@ -50,20 +53,22 @@ export class SandboxNetwork {
   ) {
     this.router = new Router(this);
     this.groups = new GroupService(directory);
+    this.groupNotices = new GroupNotifier(this);
     this.extraIq.set('w:g2', (conn, iq) => {
-      if (!conn.phone) return 'unmodelled';
-      const answer = this.groups.answer(conn.phone, iq);
+      const phone = conn.phone;
+      if (!phone) return 'unmodelled';
+      const answer = this.groupNotices.around(conn, iq, () => this.groups.answer(phone, iq));
       if (Array.isArray(answer) || answer === 'result') return answer;
       return [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }];
     });
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
-    this.extraIq.set('w:m', () => [
+    this.extraIq.set('w:m', (conn) => [
       {
         tag: 'media_conn',
         attrs: { auth: 'sandbox', ttl: '3600', auth_ttl: '3600', max_buckets: '12' },
-        content: [{ tag: 'host', attrs: { hostname: this.media.hostname, maxContentLengthBytes: String(64 * 1024 * 1024) } }],
+        content: [{ tag: 'host', attrs: { hostname: conn.mediaHostname ?? this.media.hostname, maxContentLengthBytes: String(64 * 1024 * 1024) } }],
       },
     ]);
     this.server = new SandboxServer({
@@ -82,6 +87,12 @@ export class SandboxNetwork {
         });
       },
     });
+  }
+
+  /** The companion still waiting to be linked with this QR string, if any. */
+  companionShowing(qr: string): Connection | undefined {
+    const conn = this.waitingByRef.get(parseQr(qr).ref);
+    return conn?.registration && !conn.closed ? conn : undefined;
   }
 
   /** A virtual phone scans the QR a companion shows: it becomes a linked device of that phone. */

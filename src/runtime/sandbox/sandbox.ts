@@ -3,6 +3,8 @@ import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { socketOptionsFor } from '../network/baileys-target.ts';
 import type { SandboxAddress } from '../network/baileys-target.ts';
+import { startBartender } from './bartender.ts';
+import type { BartenderEndpoint, BartenderOptions } from './bartender.ts';
 import { createCertificates } from './certs.ts';
 import { SandboxControl } from './control.ts';
 import { startControlApi } from './control-api.ts';
@@ -16,6 +18,8 @@ export interface StartSandboxOptions {
   controlPort?: number;
   host?: string;
   logger?: Logger;
+  /** also serve Baileys' mock-server layout (one TLS port: /ws/chat, the QR scan, media); port 0 picks one */
+  bartender?: Partial<Omit<BartenderOptions, 'host'>>;
 }
 
 export interface Sandbox {
@@ -29,6 +33,8 @@ export interface Sandbox {
   mediaCaPem: string;
   control: SandboxControl;
   network: SandboxNetwork;
+  /** the bartender-compatible endpoint, when asked for */
+  bartender?: BartenderEndpoint;
   close: () => Promise<void>;
 }
 
@@ -42,9 +48,23 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   const wsUrl = await network.server.listen();
   await network.media.start(options.host ?? '127.0.0.1');
   const control = new SandboxControl(network);
+  const bartender = options.bartender
+    ? await startBartender(network, { ...options.bartender, port: options.bartender.port ?? 8080, host: options.host ?? '127.0.0.1' }, logger).catch(
+        async (err: unknown) => {
+          await network.server.close();
+          await network.media.close();
+          throw err;
+        },
+      )
+    : undefined;
   const api = await startControlApi(
     control,
-    () => ({ wsUrl, rootPublicKey: Buffer.from(certs.root.public).toString('base64'), mediaCaPem: network.media.certPem }),
+    () => ({
+      wsUrl,
+      rootPublicKey: Buffer.from(certs.root.public).toString('base64'),
+      mediaCaPem: network.media.certPem,
+      ...(bartender ? { bartender: { socketUrl: bartender.url, adminUrl: bartender.adminUrl, caPem: bartender.caPem } } : {}),
+    }),
     { port: options.controlPort ?? 0, host: options.host ?? '127.0.0.1' },
   );
   return {
@@ -54,8 +74,10 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
     mediaCaPem: network.media.certPem,
     control,
     network,
+    bartender,
     close: async () => {
       control.dispose();
+      await bartender?.close();
       await new Promise<void>((resolve) => {
         api.server.close(() => resolve());
         api.server.closeAllConnections();

@@ -34,6 +34,10 @@ export class Connection {
   /** a frozen link neither answers nor delivers anything: a connection gone silent */
   frozen = false;
   closed = false;
+  /** the push name the client's payload carried (Baileys' `pushName` option) */
+  pushName?: string;
+  /** the media host named to this link in media_conn, when it differs from the sandbox's own (bartender mode) */
+  mediaHostname?: string;
 
   constructor(
     readonly ws: WebSocket,
@@ -119,7 +123,8 @@ export class SandboxServer {
     });
   }
 
-  private accept(ws: WebSocket): void {
+  /** Takes a companion's socket, from this endpoint or another one that serves the same network. */
+  accept(ws: WebSocket): Connection {
     const conn = new Connection(ws, this.options.certs, this.options.trace, this.options.logger);
     this.connections.add(conn);
     ws.on('message', (data: Buffer) => {
@@ -133,6 +138,7 @@ export class SandboxServer {
       this.connections.delete(conn);
     });
     ws.on('error', (err) => this.options.logger.debug({ err }, 'sandbox socket error'));
+    return conn;
   }
 
   private async receive(conn: Connection, data: Buffer): Promise<void> {
@@ -156,6 +162,7 @@ export class SandboxServer {
   }
 
   private onPayload(conn: Connection, payload: proto.ClientPayload): void {
+    conn.pushName = payload.pushName || undefined;
     if (payload.devicePairingData) {
       conn.registration = registrationFrom(payload, conn.noise.clientStatic ?? new Uint8Array());
       conn.refs = newRefs(6);
