@@ -3,11 +3,12 @@ import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
+import { benchScale, printScaleBench } from './scale.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
 
-// `npm run bench` (all) or `npm run bench -- contacts` (one group).
+// `npm run bench` (all but scale) or `npm run bench -- contacts` (one group).
 // As in the service's network thread: no source-mapped stack traces (tsx turns them on), which Baileys
 // would pay for on every stanza, so Baileys' own rate below is not held back by them either.
 process.setSourceMapsEnabled(false);
@@ -22,4 +23,6 @@ if (wants('contacts')) {
 if (wants('sessions')) printSessionBench(await benchSessions());
 if (wants('messages')) printMessageBench(await benchMessages());
 if (wants('scheduling')) printSchedulingBench(await benchScheduling());
+// Minutes at its default 2,000 sessions: only when named.
+if (only.includes('scale')) printScaleBench(await benchScale());
 process.exit(0);

@@ -1,0 +1,228 @@
+import { fork, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { spawnService } from '../test/helpers/process.ts';
+import type { ServiceProcess } from '../test/helpers/process.ts';
+import type { FloorReport, FloorRequest } from './bare-sockets.ts';
+
+// `npm run bench -- scale`: N sessions linked by pairing code to a sandbox in its own process, as a user
+// runs them, each figure printed beside its floor measured in the same run: the same N bare Baileys
+// sockets (credentials in memory, one process) against the same sandbox. SCALE_SESSIONS sets N.
+const N = Number(process.env.SCALE_SESSIONS ?? 2000);
+const PARALLEL = Number(process.env.SCALE_PARALLEL ?? 10);
+const IDLE_SECONDS = Number(process.env.SCALE_IDLE_SECONDS ?? 30);
+const SETTLE_MS = 10_000;
+const KEY = 'scale-bench-key-0123456789';
+const CLOCK_TICKS = 100;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU seconds (all threads) and resident memory of a process, from /proc. */
+const usage = (pid: number): { cpu: number; rssMb: number } => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpu = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return { cpu, rssMb: Number(rss?.[1] ?? 0) / 1024 };
+};
+
+const idleCpu = async (pid: number): Promise<number> => {
+  const before = usage(pid).cpu;
+  await sleep(IDLE_SECONDS * 1000);
+  return (usage(pid).cpu - before) / IDLE_SECONDS;
+};
+
+const json = async (url: string, method = 'GET', body?: unknown, key?: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+};
+
+const startSandboxProcess = async (): Promise<{ controlUrl: string; child: ChildProcess }> => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/runtime/sandbox/main.ts'], {
+    env: { ...process.env, SANDBOX_PORT: '0', SANDBOX_CONTROL_PORT: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const controlUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /Control API: (\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', () => reject(new Error(`sandbox exited:\n${out}`)));
+  });
+  return { controlUrl, child };
+};
+
+const inBatches = async <T>(items: T[], work: (item: T) => Promise<void>) => {
+  let next = 0;
+  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+    while (next < items.length) await work(items[next++]);
+  }));
+};
+
+const numbers = (prefix: string, count: number, from = 0) =>
+  Array.from({ length: count }, (_, i) => `${prefix}${String(from + i).padStart(7, '0')}`);
+
+const addPhones = async (controlUrl: string, list: string[]) => {
+  await inBatches(list, async (number) => {
+    await json(`${controlUrl}/phones`, 'POST', { number });
+  });
+};
+
+const connectedCount = async (service: ServiceProcess): Promise<number> => {
+  const res = await json(`${service.baseUrl}/v1/sessions`, 'GET', undefined, KEY);
+  const list = (Array.isArray(res.body) ? res.body : (res.body.sessions as unknown[])) as Array<{ status: string }>;
+  return list.filter((s) => s.status === 'CONNECTED').length;
+};
+
+const linkThroughApi = async (service: ServiceProcess, controlUrl: string, number: string) => {
+  const created = await json(`${service.baseUrl}/v1/sessions`, 'POST', { name: number }, KEY);
+  const id = created.body.id as string;
+  const paired = await json(`${service.baseUrl}/v1/sessions/${id}/pairing-code`, 'POST', { phoneNumber: number }, KEY);
+  await json(`${controlUrl}/phones/${number}/pairing-code`, 'POST', { code: paired.body.pairingCode });
+  for (;;) {
+    const status = await json(`${service.baseUrl}/v1/sessions/${id}/status`, 'GET', undefined, KEY);
+    if (status.body.status === 'CONNECTED') return;
+    await sleep(100);
+  }
+};
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+
+/** Probes /healthz and an API read every 50 ms until stopped; returns the latencies. */
+const probe = (service: ServiceProcess) => {
+  let running = true;
+  const samples: number[] = [];
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      await Promise.all([fetch(`${service.baseUrl}/healthz`).then((r) => r.arrayBuffer()), json(`${service.baseUrl}/v1/accounts/me`, 'GET', undefined, KEY)]);
+      samples.push(performance.now() - started);
+      await sleep(50);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return samples.sort((a, b) => a - b);
+  };
+};
+
+export interface ScaleResult {
+  count: number;
+  service: { fixedMb: number; firstSessionMb: number; perSessionMb: number; cpuPerLink: number; idleCpu: number; relinkSeconds: number; probeP99Ms: number; probeMaxMs: number };
+  floor: { baseMb: number; perSessionMb: number; cpuPerLink: number; idleCpu: number; relinkSeconds: number };
+}
+
+const benchService = async (controlUrl: string): Promise<ScaleResult['service']> => {
+  const dir = mkdtempSync(join(tmpdir(), 'scale-'));
+  const env = {
+    DATABASE_URL: `file:${join(dir, 'app.db')}`,
+    WA_SANDBOX_URL: controlUrl,
+    BOOTSTRAP_EMAIL: 'scale@example.com',
+    BOOTSTRAP_API_KEY: KEY,
+    DAILY_QUOTA: '0',
+  };
+  let service = await spawnService(env);
+  try {
+    await sleep(SETTLE_MS);
+    const fixedMb = usage(service.child.pid as number).rssMb;
+    const list = numbers('1557', N);
+    await addPhones(controlUrl, list);
+    // The first link starts the network thread, a fixed cost measured apart.
+    await linkThroughApi(service, controlUrl, list[0]);
+    await sleep(SETTLE_MS);
+    const first = usage(service.child.pid as number);
+    await inBatches(list.slice(1), (number) => linkThroughApi(service, controlUrl, number));
+    const linked = usage(service.child.pid as number);
+    await sleep(SETTLE_MS);
+    const settled = usage(service.child.pid as number);
+    const idle = await idleCpu(service.child.pid as number);
+
+    await service.stop('SIGKILL');
+    const restarted = performance.now();
+    service = await spawnService(env);
+    const stopProbe = probe(service);
+    while ((await connectedCount(service)) < N) await sleep(250);
+    const relinkSeconds = (performance.now() - restarted) / 1000;
+    const latencies = await stopProbe();
+    return {
+      fixedMb,
+      firstSessionMb: first.rssMb - fixedMb,
+      perSessionMb: (settled.rssMb - first.rssMb) / (N - 1),
+      cpuPerLink: (linked.cpu - first.cpu) / (N - 1),
+      idleCpu: idle,
+      relinkSeconds,
+      probeP99Ms: percentile(latencies, 99),
+      probeMaxMs: latencies.at(-1) ?? 0,
+    };
+  } finally {
+    await service.stop('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => {
+  const child = fork('bench/bare-sockets.ts', [], { execArgv: ['--import', 'tsx'], env: { ...process.env, WA_SANDBOX_URL: controlUrl } });
+  const ask = (request: FloorRequest) =>
+    new Promise<FloorReport>((resolve) => {
+      child.once('message', (report: FloorReport) => resolve(report));
+      child.send(request);
+    });
+  try {
+    const list = numbers('1558', N);
+    await addPhones(controlUrl, list);
+    await sleep(SETTLE_MS);
+    const base = usage(child.pid as number);
+    await ask({ kind: 'link', numbers: list, parallel: PARALLEL });
+    const linked = usage(child.pid as number);
+    await sleep(SETTLE_MS);
+    const settled = usage(child.pid as number);
+    const idle = await idleCpu(child.pid as number);
+    const started = performance.now();
+    await ask({ kind: 'relink', parallel: PARALLEL });
+    return {
+      baseMb: base.rssMb,
+      perSessionMb: (settled.rssMb - base.rssMb) / N,
+      cpuPerLink: (linked.cpu - base.cpu) / N,
+      idleCpu: idle,
+      relinkSeconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    child.send({ kind: 'stop' } satisfies FloorRequest);
+    await new Promise((r) => child.once('exit', r));
+  }
+};
+
+export const benchScale = async (): Promise<ScaleResult> => {
+  const sandbox = await startSandboxProcess();
+  try {
+    const floor = await benchFloor(sandbox.controlUrl);
+    const service = await benchService(sandbox.controlUrl);
+    return { count: N, service, floor };
+  } finally {
+    sandbox.child.kill('SIGTERM');
+  }
+};
+
+const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
+
+export const printScaleBench = (r: ScaleResult): void => {
+  const { service: s, floor: f } = r;
+  const pct = (x: number) => `${(x * 100).toFixed(1)} % of a core`;
+  console.log(`scale: ${r.count} sessions linked by pairing code, sandbox in its own process; service beside the bare-socket floor of the same run`);
+  console.log(`  idle CPU          ${pct(s.idleCpu)}  floor ${pct(f.idleCpu)}  ratio ${ratio(s.idleCpu, f.idleCpu)} (target <= 1.25×, and < 5 % for 2,000)`);
+  console.log(`  CPU per link      ${(s.cpuPerLink * 1000).toFixed(0)} ms  floor ${(f.cpuPerLink * 1000).toFixed(0)} ms  ratio ${ratio(s.cpuPerLink, f.cpuPerLink)} (target <= 1.5×)`);
+  console.log(`  re-link all       ${s.relinkSeconds.toFixed(1)} s after a SIGKILL  floor ${f.relinkSeconds.toFixed(1)} s  ratio ${ratio(s.relinkSeconds, f.relinkSeconds)} (target <= 1.25×)`);
+  console.log(`  during re-link    /healthz + GET /v1/accounts/me p99 ${s.probeP99Ms.toFixed(0)} ms, max ${s.probeMaxMs.toFixed(0)} ms (target p99 <= 1,000 ms)`);
+  console.log(`  memory            ${s.perSessionMb.toFixed(2)} MB per linked idle session  floor ${f.perSessionMb.toFixed(2)} MB (target <= 1 MB); ` +
+    `fixed ${s.fixedMb.toFixed(0)} MB before any session, the first session with the network thread +${s.firstSessionMb.toFixed(0)} MB; floor process ${f.baseMb.toFixed(0)} MB`);
+};
