@@ -11,6 +11,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    globalSetup: ['test/helpers/build.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -12,7 +12,8 @@ export interface ThreadedNetworkOptions {
   keepAliveIntervalMs?: number;
 }
 
-const WORKER = new URL('./network-worker.mjs', import.meta.url);
+// Compiled (dist/*.js), the thread runs its compiled module; from sources, an entry that registers tsx.
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './network-worker.mjs' : './network-worker.js', import.meta.url);
 const ACTIVITY_EVERY_MS = 1_000;
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;

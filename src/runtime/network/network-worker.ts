@@ -7,6 +7,10 @@ import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from
 import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from './types.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
+// Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and
+// cancellations it almost never reports); at Node's ten frames that was a sixth of this thread's
+// time. Errors logged from this thread keep their three innermost frames.
+Error.stackTraceLimit = 3;
 const port = parentPort;
 const data = workerData as NetworkThreadData;
 const db = createPrisma(data.databaseUrl);
