@@ -17,6 +17,7 @@ import type { NetworkTarget } from './network/baileys-target.ts';
 import { createThreadedNetwork } from './network/network-thread.ts';
 import { SessionManager } from './network/session-manager.ts';
 import type { SessionManagerOptions } from './network/session-manager.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import type { Settings } from './settings.ts';
 
 export interface DepsOptions {
@@ -75,6 +76,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (spec) await runRecurring(deps, spec);
   });
   const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
-  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
+  const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
+  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit };
   return deps;
 };
