@@ -94,6 +94,29 @@ export const refuseNul: RequestHandler = (req, _res, next) => {
   next(details.length > 0 ? validationFailed(details) : undefined);
 };
 
+/** No body of the spec nests more than a few levels; far deeper ones are refused before any route walks them. */
+export const MAX_BODY_DEPTH = 32;
+
+const deeperThan = (value: unknown, max: number): boolean => {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: at, depth } = pending.pop() as { value: unknown; depth: number };
+    if (typeof at !== 'object' || at === null) continue;
+    if (depth >= max) return true;
+    for (const item of Object.values(at)) pending.push({ value: item, depth: depth + 1 });
+  }
+  return false;
+};
+
+/** An Idempotency-Key hashes the body and routes validate it; both walk it, so its depth is bounded first. */
+export const refuseDeepBody: RequestHandler = (req, _res, next) => {
+  next(
+    deeperThan(req.body, MAX_BODY_DEPTH)
+      ? validationFailed([{ path: '(body)', message: `must not be nested deeper than ${MAX_BODY_DEPTH} levels` }])
+      : undefined,
+  );
+};
+
 /**
  * Express answers OPTIONS itself, in text/plain. Every answer of the API is JSON or empty, so that answer
  * goes out as 204 with the same Allow header and no body.

@@ -8,6 +8,7 @@ import { createOutgoingWrites } from './db/outgoing-writes.ts';
 import { createEventBus } from './events.ts';
 import { ButtonGuard } from './button-guard.ts';
 import { IncomingBuffer } from './incoming-buffer.ts';
+import { routeLibsignalConsole } from './libsignal-console.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { createMediaFetcher } from './media-fetch.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
@@ -35,6 +36,8 @@ export interface DepsOptions {
 /** The one place the runtime pieces are put together, for main and for tests alike. */
 export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
+  // The sandbox's phones and, without NETWORK_THREAD, the links run libsignal on this thread.
+  routeLibsignalConsole(logger);
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
   const incoming = new IncomingBuffer(
