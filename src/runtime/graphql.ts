@@ -8,7 +8,7 @@ import bytes from 'bytes';
 import { GraphQLError, visit } from 'graphql';
 import type { DocumentNode, ExecutionArgs, ExecutionResult, ValidationContext } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { WebSocketServer } from 'ws';
@@ -36,8 +36,12 @@ const keyFrom = (sc: ServerContext): string | undefined => {
 const isGraphQLError = (value: unknown): value is GraphQLError =>
   typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'GraphQLError';
 
+/**
+ * Made with yoga's createGraphQLError, so the error is of the graphql copy yoga and graphql-ws load
+ * (graphql can be loaded twice, ESM and CJS builds), which they check with instanceof.
+ */
 const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError =>
-  new GraphQLError(error.message, {
+  createGraphQLError(error.message, {
     nodes: from?.nodes,
     path: from?.path,
     source: from?.source,
@@ -174,7 +178,9 @@ const useKeyFirst = (deps: Deps, callers: WeakMap<Request, Caller>): Plugin<Reco
 /** An operation over a limit: VALIDATION_FAILED with the limit named, before anything runs. */
 const refuseOver = (context: ValidationContext | null, error: GraphQLError): void => {
   const message = error.message.replace(/^Syntax Error: /, '');
-  context?.reportError(new GraphQLError(message, { extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'query', message }] } }));
+  // As graphql's own validation errors: 400, or 200 for an application/json client (GraphQL over HTTP).
+  const extensions = { code: 'VALIDATION_FAILED', details: [{ path: 'query', message }], http: { spec: true, status: 400 } };
+  context?.reportError(createGraphQLError(message, { extensions }));
 };
 
 /**
