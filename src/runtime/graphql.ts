@@ -58,7 +58,8 @@ const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError 
     },
   });
 
-const GRAPHQL_REFUSALS = new Set<unknown>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+// BAD_USER_INPUT: graphql-tools' mark on a variable value refused when a subscription starts.
+const GRAPHQL_REFUSALS = new Set<unknown>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']);
 
 /**
  * GraphQL's own refusal of a request (syntax, validation, variable values, operation choice). Resolver
