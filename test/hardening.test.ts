@@ -160,6 +160,21 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
   });
 
   describe('subscriptions and connections', () => {
+    it('serves subscriptions over graphql-ws only, where they are capped: over HTTP they are refused', async () => {
+      const query = 'subscription { campaignProgress(campaignId: "00000000-0000-4000-8000-0000000000cc") { sent } }';
+      for (const accept of ['application/json', 'text/event-stream']) {
+        const res = await fetch(`${app.baseUrl}/graphql`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', accept },
+          body: JSON.stringify({ query }),
+          signal: AbortSignal.timeout(5_000),
+        });
+        const text = await res.text();
+        expect(text, accept).toContain('VALIDATION_FAILED');
+        expect(text, accept).toContain('Subscriptions are served over graphql-ws');
+      }
+    });
+
     it('caps subscriptions per socket and per account with RATE_LIMITED, and connections per key with close code 4429', async () => {
       const first = openSocket(app, key);
       await first.connected;

@@ -165,6 +165,19 @@ const refuseNul = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; s
 const useNulCheck: Plugin = { onExecute: refuseNul, onSubscribe: refuseNul };
 
 /**
+ * Subscriptions are capped per connection and per account on graphql-ws; yoga would also serve them over
+ * HTTP (server-sent events), outside those caps, so there they are refused.
+ */
+const useSubscriptionsOverWebSocket: Plugin = {
+  onSubscribe: ({ args, setResultAndStopExecution }) => {
+    if ((args.contextValue as { socket?: unknown }).socket !== undefined) return;
+    const message = 'Subscriptions are served over graphql-ws on /graphql';
+    const extensions = { code: 'VALIDATION_FAILED', details: [{ path: 'query', message }], http: { status: 400 } };
+    setResultAndStopExecution({ errors: [createGraphQLError(message, { extensions })] });
+  },
+};
+
+/**
  * decisions.md: the key comes before anything else, so a request without one is a 401 even if its query
  * is invalid. The caller found is handed to the context of the same request instead of being looked up twice.
  */
@@ -235,7 +248,7 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     maxRequestBodySize: bytes.parse(deps.settings.GRAPHQL_BODY_LIMIT) ?? 1024 * 1024,
     multipart: false,
     parserAndValidationCache: { documentCache: boundedCache<DocumentNode>(), errorCache: boundedCache<Error>() },
-    plugins: [useKeyFirst(deps, callers), ...armor(deps.settings), useRefusalCodes, useNulCheck],
+    plugins: [useKeyFirst(deps, callers), ...armor(deps.settings), useRefusalCodes, useNulCheck, useSubscriptionsOverWebSocket],
     context: async (sc): Promise<RequestContext> => {
       const caller = callers.get(sc.request) ?? (await authenticate(deps, keyFrom(sc)));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
