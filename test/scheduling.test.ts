@@ -13,7 +13,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   const texts = (number: string) => ctx.sandbox.control.inbox(number).map((e) => e.content);
 
   beforeAll(async () => {
-    ctx = await startWithSandbox(kind, { RECURRING_MIN_MS: 200 });
+    ctx = await startWithSandbox(kind, { RECURRING_MIN_MS: 200, MAX_RECURRING_PER_ACCOUNT: 2 });
     sessionId = await linkSession(ctx, ME);
     for (const n of FRIENDS) ctx.sandbox.control.addPhone(n);
   });
@@ -139,6 +139,23 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     const flood = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'flood', everyMs: 10 });
     expect(flood.status).toBe(400);
     expect(flood.body.error.details).toEqual([{ path: 'everyMs', message: 'must be at least 200' }]);
+  });
+
+  it('refuses a recurring timer past MAX_RECURRING_PER_ACCOUNT with 409 CONFLICT, statuses included, until one is cancelled', async () => {
+    const every = { everyMs: 3_600_000 };
+    const first = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'hourly', ...every });
+    const second = await call('POST', `/v1/sessions/${sessionId}/status/recurring`, { payload: { type: 'text', text: 'hourly status', statusJidList: [FRIENDS[1]] }, ...every });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const third = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'one too many', ...every });
+    expect(third.status).toBe(409);
+    expect(third.body).toEqual({ ok: false, error: { code: 'CONFLICT', message: expect.stringMatching(/most recurring timers allowed \(2\)/) } });
+    expect((await call('GET', `/v1/sessions/${sessionId}/messages/recurring`)).body.items).toHaveLength(2);
+    await call('DELETE', `/v1/sessions/${sessionId}/messages/recurring/${first.body.timerId}`);
+    const again = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'room again', ...every });
+    expect(again.status).toBe(200);
+    for (const timer of (await call('GET', `/v1/sessions/${sessionId}/messages/recurring`)).body.items) {
+      await call('DELETE', `/v1/sessions/${sessionId}/messages/recurring/${timer.timerId}`);
+    }
   });
 
   it('bulk-sends to a contact group and to a tag with personalisation, reporting blocked and unknown numbers', async () => {

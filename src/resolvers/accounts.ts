@@ -40,6 +40,14 @@ export const authenticate = async (deps: Pick<Deps, 'db'>, apiKey: string | unde
   return caller;
 };
 
+/** decisions.md: right after the key, before anything about the request is looked at. */
+export const takeRequest = async (deps: Pick<Deps, 'rateLimit'>, caller: Caller): Promise<void> => {
+  const retryAfterSeconds = await deps.rateLimit.take(caller.accountId);
+  if (retryAfterSeconds !== null) {
+    throw new DomainError('RATE_LIMITED', `Too many requests for this key; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
+  }
+};
+
 export const me = (ctx: RequestContext): AccountView => ({
   id: ctx.caller.accountId,
   email: ctx.caller.email,

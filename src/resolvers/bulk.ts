@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Contact } from '../generated/sqlite/client.ts';
+import { campaignTopic } from '../runtime/events.ts';
 import { getContactGroup } from './contact-groups.ts';
 import { parseVariables } from './contacts.ts';
 import type { RequestContext } from './context.ts';
@@ -58,7 +59,7 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
       failed: result.failed,
       remaining: result.total - result.sent - result.failed,
     };
-    ctx.events.publish('campaign', progressId, progress);
+    ctx.events.publish('campaign', campaignTopic(ctx.caller.accountId, progressId), progress);
   };
 
   const unblocked = contacts.filter((c) => !c.isBlocked);

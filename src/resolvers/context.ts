@@ -6,6 +6,7 @@ import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
 import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
 import type { MediaFetcher } from '../runtime/media-fetch.ts';
+import type { RateLimiter } from '../runtime/rate-limit.ts';
 import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
 
@@ -23,6 +24,8 @@ export interface Deps {
   fetchMedia: MediaFetcher;
   buttons: ButtonGuard;
   jobs: JobScheduler;
+  /** requests per key in a short window (RATE_LIMIT_*), taken right after the key is checked */
+  rateLimit: RateLimiter;
 }
 
 export interface Caller {

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'QUOTA_EXCEEDED'
+  | 'RATE_LIMITED'
   | 'NETWORK_ERROR'
   | 'INTERNAL';
 
@@ -23,7 +24,7 @@ export interface ErrorDetail {
 export class DomainError extends Error {
   readonly code: ErrorCode;
   readonly details?: ErrorDetail[];
-  /** Seconds a client should wait before retrying (QUOTA_EXCEEDED). */
+  /** Seconds a client should wait before retrying (QUOTA_EXCEEDED, RATE_LIMITED). */
   readonly retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; retryAfterSeconds?: number } = {}) {
@@ -34,6 +35,23 @@ export class DomainError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
+
+/** Every code above, for the doors that must make sure nothing else reaches a client. */
+export const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'VALIDATION_FAILED',
+  'INVALID_JSON',
+  'UNAUTHENTICATED',
+  'NOT_FOUND',
+  'SESSION_NOT_CONNECTED',
+  'CONFLICT',
+  'MESSAGE_NOT_EDITABLE',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'QUOTA_EXCEEDED',
+  'RATE_LIMITED',
+  'NETWORK_ERROR',
+  'INTERNAL',
+]);
 
 export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);
 

@@ -19,7 +19,10 @@ export const limitSchema = integerInput(1)
   .default(50)
   .transform((n) => Math.min(n, MAX_LIMIT));
 
+/** Keeps the row offset ((page - 1) * limit) within a 32-bit integer for every database and driver. */
+export const MAX_PAGE = 10_000_000;
+
 export const pageSchema = z.object({
-  page: integerInput(1).default(1),
+  page: integerInput(1).pipe(z.number().max(MAX_PAGE, `must be at most ${MAX_PAGE}`)).default(1),
   limit: limitSchema,
 });

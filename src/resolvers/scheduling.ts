@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { campaignTopic } from '../runtime/events.ts';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
@@ -174,6 +175,10 @@ export const registerRecurring = async (
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const session = await ownSession(ctx, sessionId);
   requireLink(ctx, session);
+  const cap = ctx.settings.MAX_RECURRING_PER_ACCOUNT;
+  if (cap > 0 && ctx.jobs.countRecurring(ctx.caller.accountId) >= cap) {
+    throw new DomainError('CONFLICT', `This account already has the most recurring timers allowed (${cap}); cancel one first`);
+  }
   const timerId = randomUUID();
   await ctx.jobs.addRecurring({ timerId, accountId: ctx.caller.accountId, sessionId, everyMs, payload, createdAt: ctx.now() });
   return { ok: true, recurringEveryMs: everyMs, timerId };
@@ -211,7 +216,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
-    if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
+    if (row.campaignId) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), await campaignProgress(deps, row.campaignId));
   };
   if (!link) {
     const dueAt = (row.sendAt ?? row.createdAt).getTime();

@@ -101,6 +101,10 @@ export const listSessions = async (ctx: RequestContext): Promise<SessionView[]> 
 
 export const createSession = async (ctx: RequestContext, input: unknown): Promise<SessionView> => {
   const { name } = parseInput(nameSchema, input);
+  const cap = ctx.settings.MAX_SESSIONS_PER_ACCOUNT;
+  if (cap > 0 && (await ctx.db.session.count({ where: { accountId: ctx.caller.accountId } })) >= cap) {
+    throw new DomainError('CONFLICT', `This account already has the most sessions allowed (${cap}); delete one first`);
+  }
   const row = await ctx.db.session.create({ data: { accountId: ctx.caller.accountId, sessionName: name } });
   return sessionView(ctx, row);
 };

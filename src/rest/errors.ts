@@ -15,6 +15,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   QUOTA_EXCEEDED: 429,
+  RATE_LIMITED: 429,
   NETWORK_ERROR: 502,
   INTERNAL: 500,
 };
@@ -91,6 +92,29 @@ export const refuseNul: RequestHandler = (req, _res, next) => {
     else if (!details.some((d) => d.path === 'query')) details.push({ path: 'query', message: `keys ${NUL_MESSAGE}` });
   }
   next(details.length > 0 ? validationFailed(details) : undefined);
+};
+
+/** No body of the spec nests more than a few levels; far deeper ones are refused before any route walks them. */
+export const MAX_BODY_DEPTH = 32;
+
+const deeperThan = (value: unknown, max: number): boolean => {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: at, depth } = pending.pop() as { value: unknown; depth: number };
+    if (typeof at !== 'object' || at === null) continue;
+    if (depth >= max) return true;
+    for (const item of Object.values(at)) pending.push({ value: item, depth: depth + 1 });
+  }
+  return false;
+};
+
+/** An Idempotency-Key hashes the body and routes validate it; both walk it, so its depth is bounded first. */
+export const refuseDeepBody: RequestHandler = (req, _res, next) => {
+  next(
+    deeperThan(req.body, MAX_BODY_DEPTH)
+      ? validationFailed([{ path: '(body)', message: `must not be nested deeper than ${MAX_BODY_DEPTH} levels` }])
+      : undefined,
+  );
 };
 
 /**

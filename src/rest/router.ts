@@ -11,7 +11,7 @@ import { statusesRouter } from './statuses.ts';
 import { messagesRouter, sendRouter } from './messages.ts';
 import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
-import { errorHandler, notFoundRoute, optionsWithoutBody, refuseNul, requireJsonBody } from './errors.ts';
+import { errorHandler, notFoundRoute, optionsWithoutBody, refuseDeepBody, refuseNul, requireJsonBody } from './errors.ts';
 
 /** Everything under /v1: the key, then body checks, then the domain routers. */
 export const restRouter = (deps: Deps): Router =>
@@ -22,6 +22,7 @@ export const restRouter = (deps: Deps): Router =>
     .use(requireJsonBody)
     // Not strict: null, 42 or "x" are JSON, so they reach validation (VALIDATION_FAILED), not INVALID_JSON.
     .use(express.json({ limit: deps.settings.BODY_LIMIT, type: 'application/json', strict: false }))
+    .use(refuseDeepBody)
     .use(sendRouter())
     .use(accountsRouter())
     .use(contactGroupsRouter())

@@ -8,6 +8,7 @@ import { createOutgoingWrites } from './db/outgoing-writes.ts';
 import { createEventBus } from './events.ts';
 import { ButtonGuard } from './button-guard.ts';
 import { IncomingBuffer } from './incoming-buffer.ts';
+import { routeLibsignalConsole } from './libsignal-console.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { createMediaFetcher } from './media-fetch.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
@@ -17,6 +18,7 @@ import type { NetworkTarget } from './network/baileys-target.ts';
 import { createThreadedNetwork } from './network/network-thread.ts';
 import { SessionManager } from './network/session-manager.ts';
 import type { SessionManagerOptions } from './network/session-manager.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import type { Settings } from './settings.ts';
 
 export interface DepsOptions {
@@ -34,6 +36,8 @@ export interface DepsOptions {
 /** The one place the runtime pieces are put together, for main and for tests alike. */
 export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
+  // The sandbox's phones and, without NETWORK_THREAD, the links run libsignal on this thread.
+  routeLibsignalConsole(logger);
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
   const incoming = new IncomingBuffer(
@@ -75,6 +79,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (spec) await runRecurring(deps, spec);
   });
   const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
-  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
+  const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
+  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit };
   return deps;
 };

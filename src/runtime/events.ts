@@ -9,8 +9,12 @@ export type SessionEvent = Session & { qrCode: string | null };
 type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
-  campaign: [campaignId: string, payload: CampaignProgress];
+  /** keyed by campaignTopic(accountId, campaignId): progress ids belong to an account */
+  campaign: [topic: string, payload: CampaignProgress];
 };
+
+/** A campaign or bulk progress id is only ever seen, and fed, inside the account that uses it. */
+export const campaignTopic = (accountId: string, campaignId: string): string => `${accountId}/${campaignId}`;
 
 /** In-process fan-out for GraphQL subscriptions and long-polls. */
 export const createEventBus = () => createPubSub<Topics>();

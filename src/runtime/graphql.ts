@@ -1,13 +1,21 @@
 import type { IncomingMessage, Server } from 'node:http';
+import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import bytes from 'bytes';
 import { GraphQLError, visit } from 'graphql';
-import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import type { DocumentNode, ExecutionArgs, ExecutionResult, ValidationContext } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import { WebSocketServer } from 'ws';
-import { authenticate } from '../resolvers/accounts.ts';
+import { authenticate, hashApiKey, takeRequest } from '../resolvers/accounts.ts';
 import type { Caller, Deps, RequestContext } from '../resolvers/context.ts';
-import { DomainError, validationFailed } from '../resolvers/errors.ts';
+import { DomainError, ERROR_CODES, validationFailed } from '../resolvers/errors.ts';
+import type { ErrorCode } from '../resolvers/errors.ts';
 import type { ErrorDetail } from '../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
 import { STATUS_OF } from '../rest/errors.ts';
@@ -28,8 +36,12 @@ const keyFrom = (sc: ServerContext): string | undefined => {
 const isGraphQLError = (value: unknown): value is GraphQLError =>
   typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'GraphQLError';
 
+/**
+ * Made with yoga's createGraphQLError, so the error is of the graphql copy yoga and graphql-ws load
+ * (graphql can be loaded twice, ESM and CJS builds), which they check with instanceof.
+ */
 const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError =>
-  new GraphQLError(error.message, {
+  createGraphQLError(error.message, {
     nodes: from?.nodes,
     path: from?.path,
     source: from?.source,
@@ -37,12 +49,17 @@ const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError 
     extensions: {
       code: error.code,
       ...(error.details ? { details: error.details } : {}),
-      // Only a refused key changes the HTTP status; field errors stay 200 as GraphQL clients expect.
+      ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+      // Only a refused key or rate changes the HTTP status; field errors stay 200 as GraphQL clients expect.
       ...(error.code === 'UNAUTHENTICATED' ? { http: { status: STATUS_OF[error.code] } } : {}),
+      ...(error.code === 'RATE_LIMITED'
+        ? { http: { status: STATUS_OF[error.code], headers: { 'Retry-After': String(error.retryAfterSeconds ?? 1) } } }
+        : {}),
     },
   });
 
-const GRAPHQL_REFUSALS = new Set<unknown>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+// BAD_USER_INPUT: graphql-tools' mark on a variable value refused when a subscription starts.
+const GRAPHQL_REFUSALS = new Set<unknown>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']);
 
 /**
  * GraphQL's own refusal of a request (syntax, validation, variable values, operation choice). Resolver
@@ -89,6 +106,26 @@ const markBadRequest = (error: GraphQLError): GraphQLError => {
   return error;
 };
 
+/** Yoga's own codes for what decisions.md already names; anything else is judged by its HTTP status. */
+const YOGA_CODES: Record<string, ErrorCode> = {
+  REQUEST_ENTITY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  OPERATION_RESOLUTION_FAILURE: 'VALIDATION_FAILED',
+  INTERNAL_SERVER_ERROR: 'INTERNAL',
+};
+
+const codeForStatus = (status: unknown): ErrorCode =>
+  status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : typeof status === 'number' && status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED';
+
+/** decisions.md: every GraphQL error carries one of its codes. Changed in place, as markRefusal is. */
+const withKnownCode = (error: GraphQLError): GraphQLError => {
+  const extensions = error.extensions;
+  if (ERROR_CODES.has(String(extensions.code))) return error;
+  const http = extensions.http as { status?: unknown } | undefined;
+  extensions.code = YOGA_CODES[String(extensions.code)] ?? codeForStatus(http?.status);
+  if (extensions.code === 'VALIDATION_FAILED') extensions.details ??= [{ path: '(request)', message: error.message }];
+  return error;
+};
+
 /** Validation errors are returned by yoga without passing through maskError, so they are marked here. */
 const useRefusalCodes: Plugin = {
   onValidate: () => ({ result, setResult }) => {
@@ -128,14 +165,77 @@ const refuseNul = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; s
 const useNulCheck: Plugin = { onExecute: refuseNul, onSubscribe: refuseNul };
 
 /**
+ * Subscriptions are capped per connection and per account on graphql-ws; yoga would also serve them over
+ * HTTP (server-sent events), outside those caps, so there they are refused.
+ */
+const useSubscriptionsOverWebSocket: Plugin = {
+  onSubscribe: ({ args, setResultAndStopExecution }) => {
+    if ((args.contextValue as { socket?: unknown }).socket !== undefined) return;
+    const message = 'Subscriptions are served over graphql-ws on /graphql';
+    const extensions = { code: 'VALIDATION_FAILED', details: [{ path: 'query', message }], http: { status: 400 } };
+    setResultAndStopExecution({ errors: [createGraphQLError(message, { extensions })] });
+  },
+};
+
+/**
  * decisions.md: the key comes before anything else, so a request without one is a 401 even if its query
  * is invalid. The caller found is handed to the context of the same request instead of being looked up twice.
  */
 const useKeyFirst = (deps: Deps, callers: WeakMap<Request, Caller>): Plugin<Record<string, unknown>, ServerContext> => ({
   onParams: async ({ context, request }) => {
-    callers.set(request, await authenticate(deps, keyFrom(context)));
+    const caller = await authenticate(deps, keyFrom(context));
+    await takeRequest(deps, caller);
+    callers.set(request, caller);
   },
 });
+
+/** An operation over a limit: VALIDATION_FAILED with the limit named, before anything runs. */
+const refuseOver = (context: ValidationContext | null, error: GraphQLError): void => {
+  const message = error.message.replace(/^Syntax Error: /, '');
+  // As graphql's own validation errors: 400, or 200 for an application/json client (GraphQL over HTTP).
+  const extensions = { code: 'VALIDATION_FAILED', details: [{ path: 'query', message }], http: { spec: true, status: 400 } };
+  context?.reportError(createGraphQLError(message, { extensions }));
+};
+
+/**
+ * graphql-armor's limits, each counting every field, alias and directive, introspection included.
+ * Breadth is the number of fields an operation selects: armor's cost with every field at 1 and no
+ * weight for depth.
+ */
+const armor = (settings: Deps['settings']): Plugin[] => {
+  const common = { exposeLimits: true, propagateOnRejection: false, onReject: [refuseOver] };
+  return [
+    maxTokensPlugin({ n: settings.GRAPHQL_MAX_TOKENS }),
+    maxDepthPlugin({ ...common, n: settings.GRAPHQL_MAX_DEPTH, ignoreIntrospection: false, flattenFragments: true }),
+    maxAliasesPlugin({ ...common, n: settings.GRAPHQL_MAX_ALIASES, allowList: [] }),
+    maxDirectivesPlugin({ ...common, n: settings.GRAPHQL_MAX_DIRECTIVES }),
+    costLimitPlugin({ ...common, maxCost: settings.GRAPHQL_MAX_COMPLEXITY, ignoreIntrospection: false, flattenFragments: true }),
+    costLimitPlugin({
+      ...common,
+      onReject: [(context, error) => refuseOver(context, new GraphQLError(error.message.replace(/Query Cost limit/, 'Breadth limit')))],
+      maxCost: settings.GRAPHQL_MAX_BREADTH,
+      objectCost: 1,
+      scalarCost: 1,
+      depthCostFactor: 1,
+      ignoreIntrospection: false,
+      flattenFragments: true,
+    }),
+  ];
+};
+
+/** Parsed documents are cached by their source; bounded by total source size, so large queries cannot pile up. */
+const CACHE_MAX_SOURCE_CHARS = 2 * 1024 * 1024;
+const CACHE_MAX_ENTRY_CHARS = 64 * 1024;
+
+const boundedCache = <V extends {}>() => {
+  const cache = new LRUCache<string, V>({ max: 1024, maxSize: CACHE_MAX_SOURCE_CHARS, sizeCalculation: (_value, key) => Math.max(1, key.length) });
+  return {
+    get: (key: string) => cache.get(key),
+    set: (key: string, value: V) => {
+      if (key.length <= CACHE_MAX_ENTRY_CHARS) cache.set(key, value);
+    },
+  };
+};
 
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> => {
   const callers = new WeakMap<Request, Caller>();
@@ -145,7 +245,10 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     logging: false,
     graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
     landingPage: false,
-    plugins: [useKeyFirst(deps, callers), useRefusalCodes, useNulCheck],
+    maxRequestBodySize: bytes.parse(deps.settings.GRAPHQL_BODY_LIMIT) ?? 1024 * 1024,
+    multipart: false,
+    parserAndValidationCache: { documentCache: boundedCache<DocumentNode>(), errorCache: boundedCache<Error>() },
+    plugins: [useKeyFirst(deps, callers), ...armor(deps.settings), useRefusalCodes, useNulCheck, useSubscriptionsOverWebSocket],
     context: async (sc): Promise<RequestContext> => {
       const caller = callers.get(sc.request) ?? (await authenticate(deps, keyFrom(sc)));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
@@ -159,8 +262,8 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
         if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
         if (graphQLError && isRefusal(graphQLError)) return markRefusal(graphQLError);
         if (graphQLError?.extensions.code === 'BAD_REQUEST') return markBadRequest(graphQLError);
-        // Yoga's other HTTP-level errors carry no original error and are safe to show as they are.
-        if (graphQLError && !graphQLError.originalError) return graphQLError;
+        // Yoga's other HTTP-level errors carry no original error and are safe to show, in decisions.md's codes.
+        if (graphQLError && !graphQLError.originalError) return withKnownCode(graphQLError);
         deps.logger.error({ err: original }, 'unhandled GraphQL error');
         return new GraphQLError('Internal error', {
           nodes: graphQLError?.nodes,
@@ -177,22 +280,129 @@ interface Enveloped {
   subscribe: (args: ExecutionArgs) => unknown;
 }
 
+/** WebSocket close codes beyond graphql-ws' own (4403 also when a key stops working). */
+export const CLOSE_KEY_REVOKED = 4403;
+export const CLOSE_TOO_MANY_CONNECTIONS = 4429;
+/** How often open sockets' keys are checked again, so a rotated or removed key loses them within AUTH_CACHE_MS. */
+const KEY_RECHECK_MS = 2_000;
+
+interface OpenSocket {
+  accountId: string;
+  keyHash: string;
+  subscriptions: () => number;
+  close: (code: number, reason: string) => void;
+}
+
+const rateLimited = (error: DomainError): GraphQLError[] => [domainToGraphQL(error)];
+
+/**
+ * The sockets of this process, by key; a socket belongs to the node it is open on, so this stays in
+ * memory on each node (scale-out.md), unlike request counters.
+ */
+const createSocketRegistry = () => {
+  const byKey = new Map<string, Set<OpenSocket>>();
+  const byAccount = new Map<string, Set<OpenSocket>>();
+  const add = <K>(map: Map<K, Set<OpenSocket>>, key: K, socket: OpenSocket) => {
+    let set = map.get(key);
+    if (!set) map.set(key, (set = new Set()));
+    set.add(socket);
+  };
+  const remove = <K>(map: Map<K, Set<OpenSocket>>, key: K, socket: OpenSocket) => {
+    const set = map.get(key);
+    set?.delete(socket);
+    if (set?.size === 0) map.delete(key);
+  };
+  return {
+    connections: (keyHash: string) => byKey.get(keyHash)?.size ?? 0,
+    subscriptions: (accountId: string) => {
+      let total = 0;
+      for (const socket of byAccount.get(accountId) ?? []) total += socket.subscriptions();
+      return total;
+    },
+    keyHashes: () => [...byKey.keys()],
+    socketsOf: (keyHash: string) => [...(byKey.get(keyHash) ?? [])],
+    add: (socket: OpenSocket) => {
+      add(byKey, socket.keyHash, socket);
+      add(byAccount, socket.accountId, socket);
+    },
+    remove: (socket: OpenSocket) => {
+      remove(byKey, socket.keyHash, socket);
+      remove(byAccount, socket.accountId, socket);
+    },
+  };
+};
+
 /** graphql-ws on the same path as HTTP GraphQL, sharing yoga's plugins, context and error masking. */
 export const attachSubscriptions = (server: Server, yoga: YogaServerInstance<ServerContext, RequestContext>, deps: Deps) => {
-  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const { settings } = deps;
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: bytes.parse(settings.GRAPHQL_BODY_LIMIT) ?? 1024 * 1024 });
+  const registry = createSocketRegistry();
+  const opened = new WeakMap<object, OpenSocket>();
+
+  // A key rotated or removed (by the CLI, in another process) closes its sockets: one query for all keys.
+  const recheck = setInterval(() => {
+    const hashes = registry.keyHashes();
+    if (hashes.length === 0) return;
+    deps.db.account
+      .findMany({ where: { apiKeyHash: { in: hashes } }, select: { apiKeyHash: true } })
+      .then((rows) => {
+        const alive = new Set(rows.map((row) => row.apiKeyHash));
+        for (const hash of hashes) {
+          if (alive.has(hash)) continue;
+          for (const socket of registry.socketsOf(hash)) socket.close(CLOSE_KEY_REVOKED, 'Forbidden: the API key is no longer valid');
+        }
+      })
+      .catch((err: unknown) => deps.logger.warn({ err }, 'checking the keys of open subscriptions failed'));
+  }, KEY_RECHECK_MS);
+  recheck.unref();
+
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as Enveloped).execute(args) as never,
       subscribe: (args) => (args.rootValue as Enveloped).subscribe(args) as never,
       onConnect: async (ctx) => {
+        const key = keyFrom({ connectionParams: ctx.connectionParams });
+        let caller: Caller;
         try {
-          await authenticate(deps, keyFrom({ connectionParams: ctx.connectionParams }));
-          return true;
+          caller = await authenticate(deps, key);
         } catch {
           return false;
         }
+        const socket = ctx.extra.socket;
+        const keyHash = hashApiKey(caller.apiKey);
+        if ((await deps.rateLimit.take(caller.accountId)) !== null || registry.connections(keyHash) >= settings.MAX_CONNECTIONS_PER_KEY) {
+          socket.close(CLOSE_TOO_MANY_CONNECTIONS, 'Too many connections or requests for this key');
+          return false;
+        }
+        const open: OpenSocket = {
+          accountId: caller.accountId,
+          keyHash,
+          subscriptions: () => Object.keys(ctx.subscriptions).length,
+          close: (code, reason) => socket.close(code, reason),
+        };
+        opened.set(ctx, open);
+        registry.add(open);
+        return true;
+      },
+      onClose: (ctx) => {
+        const open = opened.get(ctx);
+        if (open) registry.remove(open);
       },
       onSubscribe: async (ctx, _id, payload) => {
+        const open = opened.get(ctx);
+        if (open) {
+          // graphql-ws has already counted this subscription in ctx.subscriptions.
+          if (open.subscriptions() > settings.MAX_SUBSCRIPTIONS_PER_SOCKET) {
+            return rateLimited(new DomainError('RATE_LIMITED', `At most ${settings.MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once on one connection`, { retryAfterSeconds: 1 }));
+          }
+          if (registry.subscriptions(open.accountId) > settings.MAX_SUBSCRIPTIONS_PER_ACCOUNT) {
+            return rateLimited(new DomainError('RATE_LIMITED', `At most ${settings.MAX_SUBSCRIPTIONS_PER_ACCOUNT} operations at once for one account`, { retryAfterSeconds: 1 }));
+          }
+          const retryAfterSeconds = await deps.rateLimit.take(open.accountId);
+          if (retryAfterSeconds !== null) {
+            return rateLimited(new DomainError('RATE_LIMITED', `Too many requests for this key; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }));
+          }
+        }
         const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
@@ -200,22 +410,30 @@ export const attachSubscriptions = (server: Server, yoga: YogaServerInstance<Ser
           params: payload,
           connectionParams: ctx.connectionParams,
         });
-        const args: ExecutionArgs = {
-          schema: envelopedSchema,
-          operationName: payload.operationName,
-          document: parse(payload.query),
-          variableValues: payload.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        return errors.length > 0 ? errors : args;
+        try {
+          const args: ExecutionArgs = {
+            schema: envelopedSchema,
+            operationName: payload.operationName,
+            document: parse(payload.query),
+            variableValues: payload.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe },
+          };
+          const errors = validate(args.schema, args.document);
+          return errors.length > 0 ? errors : args;
+        } catch (err) {
+          // A syntax error (or the token limit) and a key that stopped working answer this operation only.
+          if (err instanceof DomainError) return [domainToGraphQL(err)];
+          if (isGraphQLError(err)) return [markRefusal(err)];
+          throw err;
+        }
       },
     },
     wss,
   );
   return {
     close: async () => {
+      clearInterval(recheck);
       for (const client of wss.clients) client.close(1001, 'server shutting down');
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

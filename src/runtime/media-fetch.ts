@@ -1,4 +1,8 @@
+import type { LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import type { IncomingMessage, RequestOptions } from 'node:http';
+import https from 'node:https';
 import ipaddr from 'ipaddr.js';
 import { DomainError } from '../resolvers/errors.ts';
 import { isPrivateAddress, PRIVATE_URL_MESSAGE } from '../resolvers/media-urls.ts';
@@ -25,6 +29,41 @@ const refused = (field: string, message: string) =>
 const defaultResolve = async (host: string): Promise<string[]> =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
+type Lookup = NonNullable<RequestOptions['lookup']>;
+
+/**
+ * A lookup that answers with the addresses already checked, whatever it is asked: the connection goes to
+ * an address the guard saw, so a name that resolves elsewhere the second time (DNS rebinding) cannot
+ * move it. TLS still verifies the certificate against the URL's host name.
+ */
+export const pinnedLookup = (addresses: string[]): Lookup => {
+  const entries = addresses.map((address) => ({ address, family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4 }));
+  return ((_hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+    const wanted = options.family === 4 || options.family === 6 ? entries.filter((e) => e.family === options.family) : entries;
+    const usable = wanted.length > 0 ? wanted : entries;
+    if (options.all) callback(null, usable);
+    else callback(null, usable[0]?.address, usable[0]?.family);
+  }) as Lookup;
+};
+
+/** A file name from the URL's last path segment; a malformed escape (%ZZ) keeps the segment as written. */
+const fileNameOf = (url: URL): string | undefined => {
+  const last = url.pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(last) || undefined;
+  } catch {
+    return last || undefined;
+  }
+};
+
+/** One GET, no redirects followed (a 3xx is an answer like any other non-2xx). */
+const get = (url: URL, lookup: Lookup | undefined, signal: AbortSignal): Promise<IncomingMessage> =>
+  new Promise((resolve, reject) => {
+    // Looked up on the module at call time, where interceptors (msw in tests) can see the call.
+    const request = (url.protocol === 'https:' ? https : http).get(url, { lookup, signal, headers: { accept: '*/*' } }, resolve);
+    request.on('error', reject);
+  });
+
 /** Fetches a file the caller named by URL, refusing what could reach inside our own network. */
 export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => {
   const resolveHost = options.resolveHost ?? defaultResolve;
@@ -36,6 +75,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       throw refused(field, 'must be an absolute http(s) URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(field, 'must use http or https');
+    let lookup: Lookup | undefined;
     if (!options.allowPrivate) {
       const host = url.hostname.replace(/^\[|\]$/g, '');
       let addresses: string[];
@@ -44,38 +84,49 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       } catch {
         throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
       }
-      if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw refused(field, PRIVATE_URL_MESSAGE);
+      if (addresses.length === 0 || addresses.some((address) => !ipaddr.isValid(address) || isPrivateAddress(address))) {
+        throw refused(field, PRIVATE_URL_MESSAGE);
+      }
+      lookup = pinnedLookup(addresses);
     }
 
-    let response: Response;
+    const signal = AbortSignal.timeout(options.timeoutMs);
+    const failed = (err: unknown) => {
+      const timedOut = signal.aborted || (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'));
+      return new DomainError('NETWORK_ERROR', timedOut ? `Fetching ${field} timed out` : `Could not fetch ${field}`);
+    };
+    let response: IncomingMessage;
     try {
-      response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs), redirect: 'error' });
+      response = await get(url, lookup, signal);
     } catch (err) {
-      const timedOut = err instanceof Error && err.name === 'TimeoutError';
-      throw new DomainError('NETWORK_ERROR', timedOut ? `Fetching ${field} timed out` : `Could not fetch ${field}`);
+      throw failed(err);
     }
-    if (!response.ok) throw new DomainError('NETWORK_ERROR', `Fetching ${field} answered HTTP ${response.status}`);
-    const declared = Number(response.headers.get('content-length') ?? 0);
-    if (declared > options.maxBytes) {
-      // Not awaited: some bodies never settle a cancel, and the answer must not wait on it.
-      response.body?.cancel().catch(() => undefined);
-      throw refused(field, `the file is larger than ${options.maxBytes} bytes`);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      response.destroy();
+      throw new DomainError('NETWORK_ERROR', `Fetching ${field} answered HTTP ${status}`);
     }
-    const chunks: Uint8Array[] = [];
+    const tooLarge = () => refused(field, `the file is larger than ${options.maxBytes} bytes`);
+    if (Number(response.headers['content-length'] ?? 0) > options.maxBytes) {
+      response.destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
     let total = 0;
-    const reader = response.body?.getReader();
-    while (reader) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > options.maxBytes) {
-        reader.cancel().catch(() => undefined);
-        throw refused(field, `the file is larger than ${options.maxBytes} bytes`);
+    try {
+      for await (const chunk of response as AsyncIterable<Buffer>) {
+        total += chunk.byteLength;
+        if (total > options.maxBytes) {
+          response.destroy();
+          throw tooLarge();
+        }
+        chunks.push(chunk);
       }
-      chunks.push(value);
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw failed(err);
     }
-    const mimetype = response.headers.get('content-type')?.split(';')[0]?.trim() || undefined;
-    const fileName = decodeURIComponent(url.pathname.split('/').pop() ?? '') || undefined;
-    return { data: Buffer.concat(chunks), mimetype, fileName };
+    const mimetype = response.headers['content-type']?.split(';')[0]?.trim() || undefined;
+    return { data: Buffer.concat(chunks), mimetype, fileName: fileNameOf(url) };
   };
 };

@@ -1,11 +1,9 @@
 import SchemaBuilder from '@pothos/core';
-import ComplexityPlugin from '@pothos/plugin-complexity';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import { JSONObjectResolver } from 'graphql-scalars';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type { RequestContext } from '../resolvers/context.ts';
-import { DomainError } from '../resolvers/errors.ts';
 
 export type GraphQLContext = RequestContext;
 
@@ -17,7 +15,7 @@ export const builder = new SchemaBuilder<{
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ComplexityPlugin, PrismaPlugin],
+  plugins: [PrismaPlugin],
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.db,
@@ -25,22 +23,6 @@ export const builder = new SchemaBuilder<{
     exposeDescriptions: false,
     filterConnectionTotalCount: true,
     onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
-  },
-  complexity: {
-    defaultComplexity: 1,
-    defaultListMultiplier: 10,
-    limit: (ctx) => ({
-      depth: ctx.settings.GRAPHQL_MAX_DEPTH,
-      complexity: ctx.settings.GRAPHQL_MAX_COMPLEXITY,
-      breadth: ctx.settings.GRAPHQL_MAX_BREADTH,
-    }),
-    complexityError: (kind, result) => {
-      const key = kind.toLowerCase() as 'depth' | 'breadth' | 'complexity';
-      const max = result[`max${kind}` as 'maxDepth' | 'maxBreadth' | 'maxComplexity'];
-      return new DomainError('VALIDATION_FAILED', `Query ${key} ${result[key]} exceeds the limit of ${max}`, {
-        details: [{ path: '(query)', message: `${key} must be at most ${max}` }],
-      });
-    },
   },
 });
 

@@ -8,6 +8,7 @@ import {
   startRecurring,
 } from '../resolvers/scheduling.ts';
 import { DomainError } from '../resolvers/errors.ts';
+import { campaignTopic } from '../runtime/events.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 const ScheduleResult = builder.objectRef<ScheduleAnswer>('ScheduleResult').implement({
@@ -132,7 +133,7 @@ builder.subscriptionField('campaignProgress', (t) =>
         select: { id: true },
       });
       if (foreign) throw new DomainError('NOT_FOUND', 'Campaign not found');
-      return ctx.events.subscribe('campaign', id);
+      return ctx.events.subscribe('campaign', campaignTopic(ctx.caller.accountId, id));
     },
     resolve: (progress) => progress,
   }),

@@ -36,7 +36,8 @@ export const startTestApp = async (
 ): Promise<TestApp> => {
   const database = await createTestDatabase(kind);
   const db = await createPrisma(database.url);
-  const settings = defaultSettings({ DATABASE_URL: database.url, ...overrides });
+  // The suite and the benchmarks send far more than a client would; the rate limit has tests of its own.
+  const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, ...overrides });
   const deps = createDeps({ db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, ...options });
   const app = buildApp(deps);
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));

@@ -99,6 +99,12 @@ export class JobScheduler {
     return [...this.recurring.values()].filter((r) => r.sessionId === sessionId);
   }
 
+  countRecurring(accountId: string): number {
+    let count = 0;
+    for (const spec of this.recurring.values()) if (spec.accountId === accountId) count += 1;
+    return count;
+  }
+
   async cancelRecurring(timerId: string): Promise<boolean> {
     if (!this.recurring.delete(timerId)) return false;
     await this.send({ type: 'clear', key: timerId });

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPrisma } from '../db/client.ts';
+import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { socketOptionsFor } from './baileys-target.ts';
@@ -15,6 +16,7 @@ const port = parentPort;
 const data = workerData as NetworkThreadData;
 const db = createPrisma(data.databaseUrl);
 const logger = createLogger(data.logLevel).child({ thread: 'network' });
+routeLibsignalConsole(logger);
 const network = createBaileysNetwork({ db, logger, socket: socketOptionsFor(data.target), keepAliveIntervalMs: data.keepAliveIntervalMs });
 const links = new Map<number, NetworkLink>();
 

@@ -1,11 +1,13 @@
 import '../node-version.ts';
 import { pino } from 'pino';
+import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { startSandbox } from './sandbox.ts';
 
 // `npm run sandbox`: the offline WhatsApp network on its own, for services started with WA_SANDBOX_URL.
 // `npm run sandbox -- --bartender` (or SANDBOX_BARTENDER=true) also serves Baileys' mock-server layout.
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 const bartender = process.argv.includes('--bartender') || process.env.SANDBOX_BARTENDER === 'true';
+routeLibsignalConsole(logger);
 const sandbox = await startSandbox({
   port: Number(process.env.SANDBOX_PORT ?? 4010),
   controlPort: Number(process.env.SANDBOX_CONTROL_PORT ?? 4011),
