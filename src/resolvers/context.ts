@@ -6,6 +6,7 @@ import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
 import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
 import type { MediaFetcher } from '../runtime/media-fetch.ts';
+import type { Metrics } from '../runtime/metrics.ts';
 import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
 
@@ -23,6 +24,7 @@ export interface Deps {
   fetchMedia: MediaFetcher;
   buttons: ButtonGuard;
   jobs: JobScheduler;
+  metrics: Metrics;
 }
 
 export interface Caller {

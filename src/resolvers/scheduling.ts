@@ -219,9 +219,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null } });
       return new Date(deps.now().getTime() + RETRY_EVERY_MS);
     }
+    deps.metrics.sends.inc({ kind: row.kind, outcome: 'not_connected' });
     await finish({ status: 'FAILED', error: 'The session was not connected when the message was due' });
     return null;
   }
+  const sending = performance.now();
   try {
     const sent =
       row.kind === 'status'
@@ -229,8 +231,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         : await link.send(row.toNumber, { kind: 'text', text: (JSON.parse(row.payload) as { text?: string }).text ?? row.content }, {
             messageId: row.waMessageId ?? undefined,
           });
+    deps.metrics.sendSeconds.observe({ kind: row.kind }, (performance.now() - sending) / 1000);
+    deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
     await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
   } catch (err) {
+    deps.metrics.sends.inc({ kind: row.kind, outcome: 'failed' });
     deps.logger.warn({ err, messageId }, 'scheduled send failed');
     await finish({ status: 'FAILED', error: err instanceof Error ? err.message : String(err) });
   }

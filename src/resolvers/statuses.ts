@@ -97,13 +97,17 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
       status: 'PENDING',
     },
   });
+  const sending = performance.now();
   try {
     const sent = await link.sendStatus(content, recipients);
+    ctx.metrics.sendSeconds.observe({ kind: 'status' }, (performance.now() - sending) / 1000);
+    ctx.metrics.sends.inc({ kind: 'status', outcome: 'sent' });
     await ctx.db.outgoingMessage.update({
       where: { id: record.id },
       data: { status: 'SENT', sentAt: ctx.now(), waMessageId: sent.waMessageId, remoteJid: STATUS_TARGET },
     });
   } catch (err) {
+    ctx.metrics.sends.inc({ kind: 'status', outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
     await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason } });
     await refundQuota(ctx, 1, startedAt);
