@@ -18,7 +18,7 @@ import { parseInput } from './validate.ts';
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 const MAX_DELAY_MS = 365 * 24 * 3600 * 1000;
 
-const scheduleSchema = z
+export const scheduleSchema = z
   .object({
     ...recipientShape,
     message: text,
@@ -28,7 +28,7 @@ const scheduleSchema = z
   .superRefine(checkRecipient)
   .transform(withJid);
 
-const campaignSchema = z.object({
+export const campaignSchema = z.object({
   contacts: z
     .array(z.object({ jid: jidSchema, name: z.string().max(200).optional() }))
     .min(1, 'at least one contact is required')
@@ -37,7 +37,7 @@ const campaignSchema = z.object({
   delayMs: durationMsSchema({ max: 24 * 3600 * 1000 }).default(0),
 });
 
-const variationsSchema = z
+export const variationsSchema = z
   .object({
     ...recipientShape,
     variations: z.array(text).min(1, 'at least one variation is required').max(100),
@@ -46,7 +46,7 @@ const variationsSchema = z
   .superRefine(checkRecipient)
   .transform(withJid);
 
-const recurringSchema = (minMs: number) =>
+export const recurringSchema = (minMs: number) =>
   z
     .object({
       ...recipientShape,

@@ -42,14 +42,14 @@ export const sessionEventView = (event: SessionEvent): SessionView => ({
   lastSeen: event.lastSeen ? event.lastSeen.toISOString() : null,
 });
 
-const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
-const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
-const statusSchema = z.object({
+export const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
+export const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
+export const statusSchema = z.object({
   status: z.enum(['CONNECTED', 'DISCONNECTED', 'CONNECTING', 'PAUSED'], {
     message: 'must be one of CONNECTED, DISCONNECTED, CONNECTING, PAUSED (QR_READY cannot be set)',
   }),
 });
-const pairingSchema = z.object({
+export const pairingSchema = z.object({
   phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits, with no + and no spaces'),
 });
 const sessionIdSchema = z.object({ sessionId: z.string().min(1, 'is required') });
@@ -57,8 +57,8 @@ const WAIT_MAX_MS = 30_000;
 const waitMsSchema = integerInput(0)
   .default(0)
   .transform((n) => Math.min(n, WAIT_MAX_MS));
-const qrWaitSchema = z.object({ waitMs: waitMsSchema });
-const statusWaitSchema = z.object({
+export const qrWaitSchema = z.object({ waitMs: waitMsSchema });
+export const statusWaitSchema = z.object({
   waitMs: waitMsSchema,
   waitFor: z
     .enum(['DISCONNECTED', 'CONNECTING', 'QR_READY', 'CONNECTED', 'PAUSED'], {

@@ -132,7 +132,7 @@ export const sendStatus = async (ctx: RequestContext, sessionId: string, input: 
   return publishStatus(ctx, session, payload);
 };
 
-const scheduleSchema = bySetting((allowPrivate) =>
+export const scheduleSchema = bySetting((allowPrivate) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
     delayMs: durationMsSchema({ max: 365 * 24 * 3600 * 1000, required: 'is required (ms before publication)' }),
@@ -164,7 +164,7 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
   return { ok: true, scheduledInMs: delayMs };
 };
 
-const recurringSchema = (minMs: number, allowPrivate: boolean) =>
+export const recurringSchema = (minMs: number, allowPrivate: boolean) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
     everyMs: durationMsSchema({ min: minMs, required: 'is required (interval in ms)' }),

@@ -6,6 +6,7 @@ import { pinoHttp } from 'pino-http';
 import type { Deps } from '../resolvers/context.ts';
 import { DomainError } from '../resolvers/errors.ts';
 import { errorHandler, notFoundRoute, sendError } from '../rest/errors.ts';
+import { docsRouter } from '../rest/docs.ts';
 import { restRouter } from '../rest/router.ts';
 import { attachSubscriptions, createGraphQL } from './graphql.ts';
 
@@ -70,6 +71,7 @@ export const buildApp = (deps: Deps): App => {
     });
   }
 
+  app.use(docsRouter(deps.settings));
   app.use('/v1', restRouter(deps));
 
   const yoga = createGraphQL(deps);
