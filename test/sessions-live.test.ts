@@ -99,4 +99,26 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
     const back = await call('GET', `/v1/sessions/${a}/incoming?waitMs=10000`);
     expect(back.body.items.map((i: { content: string }) => i.content)).toContain('reply from b');
   });
+  it('waits for the QR with qrcode?waitMs and for CONNECTED with status?waitFor (extensions), so a script needs no polling loop', async () => {
+    ctx.sandbox.control.addPhone('15551313009');
+    const { body: s } = await call('POST', '/v1/sessions', { name: 'waiting' });
+    expect((await call('GET', `/v1/sessions/${s.id}/qrcode?waitMs=ten`)).status).toBe(400);
+    expect((await call('GET', `/v1/sessions/${s.id}/status?waitFor=QR&waitMs=10`)).body.error.details).toEqual([
+      { path: 'waitFor', message: 'must be one of DISCONNECTED, CONNECTING, QR_READY, CONNECTED, PAUSED' },
+    ]);
+    expect((await call('GET', '/v1/sessions/nope/qrcode?waitMs=10')).status).toBe(404);
+    // Nothing to wait for before connect: the answer comes when waitMs pass, without a QR.
+    expect((await call('GET', `/v1/sessions/${s.id}/qrcode?waitMs=50`)).body).toEqual({ sessionId: s.id, status: 'DISCONNECTED', qrCode: null, hasQrCode: false });
+    await call('POST', `/v1/sessions/${s.id}/connect`);
+    const qr = await call('GET', `/v1/sessions/${s.id}/qrcode?waitMs=15000`);
+    expect(qr.body).toMatchObject({ sessionId: s.id, status: 'QR_READY', hasQrCode: true, qrCode: expect.stringMatching(/^data:image\/png;base64,/) });
+    const waiting = call('GET', `/v1/sessions/${s.id}/status?waitFor=CONNECTED&waitMs=15000`);
+    await ctx.sandbox.control.scanQr('15551313009', scanQrImage(qr.body.qrCode));
+    const connected = await waiting;
+    expect(connected.status).toBe(200);
+    expect(connected.body).toMatchObject({ id: s.id, status: 'CONNECTED', phone: '15551313009@s.whatsapp.net', qrCode: null });
+    // Already there: answers at once; a status it never reaches answers the current one when waitMs pass.
+    expect((await call('GET', `/v1/sessions/${s.id}/status?waitFor=CONNECTED&waitMs=30000`)).body.status).toBe('CONNECTED');
+    expect((await call('GET', `/v1/whatsapp/status?sessionId=${s.id}&waitFor=PAUSED&waitMs=50`)).body.status).toBe('CONNECTED');
+  });
 });

@@ -13,7 +13,7 @@ import type { CampaignProgress } from './scheduling.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 
-const bulkSchema = z.object({
+export const bulkSchema = z.object({
   message: z.string().min(1, 'cannot be empty').max(65_536),
   delayMs: z.number().int().min(0).max(60_000).default(0),
   /** beyond the spec: an id chosen by the caller, to follow the send on the campaignProgress subscription */

@@ -8,7 +8,7 @@ import { parseInput } from './validate.ts';
 export const CHANNELS_NOT_LISTED =
   'Listing channels is not supported; send to a channel by its JID (<id>@newsletter) with POST /channels/{channelJid}/send.';
 
-const sendSchema = z.object({ text: z.string().min(1, 'cannot be empty').max(65_536) });
+export const sendSchema = z.object({ text: z.string().min(1, 'cannot be empty').max(65_536) });
 
 export const listChannels = async (
   ctx: RequestContext,

@@ -29,7 +29,7 @@ export const contactGroupView = (row: ContactGroupWithCount): ContactGroupView =
   contactCount: row._count.members,
 });
 
-const createSchema = z.object({
+export const createSchema = z.object({
   name: z.string().trim().min(1, 'is required').max(100),
   description: z.string().max(500).optional(),
   color: z
@@ -39,7 +39,7 @@ const createSchema = z.object({
   isSmartGroup: z.boolean().optional(),
 });
 
-const membersSchema = z.object({
+export const membersSchema = z.object({
   jids: z.array(z.string()).min(1, 'at least one JID is required').max(500),
 });
 

@@ -50,11 +50,11 @@ const contactFields = {
   isBlocked: z.boolean().optional(),
 };
 
-const upsertSchema = z
+export const upsertSchema = z
   .object({ jid: jidSchema.optional(), phone: phoneSchema.optional(), ...contactFields })
   .refine((v) => v.jid !== undefined || v.phone !== undefined, { message: 'jid or phone is required', path: ['jid'] });
 
-const patchSchema = z.object({ phone: phoneSchema.optional(), ...contactFields }).strict();
+export const patchSchema = z.object({ phone: phoneSchema.optional(), ...contactFields }).strict();
 
 type ContactQuery = Pick<Prisma.ContactFindUniqueArgs, 'include' | 'select'>;
 
@@ -125,7 +125,7 @@ export const getContact = async (ctx: RequestContext, jidParam: string, query: C
   return row;
 };
 
-const listSchema = pageSchema.extend({
+export const listSchema = pageSchema.extend({
   tag: z.string().min(1).optional(),
   search: z.string().trim().max(200).optional(),
 });
@@ -257,7 +257,7 @@ export interface BulkImportResult {
   errors: Array<{ index: number; jid?: string; reason: string }>;
 }
 
-const bulkSchema = z.object({
+export const bulkSchema = z.object({
   contacts: z.array(z.unknown()).max(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contacts per import`),
 });
 

@@ -7,6 +7,7 @@ import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
 import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
 import type { MediaFetcher } from '../runtime/media-fetch.ts';
 import type { RateLimiter } from '../runtime/rate-limit.ts';
+import type { Metrics } from '../runtime/metrics.ts';
 import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
 
@@ -26,6 +27,7 @@ export interface Deps {
   jobs: JobScheduler;
   /** requests per key in a short window (RATE_LIMIT_*), taken right after the key is checked */
   rateLimit: RateLimiter;
+  metrics: Metrics;
 }
 
 export interface Caller {

@@ -44,6 +44,7 @@ export const deliverNow = async (
   const takenAt = options.quotaTakenAt ?? startedAt;
   const link = ctx.sessions.link(session.id);
   if (!link) {
+    ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'not_connected' });
     if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
     throw notConnected();
   }
@@ -70,15 +71,19 @@ export const deliverNow = async (
   };
   await ctx.outgoing.pending({ ...record, waMessageId });
   let sent: SendResult;
+  const sending = performance.now();
   try {
     sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
   } catch (err) {
+    ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
     await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
     await refundQuota(ctx, 1, takenAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
+  ctx.metrics.sendSeconds.observe({ kind: delivery.kind }, (performance.now() - sending) / 1000);
+  ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'sent' });
   const sentAt = ctx.now();
   ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid });
   return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
@@ -122,6 +127,7 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
     where: { id: record.id, status: { not: 'FAILED' } },
     data: { status: 'FAILED', sentAt: null, error: record.kind === 'interactive' ? `${reason}; being sent again as plain text` : reason },
   });
+  if (marked.count > 0) deps.metrics.sends.inc({ kind: record.kind, outcome: 'refused_after_send' });
   if (marked.count === 0 || record.kind !== 'interactive') return;
   deps.buttons.failed(sessionId);
   const payload = JSON.parse(record.payload) as { body?: string; header?: string };

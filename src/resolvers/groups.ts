@@ -19,20 +19,20 @@ export interface GroupView {
 export const groupView = (g: GroupInfo): GroupView => ({ id: g.id, subject: g.subject, desc: g.desc, participants: g.participants });
 
 const participantsSchema = z.array(jidSchema).min(1, 'at least one participant is required').max(256);
-const createSchema = z.object({ subject: z.string().trim().min(1, 'is required').max(100), participants: participantsSchema });
-const joinSchema = z.object({
+export const createSchema = z.object({ subject: z.string().trim().min(1, 'is required').max(100), participants: participantsSchema });
+export const joinSchema = z.object({
   inviteCode: z
     .string()
     .trim()
     .regex(/^[A-Za-z0-9_-]{6,64}$/, 'must be the invite code only, not the full link'),
 });
-const patchSchema = z
+export const patchSchema = z
   .object({ subject: z.string().trim().min(1).max(100).optional(), description: z.string().max(2048).optional() })
   .refine((v) => v.subject !== undefined || v.description !== undefined, { message: 'give subject or description', path: ['subject'] });
-const actionSchema = z.object({ participants: participantsSchema, action: z.enum(['add', 'remove', 'promote', 'demote']) });
-const promoteSchema = z.object({ participants: participantsSchema });
-const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
-const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });
+export const actionSchema = z.object({ participants: participantsSchema, action: z.enum(['add', 'remove', 'promote', 'demote']) });
+export const promoteSchema = z.object({ participants: participantsSchema });
+export const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
+export const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });
 /** Group path segments take a group JID or its bare id. */
 export const groupJidFrom = (value: string): string => {
   const raw = value.trim();

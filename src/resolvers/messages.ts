@@ -63,9 +63,9 @@ export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & 
   jid: toJid(v.to, v.isGroup === true) ?? v.to,
 });
 
-const sendSchema = z.object({ to: jidSchema, message: text });
+export const sendSchema = z.object({ to: jidSchema, message: text });
 /** The shortcut routes carry the session in the body: checked with the rest, so every fault is listed at once. */
-const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
+export const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
 /** A media message's fields; group sends take the same, with the group from the path instead of `to`. */
 const mediaShape = (allowPrivate: boolean) => ({
   mediaType: z.enum(['image', 'video', 'audio', 'document']),
@@ -78,7 +78,7 @@ const mediaShape = (allowPrivate: boolean) => ({
 const pttOnlyForAudio = (v: { ptt?: boolean; mediaType: string }, ctx: z.RefinementCtx): void => {
   if (v.ptt && v.mediaType !== 'audio') ctx.addIssue({ code: 'custom', path: ['ptt'], message: 'only applies to audio' });
 };
-const mediaSchema = bySetting((allowPrivate) => z.object({ to: jidSchema, ...mediaShape(allowPrivate) }).superRefine(pttOnlyForAudio));
+export const mediaSchema = bySetting((allowPrivate) => z.object({ to: jidSchema, ...mediaShape(allowPrivate) }).superRefine(pttOnlyForAudio));
 export const groupMediaSchema = bySetting((allowPrivate) => z.object(mediaShape(allowPrivate)).superRefine(pttOnlyForAudio));
 
 const buttonSchema = z
@@ -114,7 +114,7 @@ const requireButtons = (v: { buttons?: unknown[]; sections?: unknown[] }, ctx: z
 export const interactiveSchema = z.object({ chatId: jidSchema, ...interactiveFields }).superRefine(requireButtons);
 export const groupInteractiveSchema = z.object(interactiveFields).superRefine(requireButtons);
 
-const richSchema = bySetting((allowPrivate) =>
+export const richSchema = bySetting((allowPrivate) =>
   z.object({
     ...recipientShape,
     documentUrl: mediaUrlSchema(allowPrivate).optional(),
@@ -150,18 +150,18 @@ const richSchema = bySetting((allowPrivate) =>
   }).transform(withJid),
 );
 
-const typingSchema = z
+export const typingSchema = z
   .object({ ...recipientShape, text, delayMs: durationMsSchema().default(1000) })
   .superRefine(checkRecipient)
   .transform(withJid);
-const editSchema = z.object({ text });
-const historySchema = z.object({
+export const editSchema = z.object({ text });
+export const historySchema = z.object({
   limit: limitSchema,
   status: z.enum(['PENDING', 'SENT', 'FAILED']).optional(),
   to: jidSchema.optional(),
 });
 const booleanQuery = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
-const incomingSchema = z.object({
+export const incomingSchema = z.object({
   limit: limitSchema,
   waitMs: integerInput(0).default(0).transform((n) => Math.min(n, 30_000)),
   consume: booleanQuery.default(true),

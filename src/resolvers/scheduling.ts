@@ -19,7 +19,7 @@ import { parseInput } from './validate.ts';
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 const MAX_DELAY_MS = 365 * 24 * 3600 * 1000;
 
-const scheduleSchema = z
+export const scheduleSchema = z
   .object({
     ...recipientShape,
     message: text,
@@ -29,7 +29,7 @@ const scheduleSchema = z
   .superRefine(checkRecipient)
   .transform(withJid);
 
-const campaignSchema = z.object({
+export const campaignSchema = z.object({
   contacts: z
     .array(z.object({ jid: jidSchema, name: z.string().max(200).optional() }))
     .min(1, 'at least one contact is required')
@@ -38,7 +38,7 @@ const campaignSchema = z.object({
   delayMs: durationMsSchema({ max: 24 * 3600 * 1000 }).default(0),
 });
 
-const variationsSchema = z
+export const variationsSchema = z
   .object({
     ...recipientShape,
     variations: z.array(text).min(1, 'at least one variation is required').max(100),
@@ -47,7 +47,7 @@ const variationsSchema = z
   .superRefine(checkRecipient)
   .transform(withJid);
 
-const recurringSchema = (minMs: number) =>
+export const recurringSchema = (minMs: number) =>
   z
     .object({
       ...recipientShape,
@@ -224,9 +224,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null } });
       return new Date(deps.now().getTime() + RETRY_EVERY_MS);
     }
+    deps.metrics.sends.inc({ kind: row.kind, outcome: 'not_connected' });
     await finish({ status: 'FAILED', error: 'The session was not connected when the message was due' });
     return null;
   }
+  const sending = performance.now();
   try {
     const sent =
       row.kind === 'status'
@@ -234,8 +236,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         : await link.send(row.toNumber, { kind: 'text', text: (JSON.parse(row.payload) as { text?: string }).text ?? row.content }, {
             messageId: row.waMessageId ?? undefined,
           });
+    deps.metrics.sendSeconds.observe({ kind: row.kind }, (performance.now() - sending) / 1000);
+    deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
     await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
   } catch (err) {
+    deps.metrics.sends.inc({ kind: row.kind, outcome: 'failed' });
     deps.logger.warn({ err, messageId }, 'scheduled send failed');
     await finish({ status: 'FAILED', error: err instanceof Error ? err.message : String(err) });
   }

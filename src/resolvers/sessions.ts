@@ -5,6 +5,7 @@ import type { SessionStatus } from '../runtime/network/session-manager.ts';
 import { MANUAL_DISCONNECT } from '../runtime/network/session-manager.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError, notFound } from './errors.ts';
+import { integerInput } from './paging.ts';
 import { perDatabase } from './per-database.ts';
 import { parseInput } from './validate.ts';
 
@@ -41,17 +42,30 @@ export const sessionEventView = (event: SessionEvent): SessionView => ({
   lastSeen: event.lastSeen ? event.lastSeen.toISOString() : null,
 });
 
-const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
-const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
-const statusSchema = z.object({
+export const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
+export const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
+export const statusSchema = z.object({
   status: z.enum(['CONNECTED', 'DISCONNECTED', 'CONNECTING', 'PAUSED'], {
     message: 'must be one of CONNECTED, DISCONNECTED, CONNECTING, PAUSED (QR_READY cannot be set)',
   }),
 });
-const pairingSchema = z.object({
+export const pairingSchema = z.object({
   phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits, with no + and no spaces'),
 });
 const sessionIdSchema = z.object({ sessionId: z.string().min(1, 'is required') });
+const WAIT_MAX_MS = 30_000;
+const waitMsSchema = integerInput(0)
+  .default(0)
+  .transform((n) => Math.min(n, WAIT_MAX_MS));
+export const qrWaitSchema = z.object({ waitMs: waitMsSchema });
+export const statusWaitSchema = z.object({
+  waitMs: waitMsSchema,
+  waitFor: z
+    .enum(['DISCONNECTED', 'CONNECTING', 'QR_READY', 'CONNECTED', 'PAUSED'], {
+      message: 'must be one of DISCONNECTED, CONNECTING, QR_READY, CONNECTED, PAUSED',
+    })
+    .optional(),
+});
 
 /** The session if it belongs to the caller; another account's id is indistinguishable from a missing one. */
 export const ownSession = async (ctx: RequestContext, sessionId: string): Promise<Session> => {
@@ -111,6 +125,51 @@ export const createSession = async (ctx: RequestContext, input: unknown): Promis
 
 export const getSession = async (ctx: RequestContext, sessionId: string): Promise<SessionView> => reread(ctx, sessionId);
 
+/**
+ * Extension: rereads the session on each of its changes until `done` holds, waitMs pass or the caller
+ * goes away, then answers what it has (so a timeout is an ordinary answer, not an error).
+ */
+const waitForSession = async (
+  ctx: RequestContext,
+  sessionId: string,
+  waitMs: number,
+  done: (view: SessionView) => boolean,
+  signal?: AbortSignal,
+): Promise<SessionView> => {
+  let view = await reread(ctx, sessionId);
+  if (done(view) || waitMs <= 0 || signal?.aborted) return view;
+  const changes = ctx.events.subscribe('session', sessionId)[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  let stop: () => void = () => undefined;
+  const stopped = new Promise<'stop'>((resolve) => {
+    stop = () => resolve('stop');
+    timer = setTimeout(stop, waitMs);
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+  try {
+    // Subscribed before the second read, so a change between the first read and the subscription is not missed.
+    let next = changes.next();
+    view = await reread(ctx, sessionId);
+    while (!done(view)) {
+      if ((await Promise.race([next, stopped])) === 'stop') break;
+      next = changes.next();
+      view = await reread(ctx, sessionId);
+    }
+    return view;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
+    await changes.return?.();
+  }
+};
+
+/** GET status with the `waitFor`/`waitMs` extension: answers once the session has that status, or after waitMs. */
+export const sessionStatus = async (ctx: RequestContext, sessionId: string, query: unknown, signal?: AbortSignal): Promise<SessionView> => {
+  const { waitMs, waitFor } = parseInput(statusWaitSchema, query ?? {});
+  if (!waitFor) return reread(ctx, sessionId);
+  return waitForSession(ctx, sessionId, waitMs, (view) => view.status === waitFor, signal);
+};
+
 export const renameSession = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SessionView> => {
   const { sessionName } = parseInput(renameSchema, input);
   await ownSession(ctx, sessionId);
@@ -156,8 +215,10 @@ export interface QrCodeView {
   hasQrCode: boolean;
 }
 
-export const sessionQrCode = async (ctx: RequestContext, sessionId: string): Promise<QrCodeView> => {
-  const view = await reread(ctx, sessionId);
+/** With the `waitMs` extension, waits for a QR code to be shown (or for the link to connect, when there is none to show). */
+export const sessionQrCode = async (ctx: RequestContext, sessionId: string, query: unknown = {}, signal?: AbortSignal): Promise<QrCodeView> => {
+  const { waitMs } = parseInput(qrWaitSchema, query ?? {});
+  const view = await waitForSession(ctx, sessionId, waitMs, (v) => v.qrCode !== null || v.status === 'CONNECTED', signal);
   return { sessionId, status: view.status, qrCode: view.qrCode, hasQrCode: view.qrCode !== null };
 };
 

@@ -97,13 +97,17 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
       status: 'PENDING',
     },
   });
+  const sending = performance.now();
   try {
     const sent = await link.sendStatus(content, recipients);
+    ctx.metrics.sendSeconds.observe({ kind: 'status' }, (performance.now() - sending) / 1000);
+    ctx.metrics.sends.inc({ kind: 'status', outcome: 'sent' });
     await ctx.db.outgoingMessage.update({
       where: { id: record.id },
       data: { status: 'SENT', sentAt: ctx.now(), waMessageId: sent.waMessageId, remoteJid: STATUS_TARGET },
     });
   } catch (err) {
+    ctx.metrics.sends.inc({ kind: 'status', outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
     await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason } });
     await refundQuota(ctx, 1, startedAt);
@@ -128,7 +132,7 @@ export const sendStatus = async (ctx: RequestContext, sessionId: string, input: 
   return publishStatus(ctx, session, payload);
 };
 
-const scheduleSchema = bySetting((allowPrivate) =>
+export const scheduleSchema = bySetting((allowPrivate) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
     delayMs: durationMsSchema({ max: 365 * 24 * 3600 * 1000, required: 'is required (ms before publication)' }),
@@ -160,7 +164,7 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
   return { ok: true, scheduledInMs: delayMs };
 };
 
-const recurringSchema = (minMs: number, allowPrivate: boolean) =>
+export const recurringSchema = (minMs: number, allowPrivate: boolean) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
     everyMs: durationMsSchema({ min: minMs, required: 'is required (interval in ms)' }),

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { Response } from 'express';
 import {
   connectSession,
   createSession,
@@ -10,9 +11,17 @@ import {
   requestPairingCode,
   sessionIdFrom,
   sessionQrCode,
+  sessionStatus,
   setSessionStatus,
 } from '../resolvers/sessions.ts';
 import { ctxOf } from './context.ts';
+
+/** Aborted when the client goes away, so a waiting request stops waiting. */
+const closedBy = (res: Response): AbortSignal => {
+  const gone = new AbortController();
+  res.on('close', () => gone.abort());
+  return gone.signal;
+};
 
 export const sessionsRouter = (): Router =>
   Router()
@@ -32,13 +41,15 @@ export const sessionsRouter = (): Router =>
       res.json(await deleteSession(ctxOf(res), req.params.sessionId));
     })
     .get('/sessions/:sessionId/status', async (req, res) => {
-      res.json(await getSession(ctxOf(res), req.params.sessionId));
+      const view = await sessionStatus(ctxOf(res), req.params.sessionId, req.query, closedBy(res));
+      if (!res.writableEnded) res.json(view);
     })
     .patch('/sessions/:sessionId/status', async (req, res) => {
       res.json(await setSessionStatus(ctxOf(res), req.params.sessionId, req.body));
     })
     .get('/sessions/:sessionId/qrcode', async (req, res) => {
-      res.json(await sessionQrCode(ctxOf(res), req.params.sessionId));
+      const view = await sessionQrCode(ctxOf(res), req.params.sessionId, req.query, closedBy(res));
+      if (!res.writableEnded) res.json(view);
     })
     .post('/sessions/:sessionId/connect', async (req, res) => {
       res.json(await connectSession(ctxOf(res), req.params.sessionId));
@@ -51,7 +62,8 @@ export const sessionsRouter = (): Router =>
     })
     // Shortcut routes: the session id travels in the query or the body.
     .get('/whatsapp/status', async (req, res) => {
-      res.json(await getSession(ctxOf(res), sessionIdFrom(req.query)));
+      const view = await sessionStatus(ctxOf(res), sessionIdFrom(req.query), req.query, closedBy(res));
+      if (!res.writableEnded) res.json(view);
     })
     .post('/whatsapp/connect', async (req, res) => {
       res.json(await connectSession(ctxOf(res), sessionIdFrom(req.body)));

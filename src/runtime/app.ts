@@ -1,10 +1,12 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import express from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Deps } from '../resolvers/context.ts';
-import { errorHandler, notFoundRoute } from '../rest/errors.ts';
+import { DomainError } from '../resolvers/errors.ts';
+import { errorHandler, notFoundRoute, sendError } from '../rest/errors.ts';
+import { docsRouter } from '../rest/docs.ts';
 import { restRouter } from '../rest/router.ts';
 import { attachSubscriptions, createGraphQL } from './graphql.ts';
 
@@ -49,6 +51,27 @@ export const buildApp = (deps: Deps): App => {
     }
   });
 
+  const metricsToken = deps.settings.METRICS_TOKEN;
+  if (metricsToken !== undefined) {
+    // Digests compared, so neither the token's length nor its bytes leak through timing.
+    const digest = (text: string) => createHash('sha256').update(text).digest();
+    const expected = digest(`Bearer ${metricsToken}`);
+    app.get('/metrics', async (req, res, next) => {
+      if (!timingSafeEqual(digest(req.header('authorization') ?? ''), expected)) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        sendError(res, new DomainError('UNAUTHENTICATED', 'A valid metrics token is required (Authorization: Bearer <METRICS_TOKEN>)'));
+        return;
+      }
+      try {
+        const text = await deps.metrics.registry.metrics();
+        res.type(deps.metrics.registry.contentType).send(text);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+
+  app.use(docsRouter(deps.settings));
   app.use('/v1', restRouter(deps));
 
   const yoga = createGraphQL(deps);

@@ -11,6 +11,7 @@ import { IncomingBuffer } from './incoming-buffer.ts';
 import { routeLibsignalConsole } from './libsignal-console.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
 import { createMediaFetcher } from './media-fetch.ts';
+import { LATE_AFTER_SECONDS, createMetrics } from './metrics.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
 import { createBaileysNetwork } from './network/baileys-network.ts';
 import { socketOptionsFor } from './network/baileys-target.ts';
@@ -40,10 +41,15 @@ export const createDeps = (options: DepsOptions): Deps => {
   routeLibsignalConsole(logger);
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
+  // The process-wide figures (event-loop lag, heap) only where /metrics is served.
+  const metrics = createMetrics({ process: settings.METRICS_TOKEN !== undefined });
   const incoming = new IncomingBuffer(
     settings.INCOMING_BUFFER_SIZE,
     now,
-    (item) => events.publish('incoming', item.sessionId, item),
+    (item) => {
+      metrics.incoming.inc();
+      events.publish('incoming', item.sessionId, item);
+    },
     (sessionId, dropped) =>
       logger.warn({ sessionId, dropped, bound: settings.INCOMING_BUFFER_SIZE }, 'incoming buffer full: oldest messages dropped (read /incoming with consume, or raise INCOMING_BUFFER_SIZE)'),
   );
@@ -78,8 +84,15 @@ export const createDeps = (options: DepsOptions): Deps => {
     const spec = jobs.recurringSpec(job.timerId);
     if (spec) await runRecurring(deps, spec);
   });
+  jobs.onDueJob = (kind, lateMs) => {
+    metrics.jobsDue.inc({ kind });
+    if (lateMs === undefined) return;
+    metrics.jobLateness.observe({ kind }, Math.max(0, lateMs) / 1000);
+    if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
+  };
+  metrics.watch({ db, sessions, incoming });
   const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
   const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
-  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit };
+  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit, metrics };
   return deps;
 };

@@ -26,6 +26,8 @@ interface Queue {
 export class IncomingBuffer {
   private nextEventId = 1;
   private readonly queues = new Map<string, Queue>();
+  /** every item ever dropped, across sessions (for metrics) */
+  droppedTotal = 0;
 
   constructor(
     private readonly capacity: number,
@@ -42,6 +44,7 @@ export class IncomingBuffer {
       const over = queue.items.length - this.capacity;
       queue.items.splice(0, over);
       queue.dropped += over;
+      this.droppedTotal += over;
       if (queue.dropped >= queue.reportAt) {
         while (queue.reportAt <= queue.dropped) queue.reportAt *= 10;
         this.onDrop?.(sessionId, queue.dropped);

@@ -40,7 +40,10 @@ const settingsSchema = z.object({
   WA_SANDBOX_URL: z.url().optional(),
   SANDBOX_EMBEDDED: z.stringbool().default(false),
   SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
+  /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
+  SANDBOX_STATE_FILE: z.string().min(1).optional(),
   NETWORK_THREAD: z.stringbool().default(true),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
 });
 

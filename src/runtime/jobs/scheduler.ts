@@ -44,6 +44,8 @@ export class JobScheduler {
   private stopped = false;
   /** called with (scheduled at, received here at) for every one-shot job; benchmarks read lateness from it */
   onFired?: (at: number, receivedAt: number) => void;
+  /** called for every due job, with how late a one-shot job fired (ms); metrics read it */
+  onDueJob?: (kind: DueJob['kind'], lateMs?: number) => void;
 
   constructor(
     private readonly logger: Logger,
@@ -57,7 +59,9 @@ export class JobScheduler {
       workerMessageHandler: ({ message: raw }) => {
         const message = raw as DueMessage | undefined;
         if (message?.type !== 'due' || !message.job) return;
-        if (message.job.kind === 'message' && message.at !== undefined) this.onFired?.(message.at, Date.now());
+        const receivedAt = Date.now();
+        if (message.job.kind === 'message' && message.at !== undefined) this.onFired?.(message.at, receivedAt);
+        this.onDueJob?.(message.job.kind, message.at !== undefined ? receivedAt - message.at : undefined);
         this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: message.key }, 'due job failed'));
       },
       errorHandler: (err: unknown) => {

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { connectToSandbox, sandboxAddress, startSandbox } from '../sandbox/sandbox.ts';
 import type { NetworkTarget } from './baileys-target.ts';
@@ -8,11 +9,19 @@ export interface NetworkChoice {
   close: () => Promise<void>;
 }
 
+/** The embedded sandbox's state file: as set, else beside a SQLite database, else in ./data. */
+export const sandboxStateFile = (settings: Pick<Settings, 'SANDBOX_STATE_FILE' | 'DATABASE_URL'>): string => {
+  if (settings.SANDBOX_STATE_FILE) return settings.SANDBOX_STATE_FILE;
+  const sqlite = settings.DATABASE_URL.startsWith('file:') ? settings.DATABASE_URL.slice('file:'.length).split('?')[0] : undefined;
+  return join(sqlite ? dirname(sqlite) : './data', 'sandbox.json');
+};
+
 /** WhatsApp itself by default; the sandbox network when WA_SANDBOX_URL or SANDBOX_EMBEDDED says so. */
 export const networkOptions = async (settings: Settings, logger: Logger): Promise<NetworkChoice> => {
   if (settings.SANDBOX_EMBEDDED) {
-    const sandbox = await startSandbox({ logger: logger.child({ module: 'sandbox' }), controlPort: settings.SANDBOX_CONTROL_PORT });
-    logger.info({ wsUrl: sandbox.wsUrl, controlUrl: sandbox.controlUrl }, 'embedded sandbox network started (offline demo)');
+    const stateFile = sandboxStateFile(settings);
+    const sandbox = await startSandbox({ logger: logger.child({ module: 'sandbox' }), controlPort: settings.SANDBOX_CONTROL_PORT, stateFile });
+    logger.info({ wsUrl: sandbox.wsUrl, controlUrl: sandbox.controlUrl, stateFile }, 'embedded sandbox network started (offline demo)');
     process.stdout.write(`\nEmbedded sandbox network: control API at ${sandbox.controlUrl}\n\n`);
     return { target: { sandbox: sandboxAddress(sandbox) }, close: () => sandbox.close() };
   }

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import type { CloseKind, GroupInfo, GroupOps, LinkCallbacks, Network, NetworkLink, ParticipantOutcome, SendResult } from './types.ts';
+import type { CloseKind, GroupInfo, GroupOps, LinkCallbacks, Network, NetworkLink, ParticipantOutcome, SendResult, ThreadStats } from './types.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;
@@ -171,6 +171,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
     collectGarbage: async () => {
       if (started) await request({ call: 'collectGarbage' });
     },
+    threadStats: async () => (started && !closing ? ((await request({ call: 'threadStats' })) as ThreadStats) : undefined),
     close: async () => {
       if (!started) return;
       closing = true;

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPrisma } from '../db/client.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
@@ -88,6 +89,10 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       const result = await callLink(link, request.method, request.args);
       if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
       return result;
+    }
+    case 'threadStats': {
+      const heap = getHeapStatistics();
+      return { heapUsedBytes: heap.used_heap_size, heapTotalBytes: heap.total_heap_size };
     }
     case 'collectGarbage':
       (globalThis as { gc?: () => void }).gc?.();

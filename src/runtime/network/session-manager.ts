@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
 import type { IncomingBuffer } from '../incoming-buffer.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink } from './types.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
@@ -163,6 +163,11 @@ export class SessionManager {
       }),
     );
     await this.options.network.close();
+  }
+
+  /** See Network.threadStats. */
+  threadStats(): Promise<ThreadStats | undefined> {
+    return this.options.network.threadStats();
   }
 
   /** See Network.collectGarbage. */

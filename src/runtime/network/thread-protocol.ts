@@ -26,7 +26,7 @@ export type ThreadRequest =
   | { id: number; call: 'open'; sessionId: string; linkId: number }
   | { id: number; call: 'forget' | 'hasCredentials'; sessionId: string }
   | { id: number; call: 'link'; linkId: number; method: LinkMethod; args: unknown[] }
-  | { id: number; call: 'shutdown' | 'collectGarbage' };
+  | { id: number; call: 'shutdown' | 'collectGarbage' | 'threadStats' };
 
 export type ThreadMessage =
   | { kind: 'ready' }

@@ -130,4 +130,11 @@ export interface Network {
    * (--expose-gc); otherwise does nothing. For memory measurements.
    */
   collectGarbage: () => Promise<void>;
+  /** The heap of the thread the links live on, when that is a thread of its own (else undefined). */
+  threadStats: () => Promise<ThreadStats | undefined>;
+}
+
+export interface ThreadStats {
+  heapUsedBytes: number;
+  heapTotalBytes: number;
 }

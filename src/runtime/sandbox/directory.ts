@@ -72,6 +72,13 @@ export class Directory {
     return phone;
   }
 
+  /** A phone kept from an earlier run (see state.ts), with its LID. */
+  restore(phone: VirtualPhone): void {
+    this.byNumber.set(phone.number, phone);
+    const lid = Number(phone.lid.split('@')[0]);
+    if (lid >= this.nextLid) this.nextLid = lid + 1;
+  }
+
   get(number: string): VirtualPhone | undefined {
     return this.byNumber.get(number);
   }

@@ -10,6 +10,7 @@ import { SandboxControl } from './control.ts';
 import { startControlApi } from './control-api.ts';
 import { Directory } from './directory.ts';
 import { SandboxNetwork } from './network.ts';
+import { keepSandboxState } from './state.ts';
 import { Trace } from './trace.ts';
 
 export interface StartSandboxOptions {
@@ -20,6 +21,8 @@ export interface StartSandboxOptions {
   logger?: Logger;
   /** also serve Baileys' mock-server layout (one TLS port: /ws/chat, the QR scan, media); port 0 picks one */
   bartender?: Partial<Omit<BartenderOptions, 'host'>>;
+  /** a JSON file the sandbox loads its phones, keys, linked devices and groups from, and keeps them in */
+  stateFile?: string;
 }
 
 export interface Sandbox {
@@ -45,6 +48,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   const directory = new Directory();
   const trace = new Trace();
   const network = new SandboxNetwork(directory, certs, logger, trace, { port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+  const state = options.stateFile ? keepSandboxState(network, options.stateFile, logger) : undefined;
   const wsUrl = await network.server.listen();
   await network.media.start(options.host ?? '127.0.0.1');
   const control = new SandboxControl(network);
@@ -84,6 +88,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
       });
       await network.server.close();
       await network.media.close();
+      await state?.close();
     },
   };
 };

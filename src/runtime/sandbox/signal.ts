@@ -14,6 +14,24 @@ export interface PublishedBundle {
 
 const PREKEYS_PER_BATCH = 50;
 
+const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
+const keyPairFrom = (saved: { public: string; private: string }): KeyPair => ({
+  public: Buffer.from(saved.public, 'base64'),
+  private: Buffer.from(saved.private, 'base64'),
+});
+const keyPairTo = (pair: KeyPair): { public: string; private: string } => ({ public: b64(pair.public), private: b64(pair.private) });
+
+/** A phone's Signal state as JSON, for a sandbox that keeps its phones across restarts (see state.ts). */
+export interface PhoneSignalState {
+  signedPreKey: { keyId: number; keyPair: { public: string; private: string }; signature: string };
+  preKeys: Array<[number, { public: string; private: string }]>;
+  handedOut: number[];
+  nextPreKeyId: number;
+  /** libsignal's own serialisation of each session record (typed Uint8Array, but a plain JSON object) */
+  sessions: Array<[string, unknown]>;
+  senderKeys: Array<[string, string]>;
+}
+
 /** A virtual phone's Signal state: identity, prekeys and sessions, all in memory. */
 export class PhoneSignal {
   private readonly signedPreKey: { keyId: number; keyPair: KeyPair; signature: Uint8Array };
@@ -37,8 +55,19 @@ export class PhoneSignal {
   constructor(
     private readonly identity: KeyPair,
     readonly registrationId: number,
+    saved?: PhoneSignalState,
   ) {
-    this.signedPreKey = signedKeyPair(identity, 1);
+    if (saved) {
+      const { keyId, keyPair, signature } = saved.signedPreKey;
+      this.signedPreKey = { keyId, keyPair: keyPairFrom(keyPair), signature: Buffer.from(signature, 'base64') };
+      for (const [id, pair] of saved.preKeys) this.preKeys.set(id, keyPairFrom(pair));
+      for (const id of saved.handedOut) this.handedOut.add(id);
+      this.nextPreKeyId = saved.nextPreKeyId;
+      for (const [id, record] of saved.sessions) this.sessions.set(id, record as Uint8Array);
+      for (const [name, record] of saved.senderKeys) this.senderKeys.set(name, record);
+    } else {
+      this.signedPreKey = signedKeyPair(identity, 1);
+    }
     this.topUp();
     this.storage = {
       loadSession: async (id) => {
@@ -63,6 +92,17 @@ export class PhoneSignal {
       }),
       getOurRegistrationId: () => this.registrationId,
       getOurIdentity: () => ({ privKey: Buffer.from(this.identity.private), pubKey: Buffer.from(generateSignalPubKey(this.identity.public)) }),
+    };
+  }
+
+  state(): PhoneSignalState {
+    return {
+      signedPreKey: { keyId: this.signedPreKey.keyId, keyPair: keyPairTo(this.signedPreKey.keyPair), signature: b64(this.signedPreKey.signature) },
+      preKeys: [...this.preKeys].map(([id, pair]) => [id, keyPairTo(pair)]),
+      handedOut: [...this.handedOut],
+      nextPreKeyId: this.nextPreKeyId,
+      sessions: [...this.sessions],
+      senderKeys: [...this.senderKeys],
     };
   }
 

@@ -1,0 +1,124 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Db } from './db/client.ts';
+import type { IncomingBuffer } from './incoming-buffer.ts';
+import type { SessionManager } from './network/session-manager.ts';
+
+const PREFIX = 'wa_';
+
+interface Sources {
+  db: Db;
+  sessions: SessionManager;
+  incoming: IncomingBuffer;
+}
+const STATUSES = ['DISCONNECTED', 'CONNECTING', 'QR_READY', 'CONNECTED', 'PAUSED'] as const;
+/** a scheduled job that fires this much after its time counts as late */
+export const LATE_AFTER_SECONDS = 1;
+
+/**
+ * The service's Prometheus metrics, in a registry of its own per app instance (tests build many), so
+ * nothing lands in prom-client's global registry.
+ */
+export interface Metrics {
+  registry: Registry;
+  sends: Counter<'kind' | 'outcome'>;
+  sendSeconds: Histogram<'kind'>;
+  incoming: Counter;
+  bufferDrops: Counter;
+  jobsDue: Counter<'kind'>;
+  jobsLate: Counter<'kind'>;
+  jobLateness: Histogram<'kind'>;
+  /** what the scrape reads from the running service; set once the session manager exists */
+  watch: (sources: Sources) => void;
+}
+
+/** `process`: the Node.js default metrics (event-loop lag, the main thread's heap, CPU...); one registry per process should take them. */
+export const createMetrics = (options: { process: boolean }): Metrics => {
+  const registry = new Registry();
+  if (options.process) collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  let sources: Sources | undefined;
+  let dropsSeen = 0;
+  const registers = [registry];
+
+  new Gauge({
+    name: `${PREFIX}sessions`,
+    help: 'Sessions by status (the live link status, else the stored one)',
+    labelNames: ['status'],
+    registers,
+    async collect() {
+      if (!sources) return;
+      const { db, sessions } = sources;
+      const counts = new Map<string, number>(STATUSES.map((s) => [s, 0]));
+      for (const row of await db.session.findMany({ select: { id: true, status: true } })) {
+        const status = sessions.view(row.id)?.status ?? row.status;
+        counts.set(status, (counts.get(status) ?? 0) + 1);
+      }
+      this.reset();
+      for (const [status, n] of counts) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}network_thread_heap_used_bytes`,
+    help: 'V8 heap used by the network thread (Baileys and its links); absent when NETWORK_THREAD=false',
+    registers,
+    async collect() {
+      this.reset();
+      const stats = await sources?.sessions.threadStats();
+      if (stats) this.set(stats.heapUsedBytes);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}network_thread_heap_total_bytes`,
+    help: 'V8 heap size of the network thread; absent when NETWORK_THREAD=false',
+    registers,
+    async collect() {
+      this.reset();
+      const stats = await sources?.sessions.threadStats();
+      if (stats) this.set(stats.heapTotalBytes);
+    },
+  });
+
+  return {
+    registry,
+    sends: new Counter({
+      name: `${PREFIX}sends_total`,
+      help: 'Messages sent, by kind and outcome (sent, failed: the network refused it, not_connected, refused_after_send: an error ack after the send answered)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+    sendSeconds: new Histogram({
+      name: `${PREFIX}send_duration_seconds`,
+      help: 'Time for the network to take a message (from handing it to the link to its answer)',
+      labelNames: ['kind'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    incoming: new Counter({ name: `${PREFIX}incoming_messages_total`, help: 'Messages received by all sessions', registers }),
+    bufferDrops: new Counter({
+      name: `${PREFIX}incoming_buffer_drops_total`,
+      help: 'Incoming messages dropped unread because a session buffer was full (INCOMING_BUFFER_SIZE)',
+      registers,
+      collect() {
+        const total = sources?.incoming.droppedTotal ?? 0;
+        if (total > dropsSeen) this.inc(total - dropsSeen);
+        dropsSeen = total;
+      },
+    }),
+    jobsDue: new Counter({ name: `${PREFIX}scheduled_jobs_due_total`, help: 'Scheduled jobs that came due, by kind (message, recurring)', labelNames: ['kind'], registers }),
+    jobsLate: new Counter({
+      name: `${PREFIX}scheduled_jobs_late_total`,
+      help: `Scheduled messages that fired more than ${LATE_AFTER_SECONDS} s after their time (after a restart, or a busy process)`,
+      labelNames: ['kind'],
+      registers,
+    }),
+    jobLateness: new Histogram({
+      name: `${PREFIX}scheduled_job_lateness_seconds`,
+      help: 'How long after its time a scheduled message fired',
+      labelNames: ['kind'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300],
+      registers,
+    }),
+    watch: (given) => {
+      sources = given;
+    },
+  };
+};
