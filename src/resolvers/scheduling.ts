@@ -1,29 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import type { OutgoingMessage } from '../generated/sqlite/client.ts';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
-import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
-import { DomainError, notFound } from './errors.ts';
+import { contentOfRecord, deliverAfter, deliverNow, requireLink } from './delivery.ts';
+import type { StoredContent } from './delivery.ts';
+import { DomainError, notFound, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
-import { checkRecipient, durationMsSchema, recipientShape, withJid } from './messages.ts';
+import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, withJid } from './messages.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
 import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
+import { admit } from './idempotency.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
-const MAX_DELAY_MS = 365 * 24 * 3600 * 1000;
 
 const scheduleSchema = z
   .object({
     ...recipientShape,
     message: text,
     sendAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
-    delayMs: durationMsSchema({ max: MAX_DELAY_MS }).optional(),
+    delayMs: durationMsSchema({ max: MAX_HORIZON_MS }).optional(),
   })
   .superRefine(checkRecipient)
   .transform(withJid);
@@ -51,7 +53,7 @@ const recurringSchema = (minMs: number) =>
     .object({
       ...recipientShape,
       message: text,
-      everyMs: durationMsSchema({ min: minMs, max: MAX_DELAY_MS, required: 'is required (interval in ms)' }),
+      everyMs: durationMsSchema({ min: minMs, max: MAX_HORIZON_MS, required: 'is required (interval in ms)' }),
     })
     .superRefine(checkRecipient)
     .transform(withJid);
@@ -67,10 +69,14 @@ export interface ScheduleAnswer {
 /** A PENDING record with its network id chosen now, then a Bree job at its time. */
 export const scheduleMessage = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<ScheduleAnswer> => {
   const body = parseInput(scheduleSchema, input);
-  const session = await ownSession(ctx, sessionId);
-  const link = requireLink(ctx, session);
   const now = ctx.now();
   const requested = body.sendAt ? new Date(body.sendAt) : new Date(now.getTime() + (body.delayMs ?? 0));
+  if (requested.getTime() - now.getTime() > MAX_HORIZON_MS) {
+    throw validationFailed([{ path: 'sendAt', message: `must be at most ${MAX_HORIZON_MS} ms (365 days) ahead` }]);
+  }
+  await admit(ctx);
+  const session = await ownSession(ctx, sessionId);
+  const link = requireLink(ctx, session);
   const sendAt = requested.getTime() < now.getTime() ? now : requested;
   await takeQuota(ctx, 1);
   const jobId = randomUUID();
@@ -81,7 +87,7 @@ export const scheduleMessage = async (ctx: RequestContext, sessionId: string, in
       toNumber: body.jid,
       content: body.message,
       kind: 'text',
-      payload: JSON.stringify({ text: body.message }),
+      payload: JSON.stringify({ kind: 'text', text: body.message } satisfies StoredContent),
       status: 'PENDING',
       waMessageId: link.newMessageId(),
       sendAt,
@@ -99,11 +105,16 @@ export const startCampaign = async (
   input: unknown,
 ): Promise<{ ok: true; count: number; campaignId: string }> => {
   const body = parseInput(campaignSchema, input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const link = requireLink(ctx, session);
   await takeQuota(ctx, body.contacts.length);
   const campaignId = randomUUID();
   const start = ctx.now().getTime();
+  // With a delay, only the first message is armed now; the others are timed from the moment it leaves
+  // (startCampaignClock), so the first gap is as long as the others. The first one's job carries the
+  // campaign's id, which is how it is known when it runs.
+  const spaced = body.delayMs > 0 && body.contacts.length > 1;
   const rows = body.contacts.map((contact, index) => ({
     id: randomUUID(),
     accountId: ctx.caller.accountId,
@@ -114,11 +125,13 @@ export const startCampaign = async (
     status: 'PENDING',
     waMessageId: link.newMessageId(),
     sendAt: new Date(start + index * body.delayMs),
-    jobId: randomUUID(),
+    jobId: spaced && index === 0 ? campaignId : randomUUID(),
     campaignId,
   }));
-  await ctx.db.outgoingMessage.createMany({ data: rows.map((r) => ({ ...r, payload: JSON.stringify({ text: r.content }) })) });
-  for (const row of rows) await ctx.jobs.scheduleMessage(row.jobId, row.id, row.sendAt);
+  await ctx.db.outgoingMessage.createMany({
+    data: rows.map((r) => ({ ...r, payload: JSON.stringify({ kind: 'text', text: r.content } satisfies StoredContent) })),
+  });
+  for (const row of spaced ? rows.slice(0, 1) : rows) await ctx.jobs.scheduleMessage(row.jobId, row.id, row.sendAt);
   return { ok: true, count: rows.length, campaignId };
 };
 
@@ -128,12 +141,13 @@ export const sendVariation = async (
   input: unknown,
 ): Promise<{ ok: true; count: number; sent: string[] }> => {
   const body = parseInput(variationsSchema, input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const chosen = body.variations[Math.floor(Math.random() * body.variations.length)] ?? body.variations[0] ?? '';
   const wait = async () => {
     if (body.delayMs > 0) await sleep(body.delayMs);
   };
-  await deliverAfter(ctx, session, wait, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text', payload: { text: chosen } });
+  await deliverAfter(ctx, session, wait, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text' });
   return { ok: true, count: 1, sent: [chosen] };
 };
 
@@ -162,6 +176,7 @@ export const startRecurring = async (
   input: unknown,
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const body = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
+  await admit(ctx);
   return registerRecurring(ctx, sessionId, body.everyMs, { to: body.jid, text: body.message });
 };
 
@@ -197,20 +212,47 @@ const RECONNECT_GRACE_MS = 120_000;
 const RETRY_EVERY_MS = 3_000;
 
 /**
- * A due scheduled record: claimed atomically, then sent with the network id chosen when it was stored,
- * so a resend after a crash shows once on the phone. Returns a retry time while the session re-links.
+ * The first message of a spaced campaign has left (or failed): the others keep their spacing, counted
+ * from now instead of from the request, and are armed.
+ */
+const startCampaignClock = async (deps: Deps, first: Pick<OutgoingMessage, 'id' | 'campaignId' | 'sendAt'>, at: Date): Promise<void> => {
+  if (!first.campaignId) return;
+  const shift = Math.max(0, at.getTime() - (first.sendAt ?? at).getTime());
+  const rest = await deps.db.outgoingMessage.findMany({
+    where: { campaignId: first.campaignId, status: 'PENDING', claimedAt: null, id: { not: first.id } },
+    select: { id: true, jobId: true, sendAt: true },
+  });
+  const moved = rest.map((r) => ({ id: r.id, jobId: r.jobId ?? randomUUID(), sendAt: new Date((r.sendAt ?? at).getTime() + shift) }));
+  if (shift > 0) await deps.outgoing.moveSendTimes(moved);
+  for (const r of moved) await deps.jobs.scheduleMessage(r.jobId, r.id, r.sendAt);
+};
+
+/**
+ * A due record: claimed atomically, then sent exactly as it was accepted (its payload) with the network
+ * id chosen when it was stored, so a resend after a crash shows once on the phone. A timer that fires
+ * before the record's time is answered with that time, to be armed again, and nothing is sent. Returns
+ * a retry time while the session re-links, too.
  */
 export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date | null> => {
+  const now = deps.now();
   const claimed = await deps.db.outgoingMessage.updateMany({
-    where: { id: messageId, status: 'PENDING', claimedAt: null },
-    data: { claimedAt: deps.now() },
+    where: { id: messageId, status: 'PENDING', claimedAt: null, OR: [{ sendAt: null }, { sendAt: { lte: now } }] },
+    data: { claimedAt: now },
   });
-  if (claimed.count === 0) return null;
+  if (claimed.count === 0) {
+    const early = await deps.db.outgoingMessage.findFirst({
+      where: { id: messageId, status: 'PENDING', claimedAt: null, sendAt: { gt: now } },
+      select: { sendAt: true },
+    });
+    if (early?.sendAt) deps.logger.warn({ messageId, sendAt: early.sendAt }, 'a job fired before its message was due; armed again');
+    return early?.sendAt ?? null;
+  }
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
+    if (row.campaignId && row.jobId === row.campaignId) await startCampaignClock(deps, row, data.sentAt ?? deps.now());
     if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
   };
   if (!link) {
@@ -223,12 +265,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     return null;
   }
   try {
+    const networkId = row.waMessageId ?? undefined;
     const sent =
       row.kind === 'status'
-        ? await sendScheduledStatus(deps, link, row.accountId, JSON.parse(row.payload) as StatusPayload)
-        : await link.send(row.toNumber, { kind: 'text', text: (JSON.parse(row.payload) as { text?: string }).text ?? row.content }, {
-            messageId: row.waMessageId ?? undefined,
-          });
+        ? await sendScheduledStatus(deps, link, row.accountId, JSON.parse(row.payload) as StatusPayload, networkId)
+        : await link.send(row.toNumber, await contentOfRecord(deps, row), { messageId: networkId });
     await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
   } catch (err) {
     deps.logger.warn({ err, messageId }, 'scheduled send failed');
@@ -252,7 +293,7 @@ export const runRecurring = async (deps: Deps, spec: RecurringSpec): Promise<voi
       await publishStoredStatus(deps, spec.accountId, session, spec.payload.status as StatusPayload);
       return;
     }
-    await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text', payload: { text: messageText } });
+    await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text' });
   } catch (err) {
     if (err instanceof DomainError) deps.logger.warn({ timerId: spec.timerId, code: err.code }, `recurring message not sent: ${err.message}`);
     else throw err;
@@ -277,14 +318,22 @@ export const campaignProgress = async (deps: Pick<Deps, 'db' | 'outgoing'>, camp
   return { campaignId, total: sent + failed + remaining, sent, failed, remaining };
 };
 
-/** At start: unconfirmed claims were interrupted by a stop; every PENDING record gets its job again. */
+/**
+ * At start: unconfirmed claims were interrupted by a stop; every PENDING record gets its job again,
+ * immediate sends that were in flight included (they have no sendAt and go at once).
+ */
 export const resumeScheduled = async (deps: Deps): Promise<number> => {
   await deps.db.outgoingMessage.updateMany({ where: { status: 'PENDING', claimedAt: { not: null } }, data: { claimedAt: null } });
   const pending = await deps.db.outgoingMessage.findMany({
     where: { status: 'PENDING' },
-    select: { id: true, jobId: true, sendAt: true, createdAt: true },
+    select: { id: true, jobId: true, sendAt: true, createdAt: true, campaignId: true },
     orderBy: { sendAt: 'asc' },
   });
-  for (const row of pending) await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, row.sendAt ?? row.createdAt);
+  // A spaced campaign whose first message has not left yet: the others wait for it, as at the start.
+  const waitingForFirst = new Set(pending.filter((r) => r.campaignId && r.jobId === r.campaignId).map((r) => r.campaignId));
+  for (const row of pending) {
+    if (row.campaignId && row.jobId !== row.campaignId && waitingForFirst.has(row.campaignId)) continue;
+    await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, row.sendAt ?? row.createdAt);
+  }
   return pending.length;
 };

@@ -73,7 +73,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     }
     const spec = jobs.recurringSpec(job.timerId);
     if (spec) await runRecurring(deps, spec);
-  });
+  }, () => now().getTime());
   const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
   const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
   return deps;
