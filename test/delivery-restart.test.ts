@@ -25,6 +25,7 @@ const TO = {
   location: '15557770016',
   status: '15557770017',
   retried: '15557770019',
+  written: '15557770021',
   later: '15557770020',
 };
 const DAY_MS = 24 * 3600 * 1000;
@@ -152,28 +153,42 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
   }, 300_000);
 
   it('frees an Idempotency-Key whose request was cut off, so the retry sends, once', async () => {
-    const path = `/v1/sessions/${sessionId}/send-media`;
-    const body = { to: TO.retried, mediaType: 'image', url: `${filesUrl}/slow.png`, caption: 'retried once' };
-    const headers = { 'Idempotency-Key': `cut-off-${kind}` };
-    const first = call('POST', path, body, headers).catch(() => null);
-    // The key is taken and the request waits for the file when the process is killed.
+    const base = `/v1/sessions/${sessionId}`;
+    // Cut off before it wrote anything: it waits for its media file.
+    const media = { to: TO.retried, mediaType: 'image', url: `${filesUrl}/slow.png`, caption: 'retried once' };
+    const mediaKey = { 'Idempotency-Key': `cut-off-media-${kind}` };
+    const first = call('POST', `${base}/send-media`, media, mediaKey).catch(() => null);
     await waitUntil(async () => held.length, (n) => n === 1, 30_000);
-    expect(await db.idempotentRequest.count({ where: { status: 0 } })).toBe(1);
+    // Cut off after its record was written: the link has gone silent.
+    const text = { to: TO.written, message: 'written before the crash' };
+    const textKey = { 'Idempotency-Key': `cut-off-text-${kind}` };
+    expect(sandbox.control.freeze(ME)).toBe(1);
+    const second = call('POST', `${base}/send`, text, textKey).catch(() => null);
+    await waitUntil(() => db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net`, status: 'PENDING' } }), (n) => n === 1, 30_000);
+    expect(await db.idempotentRequest.count({ where: { status: 0 } })).toBe(2);
+
     await restart('SIGKILL');
-    await first;
+    await Promise.all([first, second]);
     for (const res of held.splice(0)) res.destroy();
     holdSlow = false;
 
-    const retry = await call('POST', path, body, headers);
-    expect(retry.status).toBe(200);
-    expect(retry.headers.get('idempotent-replayed')).toBeNull();
-    const again = await call('POST', path, body, headers);
-    expect(again.status).toBe(200);
-    expect(again.body).toEqual(retry.body);
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const retried = await call('POST', `${base}/send-media`, media, mediaKey);
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    const again = await call('POST', `${base}/send-media`, media, mediaKey);
+    expect([again.status, again.body, again.headers.get('idempotent-replayed')]).toEqual([200, retried.body, 'true']);
     const entries = await waitUntil(async () => inbox(TO.retried), (e) => e.length > 0 && Boolean(e[0]?.sha256), 30_000);
     expect(entries.map((e) => [e.caption, e.sha256, e.duplicates])).toEqual([['retried once', sha256(photo), 0]]);
     expect(await db.outgoingMessage.count({ where: { toNumber: `${TO.retried}@s.whatsapp.net` } })).toBe(1);
+
+    // The retry answers with the record the first attempt wrote, which the start sent again itself.
+    const record = await db.outgoingMessage.findFirstOrThrow({ where: { toNumber: `${TO.written}@s.whatsapp.net` } });
+    const textRetry = await call('POST', `${base}/send`, text, textKey);
+    expect([textRetry.status, textRetry.body]).toEqual([200, { ok: true, id: record.id }]);
+    const written = await waitUntil(async () => inbox(TO.written), (e) => e.length > 0, 30_000);
+    await waitUntil(() => db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net`, status: 'SENT' } }), (n) => n === 1, 30_000);
+    expect(written.map((e) => [e.content, e.duplicates])).toEqual([['written before the crash', 0]]);
+    expect(await db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net` } })).toBe(1);
   }, 300_000);
 
   it('keeps a 30-day schedule PENDING across a restart, and a 30-day recurring interval does not fire', async () => {

@@ -37,6 +37,10 @@ export interface Caller {
 export interface IdempotencyGate {
   /** Looks at the key: claims it, or ends the request with the answer stored for it, or 409. */
   admit: () => Promise<void>;
+  /** the id of the next record the request writes, derived from the key once it is claimed */
+  nextRecordId: () => string;
+  /** whether this request is the retry of one cut off by a stop, whose records may exist already */
+  resumed: () => boolean;
 }
 
 /** One per request (REST) or operation (GraphQL). */

@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/network/types.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
+import { earlierAttempt, recordIdFor } from './idempotency.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 
 export const notConnected = (): DomainError =>
@@ -24,6 +25,9 @@ type MediaContent = Extract<OutgoingContent, { kind: 'media' }>;
  * instead of the bytes themselves.
  */
 export type StoredContent = Exclude<OutgoingContent, { kind: 'media' }> | (Omit<MediaContent, 'data'> & { url: string; sha256: string });
+
+/** A record's payload: its content, and for a campaign message the gap to keep after the one before. */
+export type StoredPayload = StoredContent & { spacingMs?: number };
 
 export interface Delivery {
   to: string;
@@ -55,7 +59,7 @@ export const contentOfRecord = async (
   deps: Pick<Deps, 'fetchMedia'>,
   record: Pick<OutgoingMessage, 'payload' | 'content'>,
 ): Promise<OutgoingContent> => {
-  const stored = JSON.parse(record.payload) as Partial<StoredContent> & { text?: string };
+  const { spacingMs: _spacing, ...stored } = JSON.parse(record.payload) as Partial<StoredPayload> & { text?: string };
   if (!stored.kind || !storedKinds.has(stored.kind)) return { kind: 'text', text: stored.text ?? record.content };
   if (stored.kind !== 'media') return stored as Exclude<StoredContent, { kind: 'media' }>;
   const { url, sha256: expected, ...media } = stored as Extract<StoredContent, { kind: 'media' }>;
@@ -80,6 +84,14 @@ export const deliverNow = async (
 ): Promise<OutgoingMessage> => {
   const startedAt = ctx.now();
   const takenAt = options.quotaTakenAt ?? startedAt;
+  const id = recordIdFor(ctx);
+  const earlier = await earlierAttempt(ctx, id);
+  if (earlier) {
+    // A retry after a stop: the cut-off attempt's record holds this message and its quota unit, and the
+    // start sends it again itself.
+    if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
+    return earlier;
+  }
   const link = ctx.sessions.link(session.id);
   if (!link) {
     if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
@@ -88,7 +100,7 @@ export const deliverNow = async (
   if (!options.quotaTakenAt) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();
   const record: OutgoingMessage = {
-    id: randomUUID(),
+    id,
     accountId: ctx.caller.accountId,
     sessionId: session.id,
     toNumber: delivery.to,

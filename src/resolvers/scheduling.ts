@@ -7,7 +7,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
 import { contentOfRecord, deliverAfter, deliverNow, requireLink } from './delivery.ts';
-import type { StoredContent } from './delivery.ts';
+import type { StoredContent, StoredPayload } from './delivery.ts';
 import { DomainError, notFound, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, withJid } from './messages.ts';
@@ -16,7 +16,7 @@ import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
 import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
-import { admit } from './idempotency.ts';
+import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -78,10 +78,18 @@ export const scheduleMessage = async (ctx: RequestContext, sessionId: string, in
   const session = await ownSession(ctx, sessionId);
   const link = requireLink(ctx, session);
   const sendAt = requested.getTime() < now.getTime() ? now : requested;
+  const id = recordIdFor(ctx);
+  const earlier = await earlierAttempt(ctx, id);
+  if (earlier?.sendAt) {
+    const at = earlier.sendAt;
+    return { ok: true, scheduledInMs: at.getTime() - earlier.createdAt.getTime(), sendAt: at.toISOString(), messageId: earlier.id, jobId: earlier.jobId ?? '' };
+  }
   await takeQuota(ctx, 1);
   const jobId = randomUUID();
   const record = await ctx.db.outgoingMessage.create({
     data: {
+      id,
+      createdAt: now,
       accountId: ctx.caller.accountId,
       sessionId,
       toNumber: body.jid,
@@ -108,15 +116,18 @@ export const startCampaign = async (
   await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const link = requireLink(ctx, session);
+  const ids = body.contacts.map(() => recordIdFor(ctx));
+  const earlier = await earlierAttempt(ctx, ids[0] ?? '');
+  if (earlier?.campaignId) return { ok: true, count: ids.length, campaignId: earlier.campaignId };
   await takeQuota(ctx, body.contacts.length);
   const campaignId = randomUUID();
   const start = ctx.now().getTime();
-  // With a delay, only the first message is armed now; the others are timed from the moment it leaves
-  // (startCampaignClock), so the first gap is as long as the others. The first one's job carries the
-  // campaign's id, which is how it is known when it runs.
+  // With a delay, only the first message is armed now; each one that leaves arms the next delayMs later
+  // (armNextOfCampaign), so no gap is shorter than delayMs however late a send is. The times stored
+  // here only order the messages until then.
   const spaced = body.delayMs > 0 && body.contacts.length > 1;
   const rows = body.contacts.map((contact, index) => ({
-    id: randomUUID(),
+    id: ids[index] ?? randomUUID(),
     accountId: ctx.caller.accountId,
     sessionId,
     toNumber: contact.jid,
@@ -125,11 +136,14 @@ export const startCampaign = async (
     status: 'PENDING',
     waMessageId: link.newMessageId(),
     sendAt: new Date(start + index * body.delayMs),
-    jobId: spaced && index === 0 ? campaignId : randomUUID(),
+    jobId: randomUUID(),
     campaignId,
   }));
   await ctx.db.outgoingMessage.createMany({
-    data: rows.map((r) => ({ ...r, payload: JSON.stringify({ kind: 'text', text: r.content } satisfies StoredContent) })),
+    data: rows.map((r) => ({
+      ...r,
+      payload: JSON.stringify({ kind: 'text', text: r.content, ...(spaced ? { spacingMs: body.delayMs } : {}) } satisfies StoredPayload),
+    })),
   });
   for (const row of spaced ? rows.slice(0, 1) : rows) await ctx.jobs.scheduleMessage(row.jobId, row.id, row.sendAt);
   return { ok: true, count: rows.length, campaignId };
@@ -211,20 +225,21 @@ export const cancelRecurring = async (ctx: RequestContext, sessionId: string, ti
 const RECONNECT_GRACE_MS = 120_000;
 const RETRY_EVERY_MS = 3_000;
 
-/**
- * The first message of a spaced campaign has left (or failed): the others keep their spacing, counted
- * from now instead of from the request, and are armed.
- */
-const startCampaignClock = async (deps: Deps, first: Pick<OutgoingMessage, 'id' | 'campaignId' | 'sendAt'>, at: Date): Promise<void> => {
-  if (!first.campaignId) return;
-  const shift = Math.max(0, at.getTime() - (first.sendAt ?? at).getTime());
-  const rest = await deps.db.outgoingMessage.findMany({
-    where: { campaignId: first.campaignId, status: 'PENDING', claimedAt: null, id: { not: first.id } },
-    select: { id: true, jobId: true, sendAt: true },
+const spacingOf = (row: Pick<OutgoingMessage, 'campaignId' | 'payload'>): number =>
+  row.campaignId ? ((JSON.parse(row.payload) as Partial<StoredPayload>).spacingMs ?? 0) : 0;
+
+/** A message of a spaced campaign is done (sent or failed): the next one is due `spacingMs` from now. */
+const armNextOfCampaign = async (deps: Deps, done: Pick<OutgoingMessage, 'id' | 'campaignId'>, spacingMs: number, at: Date): Promise<void> => {
+  if (!done.campaignId) return;
+  const next = await deps.db.outgoingMessage.findFirst({
+    where: { campaignId: done.campaignId, status: 'PENDING', claimedAt: null, id: { not: done.id } },
+    orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, jobId: true },
   });
-  const moved = rest.map((r) => ({ id: r.id, jobId: r.jobId ?? randomUUID(), sendAt: new Date((r.sendAt ?? at).getTime() + shift) }));
-  if (shift > 0) await deps.outgoing.moveSendTimes(moved);
-  for (const r of moved) await deps.jobs.scheduleMessage(r.jobId, r.id, r.sendAt);
+  if (!next) return;
+  const sendAt = new Date(at.getTime() + spacingMs);
+  await deps.db.outgoingMessage.update({ where: { id: next.id }, data: { sendAt } });
+  await deps.jobs.scheduleMessage(next.jobId ?? randomUUID(), next.id, sendAt);
 };
 
 /**
@@ -252,7 +267,8 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
-    if (row.campaignId && row.jobId === row.campaignId) await startCampaignClock(deps, row, data.sentAt ?? deps.now());
+    const spacingMs = spacingOf(row);
+    if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
     if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
   };
   if (!link) {
@@ -326,13 +342,16 @@ export const resumeScheduled = async (deps: Deps): Promise<number> => {
   await deps.db.outgoingMessage.updateMany({ where: { status: 'PENDING', claimedAt: { not: null } }, data: { claimedAt: null } });
   const pending = await deps.db.outgoingMessage.findMany({
     where: { status: 'PENDING' },
-    select: { id: true, jobId: true, sendAt: true, createdAt: true, campaignId: true },
-    orderBy: { sendAt: 'asc' },
+    select: { id: true, jobId: true, sendAt: true, createdAt: true, campaignId: true, payload: true },
+    orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
   });
-  // A spaced campaign whose first message has not left yet: the others wait for it, as at the start.
-  const waitingForFirst = new Set(pending.filter((r) => r.campaignId && r.jobId === r.campaignId).map((r) => r.campaignId));
+  // Of a spaced campaign only the earliest message is armed; it arms the next when it is done.
+  const chained = new Set<string>();
   for (const row of pending) {
-    if (row.campaignId && row.jobId !== row.campaignId && waitingForFirst.has(row.campaignId)) continue;
+    if (row.campaignId && spacingOf(row) > 0) {
+      if (chained.has(row.campaignId)) continue;
+      chained.add(row.campaignId);
+    }
     await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, row.sendAt ?? row.createdAt);
   }
   return pending.length;

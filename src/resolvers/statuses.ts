@@ -13,7 +13,7 @@ import { durationMsSchema, MAX_HORIZON_MS } from './messages.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
-import { admit } from './idempotency.ts';
+import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
 
@@ -84,6 +84,20 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
       details: [{ path: 'audience', message: 'no address-book contact of this account is on WhatsApp' }],
     });
   }
+  const answer = (messageId: string): StatusAnswer => ({
+    ok: true,
+    accepted: true,
+    validation: 'payload_validated',
+    deliveryState: 'accepted_by_whatsapp_web',
+    type: payload.type,
+    target: STATUS_TARGET,
+    recipientsCount: recipients.length,
+    statusJidList: recipients,
+    messageId,
+  });
+  const id = recordIdFor(ctx);
+  const earlier = await earlierAttempt(ctx, id);
+  if (earlier) return answer(earlier.id);
   const content = await contentOf(ctx, payload);
   const startedAt = ctx.now();
   await takeQuota(ctx, 1);
@@ -91,6 +105,7 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
   const waMessageId = link.newMessageId();
   const record = await ctx.db.outgoingMessage.create({
     data: {
+      id,
       accountId: ctx.caller.accountId,
       sessionId: session.id,
       toNumber: STATUS_TARGET,
@@ -113,17 +128,7 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
     await refundQuota(ctx, 1, startedAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the status: ${reason}`);
   }
-  return {
-    ok: true,
-    accepted: true,
-    validation: 'payload_validated',
-    deliveryState: 'accepted_by_whatsapp_web',
-    type: payload.type,
-    target: STATUS_TARGET,
-    recipientsCount: recipients.length,
-    statusJidList: recipients,
-    messageId: record.id,
-  };
+  return answer(record.id);
 };
 
 export const sendStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<StatusAnswer> => {
@@ -146,11 +151,14 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
   await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const link = requireLink(ctx, session);
+  const id = recordIdFor(ctx);
+  if (await earlierAttempt(ctx, id)) return { ok: true, scheduledInMs: delayMs };
   await takeQuota(ctx, 1);
   const sendAt = new Date(ctx.now().getTime() + delayMs);
   const jobId = randomUUID();
   const record = await ctx.db.outgoingMessage.create({
     data: {
+      id,
       accountId: ctx.caller.accountId,
       sessionId,
       toNumber: STATUS_TARGET,

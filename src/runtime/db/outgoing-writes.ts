@@ -37,11 +37,7 @@ export interface OutgoingWrites {
   sent: (mark: SentMark) => void;
   /** Resolves once every write asked for so far is done. */
   settled: () => Promise<void>;
-  /** Gives scheduled records new times, a few statements for any number of records. */
-  moveSendTimes: (moves: Array<{ id: string; sendAt: Date }>) => Promise<void>;
 }
-
-const MOVES_PER_STATEMENT = 1000;
 
 export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger): OutgoingWrites => {
   // VALUES columns are text to PostgreSQL unless cast; SQLite stores what it is given.
@@ -71,13 +67,6 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     settled: async () => {
       await inserts.settled();
       await marks.settled();
-    },
-    moveSendTimes: async (moves) => {
-      for (let i = 0; i < moves.length; i += MOVES_PER_STATEMENT) {
-        const rows = Prisma.join(moves.slice(i, i + MOVES_PER_STATEMENT).map((m) => Prisma.sql`(${m.id}, ${m.sendAt})`));
-        await db.$executeRaw`UPDATE "OutgoingMessage" SET "sendAt" = v.column2${asTimestamp}
-          FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1`;
-      }
     },
   };
 };
