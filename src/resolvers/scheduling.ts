@@ -272,7 +272,8 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
   };
   if (!link) {
-    const dueAt = (row.sendAt ?? row.createdAt).getTime();
+    // Counted from the start too: a message left over from before a stop waits for its session to re-link.
+    const dueAt = Math.max((row.sendAt ?? row.createdAt).getTime(), deps.jobs.startedAt);
     if (row.session.autoConnect && deps.now().getTime() - dueAt < RECONNECT_GRACE_MS) {
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null } });
       return new Date(deps.now().getTime() + RETRY_EVERY_MS);

@@ -43,6 +43,8 @@ export class JobScheduler {
   private readonly nextDue = new Map<string, number>();
   private started?: Promise<Worker>;
   private stopped = false;
+  /** when this scheduler (so this process's jobs) started, ms since the epoch */
+  readonly startedAt: number;
   /** called with (scheduled at, received here at) for every one-shot job; benchmarks read lateness from it */
   onFired?: (at: number, receivedAt: number) => void;
 
@@ -51,6 +53,7 @@ export class JobScheduler {
     private readonly onDue: (job: DueJob) => Promise<void>,
     private readonly now: () => number = Date.now,
   ) {
+    this.startedAt = now();
     this.bree = new Bree({
       root: false,
       doRootCheck: false,
