@@ -127,7 +127,7 @@ export const once = async <T>(
     return { ...result, replayed: false };
   } catch (err) {
     if (err instanceof Replayed && replay) return replay;
-    // A retry that failed too still owns what the cut-off attempt wrote, so its key stays taken over.
+    // A retry of a cut-off request that fails too leaves the key released, with the first attempt's records still found by the next retry.
     if (claimed && resumed) await ctx.db.idempotentRequest.updateMany({ where: id, data: { status: CUT_OFF } }).catch(() => undefined);
     else if (claimed) await ctx.db.idempotentRequest.delete({ where: { accountId_key: id } }).catch(() => undefined);
     throw err;
