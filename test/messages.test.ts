@@ -225,6 +225,48 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     await call('DELETE', `/v1/sessions/${other}`);
   });
 
+  it('looks at an Idempotency-Key only once the body is valid, on every route that honours one', async () => {
+    const s = `/v1/sessions/${sessionId}`;
+    const status = { type: 'text', text: 'x', statusJidList: [BOB] };
+    const routes: Array<[string, unknown, unknown]> = [
+      ['/v1/sessions/api/send', { sessionId, to: BOB, message: 'x' }, { sessionId }],
+      ['/v1/whatsapp/send', { sessionId, to: BOB, message: 'x' }, { sessionId }],
+      [`${s}/send`, { to: BOB, message: 'x' }, { to: BOB }],
+      [`${s}/send-media`, { to: BOB, mediaType: 'image', url: 'https://files.example.com/photo.jpg' }, { to: BOB, mediaType: 'gif' }],
+      [`${s}/send-interactive`, { chatId: BOB, body: 'x', buttons: [{ type: 'reply', text: 'ok' }] }, { chatId: BOB }],
+      [`${s}/messages/rich`, { to: BOB, latitude: 1, longitude: 2 }, { to: BOB }],
+      [`${s}/messages/typing`, { to: BOB, text: 'x' }, { to: BOB }],
+      [`${s}/messages/00000000-0000-0000-0000-000000000000/edit`, { text: 'x' }, {}],
+      [`${s}/groups/120363000000000001@g.us/send`, { message: 'x' }, {}],
+      [`${s}/groups/120363000000000001@g.us/send-media`, { mediaType: 'image', url: 'https://files.example.com/photo.jpg' }, { mediaType: 'image' }],
+      [`${s}/groups/120363000000000001@g.us/send-interactive`, { body: 'x', buttons: [{ type: 'reply', text: 'ok' }] }, { body: 'x' }],
+      [`${s}/channels/120363000000000002@newsletter/send`, { text: 'x' }, {}],
+      [`${s}/status/send`, status, { type: 'text' }],
+      [`${s}/status/schedule`, { payload: status, delayMs: 1000 }, { payload: status }],
+      [`${s}/status/recurring`, { payload: status, everyMs: 60_000 }, { payload: status }],
+      [`${s}/messages/campaign`, { contacts: [{ jid: BOB }], template: 'x' }, { contacts: [] }],
+      [`${s}/messages/bulk-send`, { contacts: [{ jid: BOB }], template: 'x' }, { contacts: [] }],
+      [`${s}/messages/variations`, { to: BOB, variations: ['x'] }, { to: BOB }],
+      [`${s}/messages/schedule`, { to: BOB, message: 'x', delayMs: 1000 }, { to: BOB }],
+      [`${s}/messages/recurring`, { to: BOB, message: 'x', everyMs: 60_000 }, { to: BOB }],
+      [`${s}/bulk/contact-group/00000000-0000-0000-0000-000000000000`, { message: 'x' }, {}],
+      [`${s}/bulk/tag/vip`, { message: 'x' }, {}],
+    ];
+    // Each key is held by a request of another body that is still running.
+    const accountId = (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId;
+    await ctx.app.db.idempotentRequest.createMany({
+      data: routes.map(([path]) => ({ accountId, key: `POST ${path} held`, route: `POST ${path} sha256:other`, status: 0, body: '' })),
+    });
+    const headers = { 'Idempotency-Key': 'held' };
+    for (const [path, valid, invalid] of routes) {
+      const bad = await call('POST', path, invalid, headers);
+      expect([path, bad.status, bad.body.error.code]).toEqual([path, 400, 'VALIDATION_FAILED']);
+      const good = await call('POST', path, valid, headers);
+      expect([path, good.status, good.body.error.code]).toEqual([path, 409, 'CONFLICT']);
+    }
+    await ctx.app.db.idempotentRequest.deleteMany({ where: { key: { endsWith: ' held' } } });
+  });
+
   it('validates before looking at the session: 400, then 404, then 409', async () => {
     const { body: idle } = await call('POST', '/v1/sessions', { name: 'idle' });
     expect((await call('POST', `/v1/sessions/${idle.id}/send`, { to: 'nope', message: 'x' })).status).toBe(400);

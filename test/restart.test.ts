@@ -32,7 +32,7 @@ describe('a restarted service process', () => {
     await database?.drop();
   });
 
-  it('re-links its sessions from the database without a QR, after SIGTERM and after SIGKILL', async () => {
+  it('re-links its sessions from the database without a QR, after SIGTERM and after SIGKILL', { timeout: 120_000 }, async () => {
     service = await spawnService(env());
     const { body: session } = await call('POST', '/v1/sessions', { name: 'durable' });
     await call('POST', `/v1/sessions/${session.id}/connect`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDueMessage } from '../src/resolvers/scheduling.ts';
 import { dbKinds, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
@@ -34,8 +35,36 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       await waitUntil(async () => texts(n), (t) => t.includes(expected));
       expect(texts(n).filter((t) => t === expected)).toHaveLength(1);
     }
-    const sent = await call('GET', `/v1/sessions/${sessionId}/messages?status=SENT`);
-    expect(sent.body.count).toBe(5);
+    // The phone can decrypt a scheduled message a moment before its record says SENT.
+    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages?status=SENT`), (r) => r.body.count === 5);
+  });
+
+  it('times a campaign from its first send: each message leaves delayMs after the one before', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/campaign`, {
+      contacts: FRIENDS.slice(0, 3).map((n, i) => ({ jid: n, name: `S${i}` })),
+      template: 'spaced {name}',
+      delayMs: 1500,
+    });
+    expect(res.body).toMatchObject({ ok: true, count: 3 });
+    const rows = await waitUntil(
+      () => ctx.app.db.outgoingMessage.findMany({ where: { campaignId: res.body.campaignId } }),
+      (r) => r.length === 3 && r.every((x) => x.status === 'SENT'),
+      20_000,
+    );
+    const sentAt = rows.map((r) => r.sentAt?.getTime() ?? 0).sort((a, b) => a - b);
+    expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(1500);
+    expect(sentAt[2]! - sentAt[1]!).toBeGreaterThanOrEqual(1500);
+    for (const [i, n] of FRIENDS.slice(0, 3).entries()) expect(texts(n).filter((t) => t === `spaced S${i}`)).toHaveLength(1);
+  });
+
+  it('arms a job that fires before its message is due again, and sends nothing', async () => {
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[2], message: 'not before its time', delayMs: 30 * 24 * 3600 * 1000 });
+    expect(res.status).toBe(200);
+    const armedAgainFor = await runDueMessage(ctx.app.deps, res.body.messageId);
+    expect(armedAgainFor?.toISOString()).toBe(res.body.sendAt);
+    const record = await call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`);
+    expect(record.body).toMatchObject({ status: 'PENDING', sentAt: null });
+    expect(texts(FRIENDS[2]!)).not.toContain('not before its time');
   });
 
   it('bulk-send is the same as campaign, and leaves placeholders other than {name} as written', async () => {

@@ -116,6 +116,26 @@ describe.each(dbKinds)('sessions over Baileys against the sandbox (%s)', (kind) 
     expect((await call('GET', `/v1/sessions/${id}`)).status).toBe(404);
   });
 
+  it.each([
+    ['PAUSED', '15551110007', { status: 'PAUSED' }],
+    ['manually DISCONNECTED', '15551110008', { status: 'DISCONNECTED' }],
+  ])('deletes a %s session by removing the device from the phone with its stored credentials', async (_label, phone, body) => {
+    const id = await linkSession(ctx, phone);
+    const stopped = await call('PATCH', `/v1/sessions/${id}/status`, body);
+    expect(stopped.body.status).toBe(body.status);
+    // The link is closed: the device is still listed on the phone, with nothing connected to it.
+    expect(ctx.sandbox.control.phone(phone).devices).toHaveLength(1);
+    const res = await call('DELETE', `/v1/sessions/${id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true });
+    await waitUntil(
+      async () => ctx.sandbox.control.phone(phone).devices,
+      (devices) => devices.length === 0,
+    );
+    expect(await ctx.app.db.sessionAuth.count({ where: { sessionId: id } })).toBe(0);
+    expect((await call('GET', `/v1/sessions/${id}`)).status).toBe(404);
+  });
+
   it('renames, lists, and refuses another account on every route with 404', async () => {
     const { body: s } = await call('POST', '/v1/sessions', { name: 'before' });
     expect((await call('PATCH', `/v1/sessions/${s.id}`, { sessionName: 'after' })).body.sessionName).toBe('after');

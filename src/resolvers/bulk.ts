@@ -12,6 +12,7 @@ import { refundQuota, takeQuota } from './quota.ts';
 import type { CampaignProgress } from './scheduling.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
+import { admit } from './idempotency.ts';
 
 export const bulkSchema = z.object({
   message: z.string().min(1, 'cannot be empty').max(65_536),
@@ -86,7 +87,7 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
         try {
           // From here the unit is deliverNow's: it gives it back if the message does not leave.
           unused -= 1;
-          await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text', payload: { text } }, { quotaTakenAt: startedAt });
+          await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' }, { quotaTakenAt: startedAt });
           result.sent += 1;
         } catch (err) {
           if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;
@@ -105,6 +106,7 @@ const recipientsOrder = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
 
 export const bulkToContactGroup = async (ctx: RequestContext, sessionId: string, groupId: string, input: unknown): Promise<BulkResult> => {
   parseInput(bulkSchema, input);
+  await admit(ctx);
   await ownSession(ctx, sessionId);
   const group = await getContactGroup(ctx, groupId);
   const contacts = await ctx.db.contact.findMany({
@@ -116,6 +118,7 @@ export const bulkToContactGroup = async (ctx: RequestContext, sessionId: string,
 
 export const bulkToTag = async (ctx: RequestContext, sessionId: string, tag: string, input: unknown): Promise<BulkResult> => {
   parseInput(bulkSchema, input);
+  await admit(ctx);
   await ownSession(ctx, sessionId);
   const contacts = await ctx.db.contact.findMany({
     where: { accountId: ctx.caller.accountId, tagRows: { some: { accountId: ctx.caller.accountId, tag } } },

@@ -4,6 +4,7 @@ import { deliverNow } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
+import { admit } from './idempotency.ts';
 
 export const CHANNELS_NOT_LISTED =
   'Listing channels is not supported; send to a channel by its JID (<id>@newsletter) with POST /channels/{channelJid}/send.';
@@ -26,7 +27,8 @@ export const sendToChannel = async (ctx: RequestContext, sessionId: string, chan
       details: [{ path: 'channelJid', message: 'must be a channel JID (<id>@newsletter)' }],
     });
   }
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
-  await deliverNow(ctx, session, { to: jid, content: { kind: 'text', text }, summary: text, kind: 'text', payload: { text } });
+  await deliverNow(ctx, session, { to: jid, content: { kind: 'text', text }, summary: text, kind: 'text' });
   return { ok: true };
 };

@@ -38,10 +38,21 @@ export interface Caller {
   createdAt: Date;
 }
 
+/** Set on a REST send that carries an Idempotency-Key (see resolvers/idempotency.ts). */
+export interface IdempotencyGate {
+  /** Looks at the key: claims it, or ends the request with the answer stored for it, or 409. */
+  admit: () => Promise<void>;
+  /** the id of the next record the request writes, derived from the key once it is claimed */
+  nextRecordId: () => string;
+  /** whether this request is the retry of one cut off by a stop, whose records may exist already */
+  resumed: () => boolean;
+}
+
 /** One per request (REST) or operation (GraphQL). */
 export interface RequestContext extends Deps {
   caller: Caller;
   requestId: string;
+  idempotency?: IdempotencyGate;
 }
 
 /** A context for work that runs on its own (jobs), acting for the account that created it. */

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/network/types.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
+import { earlierAttempt, recordIdFor } from './idempotency.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 
 export const notConnected = (): DomainError =>
@@ -16,8 +17,17 @@ export const requireLink = (ctx: Pick<RequestContext, 'sessions'>, session: Pick
   return link;
 };
 
-/** Keeps what is needed to send again later; media bytes are not stored, their URL is. */
-export type StoredPayload = Record<string, unknown>;
+type MediaContent = Extract<OutgoingContent, { kind: 'media' }>;
+
+/**
+ * What a record keeps (its `payload`) to send the same message again after a crash: the content exactly
+ * as it was handed to the network, with media named by its URL and the SHA-256 of the bytes sent
+ * instead of the bytes themselves.
+ */
+export type StoredContent = Exclude<OutgoingContent, { kind: 'media' }> | (Omit<MediaContent, 'data'> & { url: string; sha256: string });
+
+/** A record's payload: its content, and for a campaign message the gap to keep after the one before. */
+export type StoredPayload = StoredContent & { spacingMs?: number };
 
 export interface Delivery {
   to: string;
@@ -25,8 +35,40 @@ export interface Delivery {
   /** the history record's `content`: the text, the caption, or a short description */
   summary: string;
   kind: string;
-  payload?: StoredPayload;
+  /** where a media message's bytes were fetched from, so a resend fetches the same file */
+  mediaUrl?: string;
 }
+
+const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+
+export const storedContent = (content: OutgoingContent, mediaUrl?: string): StoredContent => {
+  if (content.kind !== 'media') return content;
+  if (!mediaUrl) throw new Error('a media delivery needs the URL its bytes came from');
+  const { data, ...rest } = content;
+  return { ...rest, url: mediaUrl, sha256: sha256(data) };
+};
+
+const storedKinds = new Set(['text', 'media', 'buttons', 'contact', 'location']);
+
+/**
+ * The message a record was accepted with, to send it again. Media is fetched again from its URL and
+ * must be the same file (same SHA-256), or the resend fails rather than send something else. Records
+ * written before payloads held the whole content carry only `{text}` and are sent as that text.
+ */
+export const contentOfRecord = async (
+  deps: Pick<Deps, 'fetchMedia'>,
+  record: Pick<OutgoingMessage, 'payload' | 'content'>,
+): Promise<OutgoingContent> => {
+  const { spacingMs: _spacing, ...stored } = JSON.parse(record.payload) as Partial<StoredPayload> & { text?: string };
+  if (!stored.kind || !storedKinds.has(stored.kind)) return { kind: 'text', text: stored.text ?? record.content };
+  if (stored.kind !== 'media') return stored as Exclude<StoredContent, { kind: 'media' }>;
+  const { url, sha256: expected, ...media } = stored as Extract<StoredContent, { kind: 'media' }>;
+  const fetched = await deps.fetchMedia(url, 'url');
+  if (sha256(fetched.data) !== expected) {
+    throw new Error(`the file at ${url} changed since the message was accepted, so it was not sent again`);
+  }
+  return { ...media, data: fetched.data };
+};
 
 /**
  * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. The record comes
@@ -42,6 +84,14 @@ export const deliverNow = async (
 ): Promise<OutgoingMessage> => {
   const startedAt = ctx.now();
   const takenAt = options.quotaTakenAt ?? startedAt;
+  const id = recordIdFor(ctx);
+  const earlier = await earlierAttempt(ctx, id);
+  if (earlier) {
+    // A retry after a stop: the cut-off attempt's record holds this message and its quota unit, and the
+    // start sends it again itself.
+    if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
+    return earlier;
+  }
   const link = ctx.sessions.link(session.id);
   if (!link) {
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'not_connected' });
@@ -51,13 +101,13 @@ export const deliverNow = async (
   if (!options.quotaTakenAt) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();
   const record: OutgoingMessage = {
-    id: randomUUID(),
+    id,
     accountId: ctx.caller.accountId,
     sessionId: session.id,
     toNumber: delivery.to,
     content: delivery.summary,
     kind: delivery.kind,
-    payload: JSON.stringify(delivery.payload ?? {}),
+    payload: JSON.stringify(storedContent(delivery.content, delivery.mediaUrl)),
     status: 'PENDING',
     error: null,
     waMessageId,
@@ -136,7 +186,7 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
   let error: string;
   try {
     // The refused message's quota unit goes to its copy; deliverNow gives it back if the copy cannot leave.
-    const fallback = await deliverNow(jobContext(deps, record.accountId), session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text', payload: { text } }, { quotaTakenAt: record.createdAt });
+    const fallback = await deliverNow(jobContext(deps, record.accountId), session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text' }, { quotaTakenAt: record.createdAt });
     error = `${reason}; sent again as plain text (message ${fallback.id})`;
   } catch (err) {
     error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;

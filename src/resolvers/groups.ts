@@ -8,6 +8,7 @@ import type { SendAnswer } from './messages.ts';
 import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendInteractiveTo } from './messages.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
+import { admit } from './idempotency.ts';
 
 export interface GroupView {
   id: string;
@@ -202,15 +203,17 @@ export const groupInviteCode = async (
 export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
   const { message } = parseInput(textSchema, input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   await memberGroup(requireLink(ctx, session), groupId);
-  const row = await deliverNow(ctx, session, { to: groupId, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } });
+  const row = await deliverNow(ctx, session, { to: groupId, content: { kind: 'text', text: message }, summary: message, kind: 'text' });
   return { ok: true, id: row.id };
 };
 
 export const sendMediaToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(groupMediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   // before the download: no media is fetched for a group we cannot send to
   await memberGroup(requireLink(ctx, session), groupId);
@@ -226,6 +229,7 @@ export const sendInteractiveToGroup = async (
 ): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(groupInteractiveSchema, input);
+  await admit(ctx);
   // a refusal inside sendInteractiveTo would count against buttons and could turn them off for the session
   await memberGroup(await connectedLink(ctx, sessionId), groupId);
   return sendInteractiveTo(ctx, sessionId, groupId, body);

@@ -1,9 +1,12 @@
-import { createHash } from 'node:crypto';
-import type { RequestContext } from './context.ts';
+import { createHash, randomUUID } from 'node:crypto';
+import type { OutgoingMessage } from '../generated/sqlite/client.ts';
+import type { Deps, RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { perDatabase } from './per-database.ts';
 
 const IN_PROGRESS = 0;
+/** A request that was running when the process stopped; its retry takes the key over (see releaseUnfinished). */
+const CUT_OFF = 1;
 /** How long a key is remembered; a retry after that is a new request. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3600 * 1000;
 const PURGE_EVERY_MS = 3600 * 1000;
@@ -41,19 +44,24 @@ const canonical = (value: unknown): string => {
   return JSON.stringify(value) ?? 'null';
 };
 
+/** Ends a request whose key already has an answer: the first answer is given again, nothing runs. */
+class Replayed extends Error {}
+
 /**
  * Runs a send once per Idempotency-Key: a retry with the same key gets the first answer and sends nothing.
  * Keys are scoped to the account, method and path, so the same key on another session is another request;
  * on the same route with another body it is a client error (409), never the other request's answer.
- * A failed attempt frees the key, so the caller can retry it.
+ * The key is looked at only when the resolver has found the body valid and calls `admit(ctx)`
+ * (decisions.md: a request is validated before anything else), so an invalid body is a 400 whatever
+ * its key. A failed attempt frees the key, so the caller can retry it.
  */
 export const once = async <T>(
   ctx: RequestContext,
   key: string | undefined,
   request: IdempotentRequest,
-  run: () => Promise<{ status: number; body: T }>,
+  run: (ctx: RequestContext) => Promise<{ status: number; body: T }>,
 ): Promise<Replayable<T>> => {
-  if (!key) return { ...(await run()), replayed: false };
+  if (!key) return { ...(await run(ctx)), replayed: false };
   if (key.length > 200) {
     throw new DomainError('VALIDATION_FAILED', 'Idempotency-Key is too long', {
       details: [{ path: 'Idempotency-Key', message: 'must be at most 200 characters' }],
@@ -62,31 +70,92 @@ export const once = async <T>(
   // Stored in the existing columns: the scope goes into the key, the body's hash beside the route.
   const id = { accountId: ctx.caller.accountId, key: `${request.method} ${request.path} ${key}` };
   const route = `${request.method} ${request.path} sha256:${createHash('sha256').update(canonical(request.body ?? null)).digest('hex')}`;
-  await purgeExpired(ctx);
-  let existing = await ctx.db.idempotentRequest.findUnique({ where: { accountId_key: id } });
-  if (existing && existing.createdAt.getTime() <= ctx.now().getTime() - IDEMPOTENCY_KEY_TTL_MS) {
-    await ctx.db.idempotentRequest.deleteMany({ where: { ...id, createdAt: existing.createdAt } });
-    existing = null;
-  }
-  if (existing) {
-    if (existing.route !== route) throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
-    if (existing.status === IN_PROGRESS) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
-    return { status: existing.status, body: JSON.parse(existing.body) as T, replayed: true };
-  }
+  let claimed = false;
+  let resumed = false;
+  let claimedAt = 0;
+  let records = 0;
+  let replay: Replayable<T> | undefined;
+  const admit = async (): Promise<void> => {
+    if (claimed) return;
+    await purgeExpired(ctx);
+    let existing = await ctx.db.idempotentRequest.findUnique({ where: { accountId_key: id } });
+    if (existing && existing.createdAt.getTime() <= ctx.now().getTime() - IDEMPOTENCY_KEY_TTL_MS) {
+      await ctx.db.idempotentRequest.deleteMany({ where: { ...id, createdAt: existing.createdAt } });
+      existing = null;
+    }
+    if (existing) {
+      if (existing.route !== route) throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
+      if (existing.status === IN_PROGRESS) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
+      if (existing.status === CUT_OFF) {
+        const taken = await ctx.db.idempotentRequest.updateMany({ where: { ...id, status: CUT_OFF }, data: { status: IN_PROGRESS } });
+        if (taken.count === 0) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
+        claimed = true;
+        resumed = true;
+        claimedAt = existing.createdAt.getTime();
+        return;
+      }
+      replay = { status: existing.status, body: JSON.parse(existing.body) as T, replayed: true };
+      throw new Replayed();
+    }
+    const now = ctx.now();
+    try {
+      await ctx.db.idempotentRequest.create({ data: { ...id, route, status: IN_PROGRESS, body: '', createdAt: now } });
+    } catch {
+      throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
+    }
+    claimed = true;
+    claimedAt = now.getTime();
+  };
+  // Record ids derived from the key (and when it was taken), in the order the request writes them: the
+  // retry of a request cut off by a stop finds what the first attempt wrote instead of sending it again.
+  const nextRecordId = (): string => {
+    if (!claimed) return randomUUID();
+    const hex = createHash('sha256').update(`${id.accountId}\u0000${id.key}\u0000${claimedAt}\u0000${records++}`).digest('hex');
+    const variant = ((Number.parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  };
   try {
-    await ctx.db.idempotentRequest.create({ data: { ...id, route, status: IN_PROGRESS, body: '', createdAt: ctx.now() } });
-  } catch {
-    throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
-  }
-  try {
-    const result = await run();
-    await ctx.db.idempotentRequest.update({
-      where: { accountId_key: id },
-      data: { status: result.status, body: JSON.stringify(result.body) },
-    });
+    const result = await run({ ...ctx, idempotency: { admit, nextRecordId, resumed: () => resumed } });
+    if (claimed) {
+      await ctx.db.idempotentRequest.update({
+        where: { accountId_key: id },
+        data: { status: result.status, body: JSON.stringify(result.body) },
+      });
+    } else {
+      ctx.logger.error({ path: request.path }, 'a route that honours Idempotency-Key finished without looking at the key');
+    }
     return { ...result, replayed: false };
   } catch (err) {
-    await ctx.db.idempotentRequest.delete({ where: { accountId_key: id } }).catch(() => undefined);
+    if (err instanceof Replayed && replay) return replay;
+    // A retry of a cut-off request that fails too leaves the key released, with the first attempt's records still found by the next retry.
+    if (claimed && resumed) await ctx.db.idempotentRequest.updateMany({ where: id, data: { status: CUT_OFF } }).catch(() => undefined);
+    else if (claimed) await ctx.db.idempotentRequest.delete({ where: { accountId_key: id } }).catch(() => undefined);
     throw err;
   }
+};
+
+/** Called by a send's resolver once its input is valid; on a REST request with an Idempotency-Key, looks at the key. */
+export const admit = async (ctx: RequestContext): Promise<void> => {
+  await ctx.idempotency?.admit();
+};
+
+/** The id for the next record a request writes (see nextRecordId in `once`); random without a key. */
+export const recordIdFor = (ctx: RequestContext): string => ctx.idempotency?.nextRecordId() ?? randomUUID();
+
+/**
+ * On the retry of a request cut off by a stop: the record its first attempt wrote under this id, if
+ * any (being sent again since the start, or sent). Otherwise null, without a query.
+ */
+export const earlierAttempt = async (ctx: RequestContext, recordId: string): Promise<OutgoingMessage | null> =>
+  ctx.idempotency?.resumed() ? ctx.db.outgoingMessage.findUnique({ where: { id: recordId } }) : null;
+
+/**
+ * At start: a key whose request was running when the process stopped would answer "still running"
+ * for a day. It is released: the next retry with the same body runs, and finds by their ids the
+ * records the cut-off attempt wrote (which the start sends again themselves) instead of writing and
+ * sending them twice. Only keys taken before this process started are touched.
+ */
+export const releaseUnfinished = async (deps: Pick<Deps, 'db'>, startedAt: Date): Promise<number> => {
+  const released = await deps.db.idempotentRequest.updateMany({ where: { status: IN_PROGRESS, createdAt: { lt: startedAt } }, data: { status: CUT_OFF } });
+  return released.count;
 };

@@ -12,6 +12,7 @@ import { bySetting, httpUrl, mediaUrlSchema } from './media-urls.ts';
 import { integerInput, limitSchema } from './paging.ts';
 import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
+import { admit } from './idempotency.ts';
 
 export interface MessageRecordView {
   id: string;
@@ -46,6 +47,12 @@ export interface SendAnswer {
 }
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
+
+/**
+ * The furthest ahead anything may be timed: a schedule's `delayMs` or `sendAt`, a recurring `everyMs`
+ * (messages and statuses). Beyond it is a 400.
+ */
+export const MAX_HORIZON_MS = 365 * 24 * 3600 * 1000;
 
 /** A duration the spec types as a number: any finite number from 0, fractions rounded to whole ms. */
 export const durationMsSchema = ({ min = 0, max, required = 'is required' }: { min?: number; max?: number; required?: string } = {}) => {
@@ -171,17 +178,19 @@ const answer = (row: OutgoingMessage): SendAnswer => ({ ok: true, id: row.id });
 
 const deliverText = async (ctx: RequestContext, sessionId: string, to: string, message: string): Promise<SendAnswer> => {
   const session = await ownSessionId(ctx, sessionId);
-  return answer(await deliverNow(ctx, session, { to, content: { kind: 'text', text: message }, summary: message, kind: 'text', payload: { text: message } }));
+  return answer(await deliverNow(ctx, session, { to, content: { kind: 'text', text: message }, summary: message, kind: 'text' }));
 };
 
 export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const { to, message } = parseInput(sendSchema, input);
+  await admit(ctx);
   return deliverText(ctx, sessionId, to, message);
 };
 
 /** POST /whatsapp/send and /sessions/api/send: `sessionId`, `to` and `message` in the body. */
 export const sendTextShortcut = async (ctx: RequestContext, input: unknown): Promise<SendAnswer> => {
   const { sessionId, to, message } = parseInput(shortcutSendSchema, input);
+  await admit(ctx);
   return deliverText(ctx, sessionId, to, message);
 };
 
@@ -206,12 +215,13 @@ export const mediaDelivery = async (
     },
     summary: media.caption || `[${media.mediaType}] ${media.filename ?? fetched.fileName ?? ''}`.trim(),
     kind: media.mediaType,
-    payload: { ...media },
+    mediaUrl: media.url,
   };
 };
 
 export const sendMedia = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const body = parseInput(mediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   return answer(await deliverNow(ctx, session, await mediaDelivery(ctx, body.to, body)));
@@ -224,7 +234,7 @@ export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, 
   const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   const plainText = body.header ? `${body.header}\n\n${body.body}` : body.body;
-  const plain: Delivery = { to, content: { kind: 'text', text: plainText }, summary: body.body, kind: 'text', payload: { text: plainText } };
+  const plain: Delivery = { to, content: { kind: 'text', text: plainText }, summary: body.body, kind: 'text' };
   const buttons: ButtonSpec[] | undefined = body.buttons?.map((b, i) => ({
     ...b,
     type: b.type as ButtonSpec['type'],
@@ -237,7 +247,6 @@ export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, 
       content: { kind: 'buttons', body: body.body, header: body.header, footer: body.footer, buttons },
       summary: body.body,
       kind: 'interactive',
-      payload: { ...body, buttons },
     });
     return answer(row);
   } catch (err) {
@@ -250,11 +259,13 @@ export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, 
 
 export const sendInteractive = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const { chatId, ...body } = parseInput(interactiveSchema, input);
+  await admit(ctx);
   return sendInteractiveTo(ctx, sessionId, chatId, body);
 };
 
 export const sendRich = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
   const body = parseInput(richSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   let delivery: Delivery;
@@ -271,7 +282,6 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
       content: { kind: 'contact', displayName: body.contactName, phone: body.contactPhone },
       summary: `${body.contactName} (${body.contactPhone})`,
       kind: 'contact',
-      payload: { contactName: body.contactName, contactPhone: body.contactPhone },
     };
   } else {
     const { latitude = 0, longitude = 0, locationName, locationAddress } = body;
@@ -280,7 +290,6 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
       content: { kind: 'location', latitude, longitude, name: locationName, address: locationAddress },
       summary: [`${latitude},${longitude}`, locationName, locationAddress].filter(Boolean).join(' '),
       kind: 'location',
-      payload: { latitude, longitude, locationName, locationAddress },
     };
   }
   return answer(await deliverNow(ctx, session, delivery));
@@ -288,6 +297,7 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
 
 export const sendTyping = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true }> => {
   const body = parseInput(typingSchema, input);
+  await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
   const delayMs = Math.min(body.delayMs, ctx.settings.TYPING_MAX_MS);
   const typing = async (link: NetworkLink) => {
@@ -295,7 +305,7 @@ export const sendTyping = async (ctx: RequestContext, sessionId: string, input: 
     await sleep(delayMs);
     await link.setPresence(body.jid, 'paused').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
   };
-  await deliverAfter(ctx, session, typing, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text', payload: { text: body.text } });
+  await deliverAfter(ctx, session, typing, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text' });
   return { ok: true };
 };
 
@@ -315,6 +325,7 @@ export const getMessage = async (ctx: RequestContext, sessionId: string, message
 
 export const editMessage = async (ctx: RequestContext, sessionId: string, messageId: string, input: unknown): Promise<SendAnswer> => {
   const { text: newText } = parseInput(editSchema, input);
+  await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
   const row = await ownMessage(ctx, sessionId, messageId);
   if (!row.waMessageId || !row.remoteJid || row.status !== 'SENT') {

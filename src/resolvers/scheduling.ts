@@ -2,29 +2,31 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { campaignTopic } from '../runtime/events.ts';
+import type { OutgoingMessage } from '../generated/sqlite/client.ts';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
-import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
-import { DomainError, notFound } from './errors.ts';
+import { contentOfRecord, deliverAfter, deliverNow, requireLink } from './delivery.ts';
+import type { StoredContent, StoredPayload } from './delivery.ts';
+import { DomainError, notFound, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
-import { checkRecipient, durationMsSchema, recipientShape, withJid } from './messages.ts';
+import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, withJid } from './messages.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
 import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
+import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
-const MAX_DELAY_MS = 365 * 24 * 3600 * 1000;
 
 export const scheduleSchema = z
   .object({
     ...recipientShape,
     message: text,
     sendAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
-    delayMs: durationMsSchema({ max: MAX_DELAY_MS }).optional(),
+    delayMs: durationMsSchema({ max: MAX_HORIZON_MS }).optional(),
   })
   .superRefine(checkRecipient)
   .transform(withJid);
@@ -52,7 +54,7 @@ export const recurringSchema = (minMs: number) =>
     .object({
       ...recipientShape,
       message: text,
-      everyMs: durationMsSchema({ min: minMs, max: MAX_DELAY_MS, required: 'is required (interval in ms)' }),
+      everyMs: durationMsSchema({ min: minMs, max: MAX_HORIZON_MS, required: 'is required (interval in ms)' }),
     })
     .superRefine(checkRecipient)
     .transform(withJid);
@@ -68,21 +70,33 @@ export interface ScheduleAnswer {
 /** A PENDING record with its network id chosen now, then a Bree job at its time. */
 export const scheduleMessage = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<ScheduleAnswer> => {
   const body = parseInput(scheduleSchema, input);
-  const session = await ownSession(ctx, sessionId);
-  const link = requireLink(ctx, session);
   const now = ctx.now();
   const requested = body.sendAt ? new Date(body.sendAt) : new Date(now.getTime() + (body.delayMs ?? 0));
+  if (requested.getTime() - now.getTime() > MAX_HORIZON_MS) {
+    throw validationFailed([{ path: 'sendAt', message: `must be at most ${MAX_HORIZON_MS} ms (365 days) ahead` }]);
+  }
+  await admit(ctx);
+  const session = await ownSession(ctx, sessionId);
+  const link = requireLink(ctx, session);
   const sendAt = requested.getTime() < now.getTime() ? now : requested;
+  const id = recordIdFor(ctx);
+  const earlier = await earlierAttempt(ctx, id);
+  if (earlier?.sendAt) {
+    const at = earlier.sendAt;
+    return { ok: true, scheduledInMs: at.getTime() - earlier.createdAt.getTime(), sendAt: at.toISOString(), messageId: earlier.id, jobId: earlier.jobId ?? '' };
+  }
   await takeQuota(ctx, 1);
   const jobId = randomUUID();
   const record = await ctx.db.outgoingMessage.create({
     data: {
+      id,
+      createdAt: now,
       accountId: ctx.caller.accountId,
       sessionId,
       toNumber: body.jid,
       content: body.message,
       kind: 'text',
-      payload: JSON.stringify({ text: body.message }),
+      payload: JSON.stringify({ kind: 'text', text: body.message } satisfies StoredContent),
       status: 'PENDING',
       waMessageId: link.newMessageId(),
       sendAt,
@@ -100,13 +114,21 @@ export const startCampaign = async (
   input: unknown,
 ): Promise<{ ok: true; count: number; campaignId: string }> => {
   const body = parseInput(campaignSchema, input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const link = requireLink(ctx, session);
+  const ids = body.contacts.map(() => recordIdFor(ctx));
+  const earlier = await earlierAttempt(ctx, ids[0] ?? '');
+  if (earlier?.campaignId) return { ok: true, count: ids.length, campaignId: earlier.campaignId };
   await takeQuota(ctx, body.contacts.length);
   const campaignId = randomUUID();
   const start = ctx.now().getTime();
+  // With a delay, only the first message is armed now; each one that leaves arms the next delayMs later
+  // (armNextOfCampaign), so no gap is shorter than delayMs however late a send is. The times stored
+  // here only order the messages until then.
+  const spaced = body.delayMs > 0 && body.contacts.length > 1;
   const rows = body.contacts.map((contact, index) => ({
-    id: randomUUID(),
+    id: ids[index] ?? randomUUID(),
     accountId: ctx.caller.accountId,
     sessionId,
     toNumber: contact.jid,
@@ -118,8 +140,13 @@ export const startCampaign = async (
     jobId: randomUUID(),
     campaignId,
   }));
-  await ctx.db.outgoingMessage.createMany({ data: rows.map((r) => ({ ...r, payload: JSON.stringify({ text: r.content }) })) });
-  for (const row of rows) await ctx.jobs.scheduleMessage(row.jobId, row.id, row.sendAt);
+  await ctx.db.outgoingMessage.createMany({
+    data: rows.map((r) => ({
+      ...r,
+      payload: JSON.stringify({ kind: 'text', text: r.content, ...(spaced ? { spacingMs: body.delayMs } : {}) } satisfies StoredPayload),
+    })),
+  });
+  for (const row of spaced ? rows.slice(0, 1) : rows) await ctx.jobs.scheduleMessage(row.jobId, row.id, row.sendAt);
   return { ok: true, count: rows.length, campaignId };
 };
 
@@ -129,12 +156,13 @@ export const sendVariation = async (
   input: unknown,
 ): Promise<{ ok: true; count: number; sent: string[] }> => {
   const body = parseInput(variationsSchema, input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const chosen = body.variations[Math.floor(Math.random() * body.variations.length)] ?? body.variations[0] ?? '';
   const wait = async () => {
     if (body.delayMs > 0) await sleep(body.delayMs);
   };
-  await deliverAfter(ctx, session, wait, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text', payload: { text: chosen } });
+  await deliverAfter(ctx, session, wait, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text' });
   return { ok: true, count: 1, sent: [chosen] };
 };
 
@@ -163,6 +191,7 @@ export const startRecurring = async (
   input: unknown,
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const body = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
+  await admit(ctx);
   return registerRecurring(ctx, sessionId, body.everyMs, { to: body.jid, text: body.message });
 };
 
@@ -201,25 +230,55 @@ export const cancelRecurring = async (ctx: RequestContext, sessionId: string, ti
 const RECONNECT_GRACE_MS = 120_000;
 const RETRY_EVERY_MS = 3_000;
 
+const spacingOf = (row: Pick<OutgoingMessage, 'campaignId' | 'payload'>): number =>
+  row.campaignId ? ((JSON.parse(row.payload) as Partial<StoredPayload>).spacingMs ?? 0) : 0;
+
+/** A message of a spaced campaign is done (sent or failed): the next one is due `spacingMs` from now. */
+const armNextOfCampaign = async (deps: Deps, done: Pick<OutgoingMessage, 'id' | 'campaignId'>, spacingMs: number, at: Date): Promise<void> => {
+  if (!done.campaignId) return;
+  const next = await deps.db.outgoingMessage.findFirst({
+    where: { campaignId: done.campaignId, status: 'PENDING', claimedAt: null, id: { not: done.id } },
+    orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, jobId: true },
+  });
+  if (!next) return;
+  const sendAt = new Date(at.getTime() + spacingMs);
+  await deps.db.outgoingMessage.update({ where: { id: next.id }, data: { sendAt } });
+  await deps.jobs.scheduleMessage(next.jobId ?? randomUUID(), next.id, sendAt);
+};
+
 /**
- * A due scheduled record: claimed atomically, then sent with the network id chosen when it was stored,
- * so a resend after a crash shows once on the phone. Returns a retry time while the session re-links.
+ * A due record: claimed atomically, then sent exactly as it was accepted (its payload) with the network
+ * id chosen when it was stored, so a resend after a crash shows once on the phone. A timer that fires
+ * before the record's time is answered with that time, to be armed again, and nothing is sent. Returns
+ * a retry time while the session re-links, too.
  */
 export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date | null> => {
+  const now = deps.now();
   const claimed = await deps.db.outgoingMessage.updateMany({
-    where: { id: messageId, status: 'PENDING', claimedAt: null },
-    data: { claimedAt: deps.now() },
+    where: { id: messageId, status: 'PENDING', claimedAt: null, OR: [{ sendAt: null }, { sendAt: { lte: now } }] },
+    data: { claimedAt: now },
   });
-  if (claimed.count === 0) return null;
+  if (claimed.count === 0) {
+    const early = await deps.db.outgoingMessage.findFirst({
+      where: { id: messageId, status: 'PENDING', claimedAt: null, sendAt: { gt: now } },
+      select: { sendAt: true },
+    });
+    if (early?.sendAt) deps.logger.warn({ messageId, sendAt: early.sendAt }, 'a job fired before its message was due; armed again');
+    return early?.sendAt ?? null;
+  }
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
+    const spacingMs = spacingOf(row);
+    if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
     if (row.campaignId) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), await campaignProgress(deps, row.campaignId));
   };
   if (!link) {
-    const dueAt = (row.sendAt ?? row.createdAt).getTime();
+    // Counted from the start too: a message left over from before a stop waits for its session to re-link.
+    const dueAt = Math.max((row.sendAt ?? row.createdAt).getTime(), deps.jobs.startedAt);
     if (row.session.autoConnect && deps.now().getTime() - dueAt < RECONNECT_GRACE_MS) {
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null } });
       return new Date(deps.now().getTime() + RETRY_EVERY_MS);
@@ -230,12 +289,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   }
   const sending = performance.now();
   try {
+    const networkId = row.waMessageId ?? undefined;
     const sent =
       row.kind === 'status'
-        ? await sendScheduledStatus(deps, link, row.accountId, JSON.parse(row.payload) as StatusPayload)
-        : await link.send(row.toNumber, { kind: 'text', text: (JSON.parse(row.payload) as { text?: string }).text ?? row.content }, {
-            messageId: row.waMessageId ?? undefined,
-          });
+        ? await sendScheduledStatus(deps, link, row.accountId, JSON.parse(row.payload) as StatusPayload, networkId)
+        : await link.send(row.toNumber, await contentOfRecord(deps, row), { messageId: networkId });
     deps.metrics.sendSeconds.observe({ kind: row.kind }, (performance.now() - sending) / 1000);
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
     await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
@@ -262,7 +320,7 @@ export const runRecurring = async (deps: Deps, spec: RecurringSpec): Promise<voi
       await publishStoredStatus(deps, spec.accountId, session, spec.payload.status as StatusPayload);
       return;
     }
-    await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text', payload: { text: messageText } });
+    await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text' });
   } catch (err) {
     if (err instanceof DomainError) deps.logger.warn({ timerId: spec.timerId, code: err.code }, `recurring message not sent: ${err.message}`);
     else throw err;
@@ -287,14 +345,25 @@ export const campaignProgress = async (deps: Pick<Deps, 'db' | 'outgoing'>, camp
   return { campaignId, total: sent + failed + remaining, sent, failed, remaining };
 };
 
-/** At start: unconfirmed claims were interrupted by a stop; every PENDING record gets its job again. */
+/**
+ * At start: unconfirmed claims were interrupted by a stop; every PENDING record gets its job again,
+ * immediate sends that were in flight included (they have no sendAt and go at once).
+ */
 export const resumeScheduled = async (deps: Deps): Promise<number> => {
   await deps.db.outgoingMessage.updateMany({ where: { status: 'PENDING', claimedAt: { not: null } }, data: { claimedAt: null } });
   const pending = await deps.db.outgoingMessage.findMany({
     where: { status: 'PENDING' },
-    select: { id: true, jobId: true, sendAt: true, createdAt: true },
-    orderBy: { sendAt: 'asc' },
+    select: { id: true, jobId: true, sendAt: true, createdAt: true, campaignId: true, payload: true },
+    orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
   });
-  for (const row of pending) await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, row.sendAt ?? row.createdAt);
+  // Of a spaced campaign only the earliest message is armed; it arms the next when it is done.
+  const chained = new Set<string>();
+  for (const row of pending) {
+    if (row.campaignId && spacingOf(row) > 0) {
+      if (chained.has(row.campaignId)) continue;
+      chained.add(row.campaignId);
+    }
+    await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, row.sendAt ?? row.createdAt);
+  }
   return pending.length;
 };

@@ -179,8 +179,13 @@ export const renameSession = async (ctx: RequestContext, sessionId: string, inpu
 
 export const deleteSession = async (ctx: RequestContext, sessionId: string): Promise<{ ok: true }> => {
   await ownSession(ctx, sessionId);
+  try {
+    await ctx.sessions.remove(sessionId);
+  } catch (err) {
+    ctx.logger.warn({ err, sessionId }, 'deleting a session: the device could not be removed from the phone');
+    throw new DomainError('NETWORK_ERROR', `The device could not be removed from the phone, so the session was kept: ${err instanceof Error ? err.message : String(err)}`);
+  }
   await ctx.jobs.cancelSession(sessionId);
-  await ctx.sessions.remove(sessionId);
   await ctx.db.session.delete({ where: { id: sessionId } });
   ownersOf(ctx.db).delete(sessionId);
   return { ok: true };

@@ -9,10 +9,11 @@ import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { bySetting, mediaUrlSchema } from './media-urls.ts';
-import { durationMsSchema } from './messages.ts';
+import { durationMsSchema, MAX_HORIZON_MS } from './messages.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
+import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
 
@@ -83,11 +84,28 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
       details: [{ path: 'audience', message: 'no address-book contact of this account is on WhatsApp' }],
     });
   }
+  const answer = (messageId: string): StatusAnswer => ({
+    ok: true,
+    accepted: true,
+    validation: 'payload_validated',
+    deliveryState: 'accepted_by_whatsapp_web',
+    type: payload.type,
+    target: STATUS_TARGET,
+    recipientsCount: recipients.length,
+    statusJidList: recipients,
+    messageId,
+  });
+  const id = recordIdFor(ctx);
+  const earlier = await earlierAttempt(ctx, id);
+  if (earlier) return answer(earlier.id);
   const content = await contentOf(ctx, payload);
   const startedAt = ctx.now();
   await takeQuota(ctx, 1);
+  // The network id is chosen before the record is written, so a resend after a crash shows once.
+  const waMessageId = link.newMessageId();
   const record = await ctx.db.outgoingMessage.create({
     data: {
+      id,
       accountId: ctx.caller.accountId,
       sessionId: session.id,
       toNumber: STATUS_TARGET,
@@ -95,11 +113,12 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
       kind: 'status',
       payload: JSON.stringify(payload),
       status: 'PENDING',
+      waMessageId,
     },
   });
   const sending = performance.now();
   try {
-    const sent = await link.sendStatus(content, recipients);
+    const sent = await link.sendStatus(content, recipients, { messageId: waMessageId });
     ctx.metrics.sendSeconds.observe({ kind: 'status' }, (performance.now() - sending) / 1000);
     ctx.metrics.sends.inc({ kind: 'status', outcome: 'sent' });
     await ctx.db.outgoingMessage.update({
@@ -109,25 +128,16 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
   } catch (err) {
     ctx.metrics.sends.inc({ kind: 'status', outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
-    await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason } });
+    await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
     await refundQuota(ctx, 1, startedAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the status: ${reason}`);
   }
-  return {
-    ok: true,
-    accepted: true,
-    validation: 'payload_validated',
-    deliveryState: 'accepted_by_whatsapp_web',
-    type: payload.type,
-    target: STATUS_TARGET,
-    recipientsCount: recipients.length,
-    statusJidList: recipients,
-    messageId: record.id,
-  };
+  return answer(record.id);
 };
 
 export const sendStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<StatusAnswer> => {
   const payload = parseInput(statusPayloadSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   return publishStatus(ctx, session, payload);
 };
@@ -135,20 +145,24 @@ export const sendStatus = async (ctx: RequestContext, sessionId: string, input: 
 export const scheduleSchema = bySetting((allowPrivate) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
-    delayMs: durationMsSchema({ max: 365 * 24 * 3600 * 1000, required: 'is required (ms before publication)' }),
+    delayMs: durationMsSchema({ max: MAX_HORIZON_MS, required: 'is required (ms before publication)' }),
   }),
 );
 
 /** Persisted like a scheduled message: it survives restarts and counts against the quota now. */
 export const scheduleStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true; scheduledInMs: number }> => {
   const { payload, delayMs } = parseInput(scheduleSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  await admit(ctx);
   const session = await ownSession(ctx, sessionId);
-  requireLink(ctx, session);
+  const link = requireLink(ctx, session);
+  const id = recordIdFor(ctx);
+  if (await earlierAttempt(ctx, id)) return { ok: true, scheduledInMs: delayMs };
   await takeQuota(ctx, 1);
   const sendAt = new Date(ctx.now().getTime() + delayMs);
   const jobId = randomUUID();
   const record = await ctx.db.outgoingMessage.create({
     data: {
+      id,
       accountId: ctx.caller.accountId,
       sessionId,
       toNumber: STATUS_TARGET,
@@ -156,6 +170,7 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
       kind: 'status',
       payload: JSON.stringify(payload),
       status: 'PENDING',
+      waMessageId: link.newMessageId(),
       sendAt,
       jobId,
     },
@@ -167,7 +182,7 @@ export const scheduleStatus = async (ctx: RequestContext, sessionId: string, inp
 export const recurringSchema = (minMs: number, allowPrivate: boolean) =>
   z.object({
     payload: statusPayloadSchema(allowPrivate),
-    everyMs: durationMsSchema({ min: minMs, required: 'is required (interval in ms)' }),
+    everyMs: durationMsSchema({ min: minMs, max: MAX_HORIZON_MS, required: 'is required (interval in ms)' }),
   });
 
 export const startRecurringStatus = async (
@@ -176,6 +191,7 @@ export const startRecurringStatus = async (
   input: unknown,
 ): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
   const { payload, everyMs } = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS, ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  await admit(ctx);
   return registerRecurring(ctx, sessionId, everyMs, { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) });
 };
 
@@ -184,9 +200,9 @@ export const publishStoredStatus = async (deps: Deps, accountId: string, session
   await publishStatus(jobContext(deps, accountId), session, payload);
 };
 
-/** Sends a scheduled status record in place (its quota was taken when it was scheduled). */
-export const sendScheduledStatus = async (deps: Deps, link: NetworkLink, accountId: string, payload: StatusPayload) => {
+/** Sends a scheduled or interrupted status record in place (its quota was taken when it was accepted). */
+export const sendScheduledStatus = async (deps: Deps, link: NetworkLink, accountId: string, payload: StatusPayload, messageId?: string) => {
   const recipients = await recipientsOf(deps, accountId, link, payload);
   if (recipients.length === 0) throw new Error('the status had no recipients when it was due');
-  return link.sendStatus(await contentOf(deps, payload), recipients);
+  return link.sendStatus(await contentOf(deps, payload), recipients, { messageId });
 };

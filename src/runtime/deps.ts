@@ -83,7 +83,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     }
     const spec = jobs.recurringSpec(job.timerId);
     if (spec) await runRecurring(deps, spec);
-  });
+  }, () => now().getTime());
   jobs.onDueJob = (kind, lateMs) => {
     metrics.jobsDue.inc({ kind });
     if (lateMs === undefined) return;

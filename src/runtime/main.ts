@@ -1,5 +1,6 @@
 import './node-version.ts';
 import { createAccount, bootstrapAccount } from '../resolvers/accounts.ts';
+import { releaseUnfinished } from '../resolvers/idempotency.ts';
 import { resumeScheduled } from '../resolvers/scheduling.ts';
 import { buildApp } from './app.ts';
 import { createPrisma } from './db/client.ts';
@@ -9,6 +10,7 @@ import { applyMigrations } from './db/migrate.ts';
 import { createLogger } from './logger.ts';
 import { loadSettings } from './settings.ts';
 
+const startedAt = new Date();
 const settings = loadSettings();
 const logger = createLogger(settings.LOG_LEVEL);
 
@@ -25,6 +27,9 @@ if ((await db.account.count()) === 0) {
     `\nFirst start: created account ${account.email}\nAPI key (shown once, keep it): ${account.apiKey}\n\n`,
   );
 }
+
+const released = await releaseUnfinished(deps, startedAt);
+if (released > 0) logger.info({ keys: released }, 'released Idempotency-Keys whose request was cut off by the stop');
 
 const app = buildApp(deps);
 app.server.listen(settings.PORT, settings.HOST, async () => {

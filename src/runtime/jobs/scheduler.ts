@@ -26,22 +26,25 @@ interface DueMessage {
   at?: number;
 }
 
-type Command =
-  | { type: 'at'; key: string; at: number; job: DueJob }
-  | { type: 'every'; key: string; everyMs: number; job: DueJob }
-  | { type: 'clear'; key: string }
-  | { type: 'stop' };
+type Command = { type: 'at'; key: string; at: number; job: DueJob } | { type: 'clear'; key: string } | { type: 'stop' };
 
 /**
- * Bree runs one long-lived worker thread that holds every timer (one-shot and recurring); its "due"
- * messages come back here, and `onDue` does the work in the main thread, which owns the sockets.
- * A worker per job would cost a thread start each time, far too slow for thousands of jobs a minute.
+ * Bree runs one long-lived worker thread that holds every timer; its "due" messages come back here,
+ * and `onDue` does the work in the main thread, which owns the sockets. A worker per job would cost a
+ * thread start each time, far too slow for thousands of jobs a minute.
+ * A recurring job is a chain of one-shot timers, each armed for its next due time here: it never fires
+ * before that time, and after a stall (a blocked thread, a suspended machine) it fires once and
+ * continues from now rather than catching up in a burst.
  */
 export class JobScheduler {
   private readonly bree: Bree;
   private readonly recurring = new Map<string, RecurringSpec>();
+  /** each recurring job's next due time (ms since the epoch) */
+  private readonly nextDue = new Map<string, number>();
   private started?: Promise<Worker>;
   private stopped = false;
+  /** when this scheduler (so this process's jobs) started, ms since the epoch */
+  readonly startedAt: number;
   /** called with (scheduled at, received here at) for every one-shot job; benchmarks read lateness from it */
   onFired?: (at: number, receivedAt: number) => void;
   /** called for every due job, with how late a one-shot job fired (ms); metrics read it */
@@ -50,7 +53,9 @@ export class JobScheduler {
   constructor(
     private readonly logger: Logger,
     private readonly onDue: (job: DueJob) => Promise<void>,
+    private readonly now: () => number = Date.now,
   ) {
+    this.startedAt = now();
     this.bree = new Bree({
       root: false,
       doRootCheck: false,
@@ -61,6 +66,7 @@ export class JobScheduler {
         if (message?.type !== 'due' || !message.job) return;
         const receivedAt = Date.now();
         if (message.job.kind === 'message' && message.at !== undefined) this.onFired?.(message.at, receivedAt);
+        if (message.job.kind === 'recurring' && !this.recurringDue(message.job.timerId)) return;
         this.onDueJob?.(message.job.kind, message.at !== undefined ? receivedAt - message.at : undefined);
         this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: message.key }, 'due job failed'));
       },
@@ -92,7 +98,26 @@ export class JobScheduler {
 
   async addRecurring(spec: RecurringSpec): Promise<void> {
     this.recurring.set(spec.timerId, spec);
-    await this.send({ type: 'every', key: spec.timerId, everyMs: spec.everyMs, job: { kind: 'recurring', timerId: spec.timerId } });
+    this.nextDue.set(spec.timerId, spec.createdAt.getTime() + spec.everyMs);
+    await this.armRecurring(spec.timerId);
+  }
+
+  private async armRecurring(timerId: string): Promise<void> {
+    const at = this.nextDue.get(timerId);
+    if (at === undefined) return;
+    await this.send({ type: 'at', key: timerId, at, job: { kind: 'recurring', timerId } });
+  }
+
+  /** Whether a recurring job's timer fired at its time; the next one is armed either way. */
+  private recurringDue(timerId: string): boolean {
+    const spec = this.recurring.get(timerId);
+    const at = this.nextDue.get(timerId);
+    if (!spec || at === undefined) return false;
+    const now = this.now();
+    const due = now >= at;
+    if (due) this.nextDue.set(timerId, at + spec.everyMs > now ? at + spec.everyMs : now + spec.everyMs);
+    this.armRecurring(timerId).catch((err: unknown) => this.logger.error({ err, timerId }, 'arming a recurring job failed'));
+    return due;
   }
 
   recurringSpec(timerId: string): RecurringSpec | undefined {
@@ -111,6 +136,7 @@ export class JobScheduler {
 
   async cancelRecurring(timerId: string): Promise<boolean> {
     if (!this.recurring.delete(timerId)) return false;
+    this.nextDue.delete(timerId);
     await this.send({ type: 'clear', key: timerId });
     return true;
   }
@@ -123,6 +149,7 @@ export class JobScheduler {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.recurring.clear();
+    this.nextDue.clear();
     if (this.started) {
       const worker = await this.started.catch(() => undefined);
       worker?.postMessage({ type: 'stop' } satisfies Command);

@@ -124,7 +124,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       },
       newMessageId: () => generateMessageIDV2(sock.user?.id),
       groups: baileysGroups(sock, groupCache),
-      sendStatus: (content, recipients) => sendStatusThrough(sock, content, recipients),
+      sendStatus: (content, recipients, sendOptions = {}) => sendStatusThrough(sock, content, recipients, sendOptions),
       requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
       close,
       logout: async () => {

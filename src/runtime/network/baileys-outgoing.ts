@@ -76,7 +76,7 @@ export const sendThrough = async (sock: WASocket, jid: string, content: Outgoing
 const STATUS_JID = 'status@broadcast';
 
 /** Statuses go to status@broadcast, encrypted for the listed recipients only. */
-export const sendStatusThrough = async (sock: WASocket, content: StatusContent, recipients: string[]): Promise<SendResult> => {
+export const sendStatusThrough = async (sock: WASocket, content: StatusContent, recipients: string[], options: SendOptions): Promise<SendResult> => {
   const message: AnyMessageContent =
     content.kind === 'text'
       ? { text: content.text }
@@ -88,6 +88,7 @@ export const sendStatusThrough = async (sock: WASocket, content: StatusContent, 
   const sent = await sock.sendMessage(STATUS_JID, message, {
     statusJidList: recipients,
     broadcast: true,
+    messageId: options.messageId,
     ...(content.kind === 'text' && content.backgroundColor ? { backgroundColor: content.backgroundColor } : {}),
   });
   if (!sent?.key.id) throw new Error('the network did not accept the status');

@@ -145,7 +145,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
         setAdminOnly: group<void>('setAdminOnly'),
         inviteCode: group<string>('inviteCode'),
       },
-      sendStatus: async (content, recipients) => (await call('sendStatus', content, recipients)) as SendResult,
+      sendStatus: async (content, recipients, sendOptions) => (await call('sendStatus', content, recipients, sendOptions)) as SendResult,
       requestPairingCode: async (phoneNumber) => (await call('requestPairingCode', phoneNumber)) as string,
       close: () => finish('close'),
       logout: () => finish('logout'),

@@ -41,7 +41,7 @@ const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]):
     case 'onNetwork':
       return link.onNetwork(args[0] as string[]);
     case 'sendStatus':
-      return link.sendStatus(withBuffer(args[0] as StatusContent), args[1] as string[]);
+      return link.sendStatus(withBuffer(args[0] as StatusContent), args[1] as string[], args[2] as SendOptions | undefined);
     case 'requestPairingCode':
       return link.requestPairingCode(args[0] as string);
     case 'close':

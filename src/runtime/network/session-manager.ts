@@ -42,6 +42,8 @@ export interface SessionManagerOptions {
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   lastSeenWriteEveryMs?: number;
+  /** how long deleting a session without a live link waits to reach the network and remove the device */
+  unlinkTimeoutMs?: number;
 }
 
 export interface LiveView {
@@ -57,12 +59,14 @@ export class SessionManager {
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
   private readonly lastSeenWriteEveryMs: number;
+  private readonly unlinkTimeoutMs: number;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.staleAfterMs = options.staleAfterMs ?? 75_000;
     this.backoffBaseMs = options.backoffBaseMs ?? 1_000;
     this.backoffMaxMs = options.backoffMaxMs ?? 60_000;
     this.lastSeenWriteEveryMs = options.lastSeenWriteEveryMs ?? 10_000;
+    this.unlinkTimeoutMs = options.unlinkTimeoutMs ?? 20_000;
   }
 
   view(sessionId: string): LiveView | undefined {
@@ -110,19 +114,86 @@ export class SessionManager {
     await this.apply(sessionId, live, status, {});
   }
 
+  /**
+   * Deleting a session: the device is removed from the phone whenever credentials exist, then they are
+   * forgotten. A linked session logs out on its link; one without a live link (paused, disconnected,
+   * re-linking) opens a link from its stored credentials just to log out. When that link cannot be
+   * opened, this throws and the credentials stay, so the phone never keeps a device the service forgot.
+   */
   async remove(sessionId: string): Promise<void> {
     const live = this.live.get(sessionId);
+    let loggedOut = false;
     if (live) {
       live.generation += 1;
-      this.clearTimers(live);
-      const link = live.link;
-      live.link = undefined;
       this.failQrWaiters(live, new Error('session deleted'));
-      if (link) await link.logout().catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'logout on delete failed'));
+      const linked = live.status === 'CONNECTED' ? live.link : undefined;
+      if (linked) {
+        this.clearTimers(live);
+        live.link = undefined;
+        await linked.logout().catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'logout on delete failed'));
+        loggedOut = true;
+      } else {
+        await this.teardown(live);
+      }
       this.live.delete(sessionId);
     }
+    if (!loggedOut && (await this.options.network.hasCredentials(sessionId))) await this.unlinkStored(sessionId);
     this.options.incoming.forget(sessionId);
     await this.options.network.forget(sessionId);
+  }
+
+  /** Opens a link from the stored credentials only to log the device out; see remove. */
+  private unlinkStored(sessionId: string): Promise<void> {
+    const log = this.options.logger.child({ sessionId });
+    return new Promise<void>((resolve, reject) => {
+      let link: NetworkLink | undefined;
+      let opened = false;
+      let done = false;
+      const finish = (error?: Error) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (!error) {
+          resolve();
+          return;
+        }
+        const closing = link?.close() ?? Promise.resolve();
+        closing.catch(() => undefined).finally(() => reject(error));
+      };
+      const logout = () => {
+        if (!link || done) return;
+        log.info('logging the device out from its stored credentials before deleting the session');
+        link.logout().then(() => finish(), (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))));
+      };
+      const timer = setTimeout(() => finish(new Error('the network could not be reached to remove the device')), this.unlinkTimeoutMs);
+      this.options.network
+        .open(sessionId, {
+          // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
+          onQr: () => {
+            finish();
+            void link?.close();
+          },
+          onOpen: () => {
+            opened = true;
+            logout();
+          },
+          onClose: (kind, message) => {
+            if (kind === 'loggedOut') finish();
+            else finish(new Error(`the link closed before the device was removed: ${message}`));
+          },
+          onActivity: () => undefined,
+          onIncoming: () => undefined,
+          onSendError: () => undefined,
+        })
+        .then(
+          (opening) => {
+            link = opening;
+            if (done) void opening.close();
+            else if (opened) logout();
+          },
+          (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
+        );
+    });
   }
 
   /** Pairing codes need an open socket waiting for registration, as the QR flow does. */

@@ -114,7 +114,7 @@ export interface NetworkLink {
   newMessageId: () => string;
   groups: GroupOps;
   /** Publishes a status to status@broadcast for the listed recipients. */
-  sendStatus: (content: StatusContent, recipients: string[]) => Promise<SendResult>;
+  sendStatus: (content: StatusContent, recipients: string[], options?: SendOptions) => Promise<SendResult>;
 }
 
 export interface Network {

@@ -2,43 +2,21 @@
 // thread, which owns the network sockets, claims the job in the database and sends. A worker never
 // holds a socket.
 import { parentPort } from 'node:worker_threads';
+import { createTimerTable } from './timer-table.mjs';
 
-const timers = new Map();
-
-const clear = (key) => {
-  const timer = timers.get(key);
-  if (timer) {
-    clearTimeout(timer.handle);
-    clearInterval(timer.handle);
-    timers.delete(key);
-  }
-};
+const table = createTimerTable((key, job, at) => parentPort?.postMessage({ type: 'due', key, job, at }));
 
 parentPort?.on('message', (command) => {
   if (command === 'cancel') return;
   switch (command?.type) {
-    case 'at': {
-      clear(command.key);
-      const fire = () => {
-        timers.delete(command.key);
-        parentPort?.postMessage({ type: 'due', key: command.key, job: command.job, at: command.at });
-      };
-      const delay = command.at - Date.now();
-      if (delay <= 0) fire();
-      else timers.set(command.key, { handle: setTimeout(fire, delay) });
-      break;
-    }
-    case 'every':
-      clear(command.key);
-      timers.set(command.key, {
-        handle: setInterval(() => parentPort?.postMessage({ type: 'due', key: command.key, job: command.job }), command.everyMs),
-      });
+    case 'at':
+      table.at(command.key, command.at, command.job);
       break;
     case 'clear':
-      clear(command.key);
+      table.clear(command.key);
       break;
     case 'stop':
-      for (const key of [...timers.keys()]) clear(key);
+      table.clearAll();
       process.exit(0);
       break;
     default:
