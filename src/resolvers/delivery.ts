@@ -6,6 +6,9 @@ import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 
+/** What the SENT mark keeps of a sent message so a retry receipt can be answered later (see getMessage in baileys-network). */
+export const sentMessageOf = (sent: SendResult): string | null => (sent.message ? Buffer.from(sent.message).toString('base64') : null);
+
 export const notConnected = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
 
@@ -66,6 +69,7 @@ export const deliverNow = async (
     jobId: null,
     campaignId: null,
     sentAt: null,
+    sentMessage: null,
     createdAt: startedAt,
   };
   await ctx.outgoing.pending({ ...record, waMessageId });
@@ -80,7 +84,7 @@ export const deliverNow = async (
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
   const sentAt = ctx.now();
-  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid });
+  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid, sentMessage: sentMessageOf(sent) });
   return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
 };
 

@@ -5,7 +5,7 @@ import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
-import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
+import { deliverAfter, deliverNow, requireLink, sentMessageOf } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, durationMsSchema, recipientShape, withJid } from './messages.ts';
@@ -209,7 +209,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
-  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
+  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string; sentMessage?: string | null }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
     if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
   };
@@ -229,7 +229,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         : await link.send(row.toNumber, { kind: 'text', text: (JSON.parse(row.payload) as { text?: string }).text ?? row.content }, {
             messageId: row.waMessageId ?? undefined,
           });
-    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
+    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId, sentMessage: sentMessageOf(sent) });
   } catch (err) {
     deps.logger.warn({ err, messageId }, 'scheduled send failed');
     await finish({ status: 'FAILED', error: err instanceof Error ? err.message : String(err) });

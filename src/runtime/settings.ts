@@ -31,6 +31,7 @@ const settingsSchema = z.object({
   SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
   NETWORK_THREAD: z.stringbool().default(true),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
+  DEVICE_LIST_TTL_MS: z.coerce.number().int().min(1_000).default(5 * 60 * 1000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -10,6 +10,8 @@ export interface ThreadedNetworkOptions {
   logger: Logger;
   target: NetworkTarget;
   keepAliveIntervalMs?: number;
+  /** how long Baileys trusts a contact's device list before asking the network again */
+  deviceListTtlMs?: number;
 }
 
 const WORKER = new URL('./network-worker.mjs', import.meta.url);
@@ -78,6 +80,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       logLevel: logger.level,
       target: options.target,
       keepAliveIntervalMs: options.keepAliveIntervalMs,
+      deviceListTtlMs: options.deviceListTtlMs,
       activityEveryMs: ACTIVITY_EVERY_MS,
     };
     started = new Promise<Worker>((resolve, reject) => {

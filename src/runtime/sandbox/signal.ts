@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import '../network/libsignal-fix.ts';
 import { Curve, generateSignalPubKey, signedKeyPair } from 'baileys';
 import type { KeyPair } from 'baileys';
 import { GroupCipher, GroupSessionBuilder, SenderKeyDistributionMessage, SenderKeyName, SenderKeyRecord } from 'baileys/lib/Signal/Group/index.js';
@@ -99,6 +100,11 @@ export class PhoneSignal {
   async decryptGroup(groupId: string, sender: ProtocolAddress, ciphertext: Uint8Array): Promise<Buffer> {
     const plaintext = await new GroupCipher(this.senderKeyStore, new SenderKeyName(groupId, sender)).decrypt(ciphertext);
     return unpad(plaintext);
+  }
+
+  /** Forgets the session with a device, so the next message to it starts a new one from a fresh bundle. */
+  forgetSession(recipient: ProtocolAddress): void {
+    this.sessions.delete(recipient.toString());
   }
 
   /** Encrypts for a companion, starting a session from its uploaded bundle when there is none. */
