@@ -48,6 +48,9 @@ export interface SoakReport {
   in: DirectionCounts;
   rssStartMb: number;
   rssEndMb: number;
+  /** this thread's V8 heap in use (the sandbox, the HTTP server, the load), after collection */
+  heapStartMb: number;
+  heapEndMb: number;
 }
 
 const PHONE_NUMBER = '15550007001';
@@ -169,6 +172,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
   try {
     sandbox.control.addPhone(PEER_NUMBER, 'Soak peer');
     const rssStart = await collect(side.collectGarbage);
+    const heapStart = process.memoryUsage().heapUsed;
     log(`linked (${options.mode}, ${options.db}); RSS ${mb(rssStart)} MB; load for ${options.durationMs / 1000} s`);
 
     const started = Date.now();
@@ -205,6 +209,16 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         log(`${Math.round(elapsed)} s: ${outCount} sent, ${inCount} from the phone, RSS ${mb(process.memoryUsage().rss)} MB`);
       }
       await sleep(20);
+    }
+    // The last tick may fall short of the rate by a message or two: the run sends exactly its share.
+    const seconds = options.durationMs / 1000;
+    while (outCount < Math.min(options.maxMessages, Math.round(seconds * options.sendRate))) {
+      const text = `soak-out-${outCount++}`;
+      track(side.send(text).then(({ ok }) => (ok ? accepted.add(text) : (refused += 1))));
+    }
+    while (inCount < Math.min(options.maxMessages, Math.round(seconds * options.phoneRate))) {
+      const text = `soak-in-${inCount++}`;
+      track(sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(({ delivered }) => delivered > 0 && phoneSent.add(text), () => undefined));
     }
     while (inFlight.size > 0) await Promise.race(inFlight);
 
@@ -245,6 +259,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       },
       rssStartMb: mb(rssStart),
       rssEndMb: mb(await collect(side.collectGarbage)),
+      heapStartMb: mb(heapStart),
+      heapEndMb: mb(process.memoryUsage().heapUsed),
     };
     return report;
   } finally {
@@ -257,5 +273,5 @@ export const formatSoakReport = (r: SoakReport): string =>
     `soak ${r.mode} on ${r.db}, ${r.seconds} s`,
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
-    `  RSS: start ${r.rssStartMb} MB, end ${r.rssEndMb} MB (${r.rssStartMb ? Math.round(((r.rssEndMb - r.rssStartMb) / r.rssStartMb) * 1000) / 10 : 0}%)`,
+    `  RSS: start ${r.rssStartMb} MB, end ${r.rssEndMb} MB (${r.rssStartMb ? Math.round(((r.rssEndMb - r.rssStartMb) / r.rssStartMb) * 1000) / 10 : 0}%); main-thread heap ${r.heapStartMb} -> ${r.heapEndMb} MB`,
   ].join('\n');
