@@ -7,6 +7,9 @@ import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 
+/** What the SENT mark keeps of a sent message so a retry receipt can be answered later (see getMessage in baileys-network). */
+export const sentMessageOf = (sent: SendResult): string | null => (sent.message ? Buffer.from(sent.message).toString('base64') : null);
+
 export const notConnected = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
 
@@ -117,6 +120,7 @@ export const deliverNow = async (
     jobId: null,
     campaignId: null,
     sentAt: null,
+    sentMessage: null,
     createdAt: startedAt,
   };
   await ctx.outgoing.pending({ ...record, waMessageId });
@@ -135,7 +139,7 @@ export const deliverNow = async (
   ctx.metrics.sendSeconds.observe({ kind: delivery.kind }, (performance.now() - sending) / 1000);
   ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'sent' });
   const sentAt = ctx.now();
-  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid });
+  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid, sentMessage: sentMessageOf(sent) });
   return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
 };
 

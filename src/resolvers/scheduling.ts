@@ -7,7 +7,7 @@ import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
-import { contentOfRecord, deliverAfter, deliverNow, requireLink } from './delivery.ts';
+import { contentOfRecord, deliverAfter, deliverNow, requireLink, sentMessageOf } from './delivery.ts';
 import type { StoredContent, StoredPayload } from './delivery.ts';
 import { DomainError, notFound, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
@@ -270,7 +270,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
-  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
+  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string; sentMessage?: string | null }) => {
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
     const spacingMs = spacingOf(row);
     if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
@@ -296,7 +296,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         : await link.send(row.toNumber, await contentOfRecord(deps, row), { messageId: networkId });
     deps.metrics.sendSeconds.observe({ kind: row.kind }, (performance.now() - sending) / 1000);
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
-    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId });
+    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId, sentMessage: sentMessageOf(sent) });
   } catch (err) {
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'failed' });
     deps.logger.warn({ err, messageId }, 'scheduled send failed');

@@ -55,8 +55,8 @@ export const createDeps = (options: DepsOptions): Deps => {
   );
   const target = options.target ?? {};
   const network = settings.NETWORK_THREAD
-    ? createThreadedNetwork({ databaseUrl: settings.DATABASE_URL, logger, target, keepAliveIntervalMs: options.keepAliveIntervalMs })
-    : createBaileysNetwork({ db, logger, socket: socketOptionsFor(target), keepAliveIntervalMs: options.keepAliveIntervalMs });
+    ? createThreadedNetwork({ databaseUrl: settings.DATABASE_URL, logger, target, keepAliveIntervalMs: options.keepAliveIntervalMs, deviceListTtlMs: settings.DEVICE_LIST_TTL_MS })
+    : createBaileysNetwork({ db, logger, socket: socketOptionsFor(target), keepAliveIntervalMs: options.keepAliveIntervalMs, deviceListTtlMs: settings.DEVICE_LIST_TTL_MS });
   const sessions = new SessionManager({
     db,
     logger,

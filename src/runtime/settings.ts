@@ -45,6 +45,7 @@ const settingsSchema = z.object({
   NETWORK_THREAD: z.stringbool().default(true),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
+  DEVICE_LIST_TTL_MS: z.coerce.number().int().min(1_000).default(5 * 60 * 1000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -1,5 +1,5 @@
 import makeWASocket, { initAuthCreds, BufferJSON } from 'baileys';
-import type { AuthenticationCreds, AuthenticationState, ConnectionState, SignalDataSet, SignalDataTypeMap, WASocket } from 'baileys';
+import type { AuthenticationCreds, AuthenticationState, ConnectionState, SignalDataSet, SignalDataTypeMap, UserFacingSocketConfig, WASocket } from 'baileys';
 import { pino } from 'pino';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { sandboxSocketOptions } from '../../src/runtime/sandbox/sandbox.ts';
@@ -38,11 +38,12 @@ export interface TestSocket {
   waitFor: (check: (u: Partial<ConnectionState>) => boolean, ms?: number) => Promise<Partial<ConnectionState>>;
 }
 
-export const openSocket = (sandbox: Sandbox, auth: { state: AuthenticationState }): TestSocket => {
+export const openSocket = (sandbox: Sandbox, auth: { state: AuthenticationState }, extra: Partial<UserFacingSocketConfig> = {}): TestSocket => {
   const sock = makeWASocket({
     auth: auth.state,
     logger: pino({ level: process.env.BAILEYS_LOG ?? 'silent' }),
     ...sandboxSocketOptions(sandbox),
+    ...extra,
   });
   const updates: Array<Partial<ConnectionState>> = [];
   const listeners = new Set<() => void>();
@@ -72,14 +73,14 @@ export const openSocket = (sandbox: Sandbox, auth: { state: AuthenticationState 
 };
 
 /** A Baileys socket linked to a virtual phone through the QR flow, then reconnected after 515. */
-export const linkedSocket = async (sandbox: Sandbox, number: string): Promise<TestSocket> => {
+export const linkedSocket = async (sandbox: Sandbox, number: string, extra: Partial<UserFacingSocketConfig> = {}): Promise<TestSocket> => {
   sandbox.control.addPhone(number, `Owner ${number}`);
   const auth = memoryAuth();
-  const first = openSocket(sandbox, auth);
+  const first = openSocket(sandbox, auth, extra);
   const { qr } = await first.waitFor((u) => Boolean(u.qr));
   await sandbox.control.scanQr(number, qr ?? '');
   await first.waitFor((u) => u.connection === 'close');
-  const socket = openSocket(sandbox, auth);
+  const socket = openSocket(sandbox, auth, extra);
   await socket.waitFor((u) => u.connection === 'open');
   return socket;
 };

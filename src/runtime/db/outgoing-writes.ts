@@ -21,6 +21,8 @@ export interface SentMark {
   sentAt: Date;
   waMessageId: string;
   remoteJid: string;
+  /** the message as it went out (base64 of proto.Message), for answering retry receipts later */
+  sentMessage: string | null;
 }
 
 /** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
@@ -54,8 +56,8 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
   });
 
   const marks = groupCommit<SentMark>(async (sent) => {
-    const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid})`));
-    await db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4
+    const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid}, ${m.sentMessage})`));
+    await db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4, "sentMessage" = v.column5
       FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1 AND "OutgoingMessage"."status" = 'PENDING'`;
   }, { delayMs: SENT_MARK_DELAY_MS });
 

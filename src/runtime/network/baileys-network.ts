@@ -1,5 +1,7 @@
+import './libsignal-fix.ts';
+import NodeCache from '@cacheable/node-cache';
 import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, proto } from 'baileys';
-import type { UserFacingSocketConfig, WASocket } from 'baileys';
+import type { CacheStore, UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { clearAuthState, loadAuthState } from './auth-store.ts';
@@ -7,6 +9,7 @@ import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
+import { deviceListCache } from './baileys-target.ts';
 import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
 
 export interface BaileysNetworkOptions {
@@ -15,6 +18,45 @@ export interface BaileysNetworkOptions {
   /** Extra socket options, e.g. the sandbox's URL and media agent. */
   socket?: Partial<UserFacingSocketConfig>;
   keepAliveIntervalMs?: number;
+  /** how long Baileys trusts a contact's device list (its own default: 5 minutes) */
+  deviceListTtlMs?: number;
+}
+
+/** Baileys' own limit (`maxMsgRetryCount`) on answering one message's retry receipts. */
+const MAX_RESENDS = 5;
+
+export const UNDECRYPTABLE_REASON = "the recipient's device could not decrypt the message, even after it was sent again";
+
+/**
+ * Baileys' `msgRetryCounterCache`: how often each message was asked for again, by `<id>:<participant>`.
+ * Baileys counts a recipient's retry receipts here and stops resending once the count reaches its
+ * limit; that moment is when a message is known to be undeliverable, so it is reported then.
+ */
+class RetryCounts implements CacheStore {
+  private readonly cache = new NodeCache({ stdTTL: 60 * 60, useClones: false, checkperiod: 120 });
+
+  constructor(private readonly onGiveUp: (waMessageId: string) => void) {}
+
+  get<T>(key: string): T | undefined {
+    return this.cache.get(key) as T | undefined;
+  }
+
+  set<T>(key: string, value: T): boolean {
+    if (typeof value === 'number' && value >= MAX_RESENDS) this.onGiveUp(key.split(':')[0] ?? key);
+    return this.cache.set(key, value);
+  }
+
+  del(key: string): number {
+    return this.cache.del(key);
+  }
+
+  flushAll(): void {
+    this.cache.flushAll();
+  }
+
+  close(): void {
+    this.cache.close();
+  }
 }
 
 const closeKindOf = (error: Error | undefined, registered: boolean): CloseKind => {
@@ -50,6 +92,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     stores.set(sessionId, auth);
     // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
     const groupCache = new GroupCache();
+    const retries = new RetryCounts((waMessageId) => callbacks.onSendError(waMessageId, UNDECRYPTABLE_REASON));
     const baileysLogger = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level });
     const sock: WASocket = makeWASocket({
       // The store keeps recent keys in memory itself (see auth-store.ts).
@@ -61,6 +104,16 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       fireInitQueries: true,
       keepAliveIntervalMs: options.keepAliveIntervalMs ?? 30_000,
       cachedGroupMetadata: async (jid) => groupCache.get(jid),
+      maxMsgRetryCount: MAX_RESENDS,
+      msgRetryCounterCache: retries,
+      // A recipient that cannot decrypt a message asks for it again (a retry receipt): Baileys answers
+      // from its cache of the last 512 sends, else from here, with exactly what went out.
+      getMessage: async (key) => {
+        if (!key.id) return undefined;
+        const row = await db.outgoingMessage.findFirst({ where: { sessionId, waMessageId: key.id }, select: { sentMessage: true } });
+        return row?.sentMessage ? proto.Message.decode(Buffer.from(row.sentMessage, 'base64')) : undefined;
+      },
+      ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
     });
     let closed = false;
@@ -78,6 +131,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
           name: me?.name,
         });
       }
+      if (update.connection === 'close') retries.close();
       if (update.connection === 'close' && !closed) {
         closed = true;
         const error = update.lastDisconnect?.error;

@@ -66,11 +66,11 @@ export const sendThrough = async (sock: WASocket, jid: string, content: Outgoing
     });
     const full = generateWAMessageFromContent(jid, message, { userJid: sock.user?.id ?? '', messageId: options.messageId });
     const id = await sock.relayMessage(jid, full.message ?? message, { messageId: full.key.id ?? undefined });
-    return { waMessageId: id, remoteJid: jid };
+    return { waMessageId: id, remoteJid: jid, message: proto.Message.encode(full.message ?? message).finish() };
   }
   const sent = await sock.sendMessage(jid, toContent(content), { messageId: options.messageId });
   if (!sent?.key.id) throw new Error('the network did not accept the message');
-  return { waMessageId: sent.key.id, remoteJid: jid };
+  return { waMessageId: sent.key.id, remoteJid: jid, ...(sent.message ? { message: proto.Message.encode(sent.message).finish() } : {}) };
 };
 
 const STATUS_JID = 'status@broadcast';

@@ -1,6 +1,7 @@
 import { Agent } from 'node:https';
+import NodeCache from '@cacheable/node-cache';
 import { WA_CERT_DETAILS } from 'baileys';
-import type { UserFacingSocketConfig } from 'baileys';
+import type { PossiblyExtendedCacheStore, UserFacingSocketConfig } from 'baileys';
 
 /** Where the links go, in a form that can cross to the network thread: WhatsApp itself, or a sandbox. */
 export interface NetworkTarget {
@@ -33,3 +34,7 @@ export const socketOptionsFor = (target: NetworkTarget): Partial<UserFacingSocke
     markOnlineOnConnect: false,
   };
 };
+
+/** Baileys' cache of contacts' device lists, as Baileys makes it, with its lifetime given in ms. */
+export const deviceListCache = (ttlMs: number): PossiblyExtendedCacheStore =>
+  new NodeCache({ stdTTL: ttlMs / 1000, useClones: false, deleteOnExpire: true, checkperiod: 0 }) as unknown as PossiblyExtendedCacheStore;

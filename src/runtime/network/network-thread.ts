@@ -10,6 +10,8 @@ export interface ThreadedNetworkOptions {
   logger: Logger;
   target: NetworkTarget;
   keepAliveIntervalMs?: number;
+  /** how long Baileys trusts a contact's device list before asking the network again */
+  deviceListTtlMs?: number;
 }
 
 // Compiled (dist/*.js), the thread runs its compiled module; from sources, an entry that registers tsx.
@@ -79,6 +81,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       logLevel: logger.level,
       target: options.target,
       keepAliveIntervalMs: options.keepAliveIntervalMs,
+      deviceListTtlMs: options.deviceListTtlMs,
       activityEveryMs: ACTIVITY_EVERY_MS,
     };
     started = new Promise<Worker>((resolve, reject) => {

@@ -7,6 +7,7 @@ export interface NetworkThreadData {
   logLevel: string;
   target: NetworkTarget;
   keepAliveIntervalMs?: number;
+  deviceListTtlMs?: number;
   /** how often at most the thread reports that a link is alive */
   activityEveryMs: number;
 }

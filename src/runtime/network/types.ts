@@ -46,6 +46,8 @@ export interface SendOptions {
 export interface SendResult {
   waMessageId: string;
   remoteJid: string;
+  /** the message as it went out (an encoded proto.Message), kept so a retry receipt can be answered */
+  message?: Uint8Array;
 }
 
 export interface GroupMember {

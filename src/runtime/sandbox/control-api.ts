@@ -61,6 +61,14 @@ export const startControlApi = async (
   app.post('/phones/:number/refuse-buttons', (req, res) => {
     res.json({ devices: control.refuseButtons(number(req), z.object({ refuse: z.boolean().default(true) }).parse(req.body ?? {}).refuse) });
   });
+  app.post('/phones/:number/lose-sessions', (req, res) => {
+    control.loseSessions(number(req));
+    res.json({ ok: true });
+  });
+  app.post('/phones/:number/fail-decryption', (req, res) => {
+    control.failDecryption(number(req), z.object({ fail: z.boolean().default(true) }).parse(req.body ?? {}).fail);
+    res.json({ ok: true });
+  });
   app.post('/phones/:number/freeze', (req, res) => {
     res.json({ frozen: control.freeze(number(req), faultBody.parse(req.body ?? {}).deviceId) });
   });

@@ -112,6 +112,16 @@ export class SandboxControl {
     return conns.length;
   }
 
+  /** The phone loses its Signal sessions (see PhoneSignal.loseSessions); messages recover through retry receipts. */
+  loseSessions(number: string): void {
+    this.network.requirePhone(number).signal.loseSessions();
+  }
+
+  /** Every message to this phone fails to decrypt, until called with false. */
+  failDecryption(number: string, fail = true): void {
+    this.network.requirePhone(number).signal.failDecryption = fail;
+  }
+
   /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
   setAcks(number: string, options: { delayMs?: number; withhold?: boolean }): number {
     const conns = this.network.server.connectionsOf(number);

@@ -62,6 +62,7 @@ export class SandboxNetwork {
       return [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }];
     });
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
+    this.stanzaHandlers.set('receipt', (conn, node) => (node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : undefined));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
     this.extraIq.set('w:m', (conn) => [

@@ -8,8 +8,24 @@ import type { SandboxNetwork } from './network.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { addressOf } from './signal.ts';
+import type { PublishedBundle } from './signal.ts';
 
 const now = () => String(Math.floor(Date.now() / 1000));
+
+/**
+ * How many retry receipts a phone sends for one message it cannot decrypt, as Baileys' own
+ * `maxMsgRetryCount` (5); the sender gives up earlier on its side.
+ */
+const MAX_RETRY_RECEIPTS = 5;
+/** Messages a phone remembers having sent, to answer a retry receipt (the oldest are forgotten first). */
+const REMEMBERED_SENDS = 20_000;
+
+/** Inserts into a map used as a bounded, oldest-first memory. */
+const remember = <K, V>(map: Map<K, V>, key: K, value: V, bound: number): void => {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > bound) map.delete(map.keys().next().value as K);
+};
 export const newMessageId = (): string => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 
 const bytesOf = (node: BinaryNode | undefined): Uint8Array | undefined => (node?.content instanceof Uint8Array ? node.content : undefined);
@@ -84,6 +100,13 @@ const MEDIA_KINDS: Array<[keyof proto.IMessage, MediaType]> = [
 export class Router {
   /** Told when a phone's message, encrypted on the phone, enters the network on its way to a device. */
   readonly phoneMessageListeners = new Set<(entry: { id: string; from: string; to: string }) => void>();
+
+  /** What each phone sent, by `<number>\u0000<id>`: the plaintext and the number it went to. */
+  private readonly sentByPhones = new Map<string, { to: string; plaintext: Uint8Array }>();
+  /** Retry receipts a phone has sent, by `<number>\u0000<id>`. */
+  private readonly retriesAsked = new Map<string, number>();
+  /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
+  private readonly retriesAnswered = new Map<string, number>();
 
   constructor(private readonly network: SandboxNetwork) {}
 
@@ -168,6 +191,7 @@ export class Router {
           if (phone !== sender) await this.openMedia(deliverToInbox(phone, id, sender.jid, chatOf(phone), message), message);
         } catch (err) {
           this.network.logger.warn({ err, to: target.jid, from: senderJid }, 'a virtual phone could not decrypt a message');
+          this.askForRetry(conn, phone, id, node, phone === sender ? this.chatJid(to) : undefined);
         }
         continue;
       }
@@ -258,6 +282,68 @@ export class Router {
     this.ack(conn, node, groupId);
   }
 
+  /**
+   * A phone that cannot decrypt a message asks its sender to send it again, as WhatsApp's clients do:
+   * a `receipt type=retry` with the count and the phone's registration id. The sender (Baileys'
+   * `sendMessagesAgain`) then starts a new session from a fresh key bundle and sends the same id again.
+   */
+  private askForRetry(conn: Connection, phone: VirtualPhone, id: string, node: BinaryNode, recipient?: string): void {
+    const key = `${phone.number}\u0000${id}`;
+    const count = (this.retriesAsked.get(key) ?? 0) + 1;
+    if (count > MAX_RETRY_RECEIPTS) {
+      this.network.logger.warn({ phone: phone.number, id }, 'a virtual phone gave up on a message it could not decrypt');
+      return;
+    }
+    remember(this.retriesAsked, key, count, REMEMBERED_SENDS);
+    const registration = Buffer.alloc(4);
+    registration.writeUInt32BE(phone.signal.registrationId);
+    conn.send({
+      tag: 'receipt',
+      // The sender's own phone names the chat, as WhatsApp does for a copy of one's own message.
+      attrs: { id, type: 'retry', from: phone.jid, t: now(), ...(recipient ? { recipient } : {}) },
+      content: [
+        { tag: 'retry', attrs: { count: String(count), id, t: node.attrs.t ?? now(), v: '1', error: '0' } },
+        { tag: 'registration', attrs: {}, content: registration },
+      ],
+    });
+  }
+
+  /**
+   * A companion could not decrypt what a phone sent and asks for it again: the phone starts a new
+   * session with that device (from the keys in the receipt, else from the device's uploaded bundle, as
+   * a sender re-fetches prekeys) and sends the same message under the same id.
+   */
+  async retryToCompanion(conn: Connection, node: BinaryNode): Promise<void> {
+    const phone = this.directory.find(node.attrs.to ?? '');
+    const device = conn.device;
+    const id = node.attrs.id ?? '';
+    const sent = phone ? this.sentByPhones.get(`${phone.number}\u0000${id}`) : undefined;
+    if (!phone || !device || !conn.phone || !sent || sent.to !== conn.phone.number) {
+      this.network.logger.warn({ to: node.attrs.to, id }, 'a retry receipt for a message the phone does not remember');
+      return;
+    }
+    const key = `${phone.number}\u0000${id}\u0000${device.deviceId}`;
+    const count = (this.retriesAnswered.get(key) ?? 0) + 1;
+    if (count > MAX_RETRY_RECEIPTS) return;
+    remember(this.retriesAnswered, key, count, REMEMBERED_SENDS);
+    const companion = addressOf(`${conn.phone.number}:${device.deviceId}@s.whatsapp.net`);
+    phone.signal.forgetSession(companion);
+    const keys = getBinaryNodeChild(node, 'keys');
+    const offered = keys ? bundleFromReceipt(keys) : undefined;
+    const { type, body } = await phone.signal.encrypt(companion, sent.plaintext, () => ({
+      registrationId: device.registrationId,
+      identityPublic: device.identityPublic,
+      signedPreKey: device.signedPreKey,
+      preKey: takePreKey(device),
+      ...offered,
+    }));
+    conn.send({
+      tag: 'message',
+      attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name },
+      content: [{ tag: 'enc', attrs: { v: '2', type, count: String(count) }, content: body }],
+    });
+  }
+
   /** Server ack, then the recipient's delivery receipt, unless a fault delays or withholds them. */
   private ack(conn: Connection, node: BinaryNode, to: string): void {
     const send = () => {
@@ -280,6 +366,7 @@ export class Router {
     if (!recipient) throw new Error(`${toNumber} is not on the sandbox network`);
     const id = newMessageId();
     const plaintext = proto.Message.encode(message).finish();
+    remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: recipient.number, plaintext }, REMEMBERED_SENDS);
     let delivered = 0;
     for (const device of recipient.devices.values()) {
       if (device.loggedOut) continue;
@@ -303,3 +390,20 @@ export class Router {
     return { id, delivered };
   }
 }
+
+/** The key bundle a retry receipt may carry (`<keys>`: identity, one-time and signed prekeys). */
+const bundleFromReceipt = (keys: BinaryNode): Partial<PublishedBundle> | undefined => {
+  const identity = bytesOf(getBinaryNodeChild(keys, 'identity'));
+  const skey = getBinaryNodeChild(keys, 'skey');
+  const skeyValue = bytesOf(getBinaryNodeChild(skey, 'value'));
+  const skeySignature = bytesOf(getBinaryNodeChild(skey, 'signature'));
+  if (!identity || !skeyValue || !skeySignature) return undefined;
+  const key = getBinaryNodeChild(keys, 'key');
+  const keyValue = bytesOf(getBinaryNodeChild(key, 'value'));
+  const number = (node: BinaryNode | undefined) => [...(bytesOf(node) ?? [])].reduce((n, b) => n * 256 + b, 0);
+  return {
+    identityPublic: identity,
+    signedPreKey: { keyId: number(getBinaryNodeChild(skey, 'id')), publicKey: skeyValue, signature: skeySignature },
+    ...(keyValue ? { preKey: { id: number(getBinaryNodeChild(key, 'id')), publicKey: keyValue } } : {}),
+  };
+};

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import '../network/libsignal-fix.ts';
 import { Curve, generateSignalPubKey, signedKeyPair } from 'baileys';
 import type { KeyPair } from 'baileys';
 import { GroupCipher, GroupSessionBuilder, SenderKeyDistributionMessage, SenderKeyName, SenderKeyRecord } from 'baileys/lib/Signal/Group/index.js';
@@ -125,6 +126,7 @@ export class PhoneSignal {
   }
 
   async decrypt(sender: ProtocolAddress, type: string, ciphertext: Uint8Array): Promise<Buffer> {
+    if (this.failDecryption) throw new Error('this phone cannot decrypt messages (fault injected)');
     const cipher = new SessionCipher(this.storage, sender);
     const padded = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
     return unpad(padded);
@@ -141,10 +143,34 @@ export class PhoneSignal {
     return unpad(plaintext);
   }
 
+  /** Fault: every message to this phone fails to decrypt, as on a device whose keys no longer match. */
+  failDecryption = false;
+  /** Fault: the next session this phone starts names a one-time prekey its peer no longer has. */
+  private stalePreKeyNext = false;
+
+  /**
+   * Fault: the phone loses its sessions, as after restoring an old backup: the next message from a
+   * peer on an old session cannot be decrypted, and its next session is started from a stale prekey,
+   * so the peer cannot decrypt that either. Both ends recover through retry receipts.
+   */
+  loseSessions(): void {
+    this.sessions.clear();
+    this.stalePreKeyNext = true;
+  }
+
+  /** Forgets the session with a device, so the next message to it starts a new one from a fresh bundle. */
+  forgetSession(recipient: ProtocolAddress): void {
+    this.sessions.delete(recipient.toString());
+  }
+
   /** Encrypts for a companion, starting a session from its uploaded bundle when there is none. */
   async encrypt(recipient: ProtocolAddress, plaintext: Uint8Array, bundle: () => PublishedBundle): Promise<{ type: 'pkmsg' | 'msg'; body: Buffer }> {
     if (!this.sessions.has(recipient.toString())) {
       const b = bundle();
+      if (this.stalePreKeyNext) {
+        this.stalePreKeyNext = false;
+        b.preKey = { id: 0xfffff0, publicKey: Curve.generateKeyPair().public };
+      }
       await new SessionBuilder(this.storage, recipient).initOutgoing({
         registrationId: b.registrationId,
         identityKey: generateSignalPubKey(b.identityPublic),

@@ -1,0 +1,55 @@
+import { createRequire } from 'node:module';
+import { SessionCipher, SessionRecord } from 'libsignal';
+
+/**
+ * libsignal 6.0.0 (the Signal implementation Baileys uses, and the sandbox's phones with it) tries a
+ * message against each session of a record in turn, most recently used first, and steps the ratchet of
+ * each session it tries before checking the message's MAC. A message for an older session (which the
+ * other end still uses while a new one is being set up) therefore corrupts the newer session before it
+ * decrypts with the older one, and the record is stored with the damage: from then on the two ends
+ * disagree ("Bad MAC" on one side, "No matching sessions" on the other). Baileys sets up a new session
+ * with every contact each time its device list expires (every 5 minutes), so under two-way traffic this
+ * lost messages every few minutes. Here each attempt runs on a copy, and only the copy that decrypted
+ * replaces the session, as Signal's other implementations do.
+ *
+ * Applied once per thread, on import, before any socket or virtual phone decrypts.
+ */
+interface Entry {
+  serialize: () => unknown;
+  indexInfo: { used: number };
+  pendingPreKey?: unknown;
+}
+interface CipherInternals {
+  doDecryptWhisperMessage: (data: Buffer, session: Entry) => Promise<Buffer>;
+}
+
+const require = createRequire(import.meta.url);
+const { SessionError } = require('libsignal/src/errors.js') as { SessionError: new (message: string) => Error };
+const Entry = (SessionRecord as unknown as { createEntry: () => { constructor: { deserialize: (data: unknown) => Entry } } }).createEntry().constructor;
+const prototype = SessionCipher.prototype as unknown as CipherInternals & {
+  decryptWithSessions: (data: Buffer, sessions: Entry[]) => Promise<{ session: Entry; plaintext: Buffer }>;
+  __triesOnCopies?: true;
+};
+
+if (!prototype.__triesOnCopies) {
+  prototype.__triesOnCopies = true;
+  prototype.decryptWithSessions = async function decryptWithSessions(this: CipherInternals, data, sessions) {
+    if (sessions.length === 0) throw new SessionError('No sessions available');
+    for (const session of sessions) {
+      // With one session a failure stores nothing (the caller throws), so no copy is needed.
+      const trial = sessions.length === 1 ? session : Entry.deserialize(session.serialize());
+      try {
+        const plaintext = await this.doDecryptWhisperMessage(data, trial);
+        trial.indexInfo.used = Date.now();
+        if (trial !== session) {
+          if (!('pendingPreKey' in trial) || trial.pendingPreKey === undefined) delete session.pendingPreKey;
+          Object.assign(session, trial);
+        }
+        return { session, plaintext };
+      } catch {
+        // the next session may be the one the message was encrypted for
+      }
+    }
+    throw new SessionError('No matching sessions found for message');
+  };
+}

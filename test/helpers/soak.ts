@@ -1,0 +1,277 @@
+// Two-way traffic on one chat for a bounded time: a linked session (the service, or a bare Baileys
+// socket with its keys in memory) sends to a virtual phone while that phone sends back, with long-polls
+// and GraphQL queries beside them. Counts, by what the phone decrypted and what the session received,
+// how many messages were lost or duplicated each way. Used by `npm run soak` and test/soak.test.ts.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { WAMessage } from 'baileys';
+import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
+import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import { linkedSocket } from '../sandbox/helpers.ts';
+import type { DbKind } from './app.ts';
+import { gql, http } from './app.ts';
+import { linkSession, startWithSandbox } from './sandbox.ts';
+
+export interface SoakOptions {
+  /** `service`: through the API; `bare`: Baileys' own socket, keys in memory, same sandbox */
+  mode: 'service' | 'bare';
+  db: DbKind;
+  durationMs: number;
+  /** sends per second from the linked side (the API, or the bare socket) */
+  sendRate: number;
+  /** messages per second from the phone */
+  phoneRate: number;
+  /** Baileys' device-list lifetime; short values make the expiry (5 minutes in Baileys) happen within the run */
+  deviceListTtlMs: number;
+  /** upper bound on the messages of each direction, whatever the duration */
+  maxMessages: number;
+  /** how long to wait, after the load stops, for the last messages to arrive */
+  drainMs: number;
+  log?: (line: string) => void;
+}
+
+export interface DirectionCounts {
+  sent: number;
+  delivered: number;
+  lost: number;
+  duplicated: number;
+}
+
+export interface SoakReport {
+  mode: SoakOptions['mode'];
+  db: DbKind;
+  seconds: number;
+  /** linked side -> phone: `sent` counts sends answered 200 (or resolved, bare); `failed` those recorded FAILED */
+  out: DirectionCounts & { failed: number; failedReasons: string[]; refused: number };
+  /** phone -> linked side */
+  in: DirectionCounts;
+  rssStartMb: number;
+  rssEndMb: number;
+  /** this thread's V8 heap in use (the sandbox, the HTTP server, the load), after collection */
+  heapStartMb: number;
+  heapEndMb: number;
+}
+
+const PHONE_NUMBER = '15550007001';
+const PEER_NUMBER = '15550007002';
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// Set before the network thread starts, so its heap can be collected too.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** RSS once both heaps (this thread's and the network thread's) are collected. */
+const collect = async (collectGarbage: () => Promise<void>): Promise<number> => {
+  for (let i = 0; i < 3; i += 1) {
+    await collectGarbage();
+    gc();
+    await sleep(200);
+  }
+  return process.memoryUsage().rss;
+};
+
+/** The linked side as the load drives it. */
+interface Side {
+  send: (text: string) => Promise<{ ok: boolean }>;
+  /** texts the linked side has received so far (each arrival once, repeats included) */
+  received: string[];
+  /** what the load does beside sends and receives (long-polls, queries); resolves when stopped */
+  background: (stopped: () => boolean) => Promise<void>;
+  /** records of sends that ended FAILED, by text */
+  failed: () => Promise<Map<string, string>>;
+  collectGarbage: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sandbox }> => {
+  const ctx = await startWithSandbox(options.db, { DEVICE_LIST_TTL_MS: options.deviceListTtlMs, INCOMING_BUFFER_SIZE: 10_000, DAILY_QUOTA: 0 });
+  const sessionId = await linkSession(ctx, PHONE_NUMBER, 'soak');
+  const received: string[] = [];
+  const { baseUrl } = ctx.app;
+  const key = ctx.key;
+  return {
+    sandbox: ctx.sandbox,
+    side: {
+      send: async (text) => {
+        const res = await http(baseUrl, 'POST', `/v1/sessions/${sessionId}/send`, { key, body: { to: PEER_NUMBER, message: text } });
+        return { ok: res.status === 200 };
+      },
+      received,
+      background: async (stopped) => {
+        const poll = async () => {
+          while (!stopped()) {
+            const res = await http(baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=1000&limit=200`, { key });
+            for (const item of (res.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>) if (!item.fromMe) received.push(item.content);
+          }
+        };
+        const query = async () => {
+          while (!stopped()) {
+            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status } messages(sessionId: $id, limit: 20) { count } }', { id: sessionId });
+            await sleep(200);
+          }
+        };
+        await Promise.all([poll(), query()]);
+        // What arrived after the last poll.
+        const rest = await http(baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?limit=200`, { key });
+        for (const item of (rest.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>) if (!item.fromMe) received.push(item.content);
+      },
+      failed: async () => {
+        const rows = await ctx.app.db.outgoingMessage.findMany({ where: { sessionId, status: 'FAILED' }, select: { content: true, error: true } });
+        return new Map(rows.map((r) => [r.content, r.error ?? '']));
+      },
+      collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
+      close: async () => {
+        await ctx.app.close();
+        await ctx.sandbox.close();
+      },
+    },
+  };
+};
+
+const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sandbox }> => {
+  const sandbox = await startSandbox();
+  const { sock } = await linkedSocket(sandbox, PHONE_NUMBER, { userDevicesCache: deviceListCache(options.deviceListTtlMs) });
+  const received: string[] = [];
+  sock.ev.on('messages.upsert', ({ messages, type }: { messages: WAMessage[]; type: string }) => {
+    if (type !== 'notify') return;
+    for (const m of messages) {
+      const text = m.message?.conversation ?? m.message?.extendedTextMessage?.text;
+      if (!m.key.fromMe && text) received.push(text);
+    }
+  });
+  return {
+    sandbox,
+    side: {
+      send: async (text) => {
+        try {
+          await sock.sendMessage(`${PEER_NUMBER}@s.whatsapp.net`, { text });
+          return { ok: true };
+        } catch {
+          return { ok: false };
+        }
+      },
+      received,
+      background: async (stopped) => {
+        while (!stopped()) await sleep(100);
+      },
+      failed: async () => new Map(),
+      collectGarbage: async () => undefined,
+      close: async () => {
+        await sock.end(undefined);
+        await sandbox.close();
+      },
+    },
+  };
+};
+
+export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
+  const log = options.log ?? (() => undefined);
+  const { side, sandbox } = options.mode === 'service' ? await serviceSide(options) : await bareSide(options);
+  try {
+    sandbox.control.addPhone(PEER_NUMBER, 'Soak peer');
+    const rssStart = await collect(side.collectGarbage);
+    const heapStart = process.memoryUsage().heapUsed;
+    log(`linked (${options.mode}, ${options.db}); RSS ${mb(rssStart)} MB; load for ${options.durationMs / 1000} s`);
+
+    const started = Date.now();
+    let stopped = false;
+    let outCount = 0;
+    let inCount = 0;
+    let refused = 0;
+    const accepted = new Set<string>();
+    const phoneSent = new Set<string>();
+    const inFlight = new Set<Promise<unknown>>();
+    const track = (p: Promise<unknown>) => {
+      inFlight.add(p);
+      p.finally(() => inFlight.delete(p)).catch(() => undefined);
+    };
+    const background = side.background(() => stopped);
+    let lastReport = started;
+    while (Date.now() - started < options.durationMs && (outCount < options.maxMessages || inCount < options.maxMessages)) {
+      const elapsed = (Date.now() - started) / 1000;
+      while (outCount < Math.min(options.maxMessages, Math.floor(elapsed * options.sendRate))) {
+        const text = `soak-out-${outCount++}`;
+        track(side.send(text).then(({ ok }) => (ok ? accepted.add(text) : (refused += 1))));
+      }
+      while (inCount < Math.min(options.maxMessages, Math.floor(elapsed * options.phoneRate))) {
+        const text = `soak-in-${inCount++}`;
+        track(
+          sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
+            ({ delivered }) => delivered > 0 && phoneSent.add(text),
+            () => undefined,
+          ),
+        );
+      }
+      if (Date.now() - lastReport >= 10_000) {
+        lastReport = Date.now();
+        log(`${Math.round(elapsed)} s: ${outCount} sent, ${inCount} from the phone, RSS ${mb(process.memoryUsage().rss)} MB`);
+      }
+      await sleep(20);
+    }
+    // The last tick may fall short of the rate by a message or two: the run sends exactly its share.
+    const seconds = options.durationMs / 1000;
+    while (outCount < Math.min(options.maxMessages, Math.round(seconds * options.sendRate))) {
+      const text = `soak-out-${outCount++}`;
+      track(side.send(text).then(({ ok }) => (ok ? accepted.add(text) : (refused += 1))));
+    }
+    while (inCount < Math.min(options.maxMessages, Math.round(seconds * options.phoneRate))) {
+      const text = `soak-in-${inCount++}`;
+      track(sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(({ delivered }) => delivered > 0 && phoneSent.add(text), () => undefined));
+    }
+    while (inFlight.size > 0) await Promise.race(inFlight);
+
+    const inbox = () => sandbox.control.inbox(PEER_NUMBER).filter((e) => e.content.startsWith('soak-out-'));
+    const drainUntil = Date.now() + options.drainMs;
+    while (Date.now() < drainUntil) {
+      const gotOut = new Set(inbox().map((e) => e.content));
+      const gotIn = new Set(side.received);
+      if ([...accepted].every((t) => gotOut.has(t)) && [...phoneSent].every((t) => gotIn.has(t))) break;
+      await sleep(100);
+    }
+    stopped = true;
+    await background;
+
+    const entries = inbox();
+    const delivered = new Set(entries.map((e) => e.content));
+    const failedRecords = await side.failed();
+    const outLost = [...accepted].filter((t) => !delivered.has(t) && !failedRecords.has(t)).length;
+    const received = new Set(side.received);
+    const report: SoakReport = {
+      mode: options.mode,
+      db: options.db,
+      seconds: Math.round((Date.now() - started) / 1000),
+      out: {
+        sent: accepted.size,
+        delivered: [...accepted].filter((t) => delivered.has(t)).length,
+        lost: outLost,
+        duplicated: entries.reduce((n, e) => n + e.duplicates, 0),
+        failed: failedRecords.size,
+        failedReasons: [...new Set(failedRecords.values())].slice(0, 5),
+        refused,
+      },
+      in: {
+        sent: phoneSent.size,
+        delivered: [...phoneSent].filter((t) => received.has(t)).length,
+        lost: [...phoneSent].filter((t) => !received.has(t)).length,
+        duplicated: side.received.length - received.size,
+      },
+      rssStartMb: mb(rssStart),
+      rssEndMb: mb(await collect(side.collectGarbage)),
+      heapStartMb: mb(heapStart),
+      heapEndMb: mb(process.memoryUsage().heapUsed),
+    };
+    return report;
+  } finally {
+    await side.close();
+  }
+};
+
+export const formatSoakReport = (r: SoakReport): string =>
+  [
+    `soak ${r.mode} on ${r.db}, ${r.seconds} s`,
+    `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
+    `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
+    `  RSS: start ${r.rssStartMb} MB, end ${r.rssEndMb} MB (${r.rssStartMb ? Math.round(((r.rssEndMb - r.rssStartMb) / r.rssStartMb) * 1000) / 10 : 0}%); main-thread heap ${r.heapStartMb} -> ${r.heapEndMb} MB`,
+  ].join('\n');
