@@ -5,6 +5,8 @@ import type { EventBus } from '../runtime/events.ts';
 import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
 import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
+import type { WebhookDeliveryLoop } from '../runtime/jobs/webhook-delivery.ts';
+import type { WebhookOutbox } from '../runtime/webhooks/outbox.ts';
 import type { MediaFetcher } from '../runtime/media-fetch.ts';
 import type { SessionManager } from '../runtime/network/session-manager.ts';
 import type { Settings } from '../runtime/settings.ts';
@@ -23,6 +25,9 @@ export interface Deps {
   fetchMedia: MediaFetcher;
   buttons: ButtonGuard;
   jobs: JobScheduler;
+  /** the webhook outbox: which endpoints want an event, and the rows that record it */
+  webhooks: WebhookOutbox;
+  webhookDelivery: WebhookDeliveryLoop;
 }
 
 export interface Caller {

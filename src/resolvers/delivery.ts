@@ -5,6 +5,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { refundQuota, takeQuota } from './quota.ts';
+import { messageEvent, writeWithEvents } from './webhooks.ts';
 
 export const notConnected = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
@@ -75,13 +76,16 @@ export const deliverNow = async (
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
-    await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
+    await writeWithEvents(ctx, ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } }), [
+      messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }),
+    ]);
     await refundQuota(ctx, 1, takenAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
   const sentAt = ctx.now();
-  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid });
-  return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
+  const done: OutgoingMessage = { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
+  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid, event: messageEvent(done) });
+  return done;
 };
 
 /**
@@ -122,7 +126,11 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
     where: { id: record.id, status: { not: 'FAILED' } },
     data: { status: 'FAILED', sentAt: null, error: record.kind === 'interactive' ? `${reason}; being sent again as plain text` : reason },
   });
-  if (marked.count === 0 || record.kind !== 'interactive') return;
+  if (marked.count === 0) return;
+  if (record.kind !== 'interactive') {
+    await deps.webhooks.emit(messageEvent({ ...record, status: 'FAILED', sentAt: null, error: reason }));
+    return;
+  }
   deps.buttons.failed(sessionId);
   const payload = JSON.parse(record.payload) as { body?: string; header?: string };
   const text = payload.header ? `${payload.header}\n\n${payload.body ?? record.content}` : (payload.body ?? record.content);
@@ -136,4 +144,5 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
     error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;
   }
   await deps.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', sentAt: null, error } });
+  await deps.webhooks.emit(messageEvent({ ...record, status: 'FAILED', sentAt: null, error }));
 };

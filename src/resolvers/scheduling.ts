@@ -9,6 +9,7 @@ import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, durationMsSchema, recipientShape, withJid } from './messages.ts';
+import { messageEvent, writeWithEvents } from './webhooks.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
@@ -210,8 +211,12 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string }) => {
-    await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
-    if (row.campaignId) deps.events.publish('campaign', row.campaignId, await campaignProgress(deps, row.campaignId));
+    await writeWithEvents(deps, deps.db.outgoingMessage.update({ where: { id: row.id }, data }), [messageEvent({ ...row, ...data })]);
+    if (row.campaignId) {
+      const progress = await campaignProgress(deps, row.campaignId);
+      deps.events.publish('campaign', row.campaignId, progress);
+      await deps.webhooks.emit({ accountId: row.accountId, sessionId: row.sessionId, type: 'campaign.progress', data: { ...progress, sessionId: row.sessionId } });
+    }
   };
   if (!link) {
     const dueAt = (row.sendAt ?? row.createdAt).getTime();

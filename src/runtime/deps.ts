@@ -9,6 +9,8 @@ import { createEventBus } from './events.ts';
 import { ButtonGuard } from './button-guard.ts';
 import { IncomingBuffer } from './incoming-buffer.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
+import { WebhookDeliveryLoop } from './jobs/webhook-delivery.ts';
+import { createWebhookOutbox } from './webhooks/outbox.ts';
 import { createMediaFetcher } from './media-fetch.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
 import { createBaileysNetwork } from './network/baileys-network.ts';
@@ -36,10 +38,28 @@ export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
+  const webhooks = createWebhookOutbox({ db, now, cacheMs: settings.WEBHOOK_ENDPOINT_CACHE_MS });
+  const sessionAccounts = new Map<string, Promise<string | null>>();
+  // A session never changes account, so this is a cache that cannot go stale (a deleted session just stops being asked for).
+  const accountOf = (sessionId: string): Promise<string | null> => {
+    let found = sessionAccounts.get(sessionId);
+    if (!found) {
+      found = db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }).then((s) => s?.accountId ?? null);
+      found.catch(() => sessionAccounts.delete(sessionId));
+      sessionAccounts.set(sessionId, found);
+    }
+    return found;
+  };
   const incoming = new IncomingBuffer(
     settings.INCOMING_BUFFER_SIZE,
     now,
-    (item) => events.publish('incoming', item.sessionId, item),
+    (item) => {
+      events.publish('incoming', item.sessionId, item);
+      const { eventId: _eventId, ...data } = item;
+      void accountOf(item.sessionId)
+        .then((accountId) => (accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined))
+        .catch((err: unknown) => logger.error({ err, sessionId: item.sessionId }, 'writing a message.received webhook event failed'));
+    },
     (sessionId, dropped) =>
       logger.warn({ sessionId, dropped, bound: settings.INCOMING_BUFFER_SIZE }, 'incoming buffer full: oldest messages dropped (read /incoming with consume, or raise INCOMING_BUFFER_SIZE)'),
   );
@@ -53,6 +73,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     network,
     events,
     incoming,
+    webhooks,
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) => logger.error({ err, sessionId }, 'recording a refused message failed'));
     },
@@ -74,7 +95,23 @@ export const createDeps = (options: DepsOptions): Deps => {
     const spec = jobs.recurringSpec(job.timerId);
     if (spec) await runRecurring(deps, spec);
   });
-  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
-  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs };
+  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  const webhookDelivery = new WebhookDeliveryLoop({
+    db,
+    logger,
+    outbox: webhooks,
+    databaseUrl: settings.DATABASE_URL,
+    now,
+    concurrency: settings.WEBHOOK_CONCURRENCY,
+    timeoutMs: settings.WEBHOOK_TIMEOUT_MS,
+    retryBaseMs: settings.WEBHOOK_RETRY_BASE_MS,
+    retryMaxMs: settings.WEBHOOK_RETRY_MAX_MS,
+    retryForMs: settings.WEBHOOK_RETRY_FOR_MS,
+    allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
+    resolveHost: options.resolveHost,
+    pollMs: settings.WEBHOOK_POLL_MS,
+  });
+  webhookDelivery.start();
+  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, webhooks, webhookDelivery };
   return deps;
 };

@@ -25,6 +25,18 @@ const refused = (field: string, message: string) =>
 const defaultResolve = async (host: string): Promise<string[]> =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
+/** The SSRF rule for any URL the service calls on a user's behalf (media, webhooks): every address the host resolves to is public. */
+export const assertPublicHost = async (url: URL, field: string, resolveHost: (host: string) => Promise<string[]> = defaultResolve): Promise<void> => {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = ipaddr.isValid(host) ? [host] : await resolveHost(host);
+  } catch {
+    throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
+  }
+  if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw refused(field, PRIVATE_URL_MESSAGE);
+};
+
 /** Fetches a file the caller named by URL, refusing what could reach inside our own network. */
 export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => {
   const resolveHost = options.resolveHost ?? defaultResolve;
@@ -36,16 +48,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       throw refused(field, 'must be an absolute http(s) URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(field, 'must use http or https');
-    if (!options.allowPrivate) {
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      let addresses: string[];
-      try {
-        addresses = ipaddr.isValid(host) ? [host] : await resolveHost(host);
-      } catch {
-        throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
-      }
-      if (addresses.length === 0 || addresses.some(isPrivateAddress)) throw refused(field, PRIVATE_URL_MESSAGE);
-    }
+    if (!options.allowPrivate) await assertPublicHost(url, field, resolveHost);
 
     let response: Response;
     try {

@@ -31,6 +31,14 @@ const settingsSchema = z.object({
   SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
   NETWORK_THREAD: z.stringbool().default(true),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
+  WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
+  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).default(60 * 60 * 1000),
+  WEBHOOK_RETRY_FOR_MS: z.coerce.number().int().min(1).default(3 * 24 * 60 * 60 * 1000),
+  WEBHOOK_ENDPOINT_CACHE_MS: intFrom(5_000),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1_000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -3,6 +3,7 @@ import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from './client.ts';
 import { groupCommit } from './group-commit.ts';
 import { providerOf } from './migrate.ts';
+import type { OutboxEvent, WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface PendingRecord {
   id: string;
@@ -21,6 +22,8 @@ export interface SentMark {
   sentAt: Date;
   waMessageId: string;
   remoteJid: string;
+  /** the message.sent webhook event, written with the mark when an endpoint wants it */
+  event?: OutboxEvent;
 }
 
 /** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
@@ -39,7 +42,7 @@ export interface OutgoingWrites {
   settled: () => Promise<void>;
 }
 
-export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger): OutgoingWrites => {
+export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger, webhooks?: WebhookOutbox): OutgoingWrites => {
   // VALUES columns are text to PostgreSQL unless cast; SQLite stores what it is given.
   const asTimestamp = providerOf(databaseUrl) === 'postgres' ? Prisma.raw('::timestamp(3)') : Prisma.empty;
 
@@ -55,8 +58,16 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
 
   const marks = groupCommit<SentMark>(async (sent) => {
     const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid})`));
-    await db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4
+    const update = db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4
       FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1 AND "OutgoingMessage"."status" = 'PENDING'`;
+    // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
+    const outbox = webhooks ? (await Promise.all(sent.map((m) => (m.event ? webhooks.rowsFor(m.event) : null)))).filter((r) => r !== null) : [];
+    if (outbox.length === 0 || !webhooks) {
+      await update;
+      return;
+    }
+    await db.$transaction([update, ...webhooks.writes(outbox)]);
+    webhooks.written();
   }, { delayMs: SENT_MARK_DELAY_MS });
 
   return {

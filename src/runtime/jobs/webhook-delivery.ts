@@ -1,0 +1,256 @@
+import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { Prisma } from '../../generated/sqlite/client.ts';
+import type { Db } from '../db/client.ts';
+import { providerOf } from '../db/migrate.ts';
+import { assertPublicHost } from '../media-fetch.ts';
+import type { WebhookOutbox } from '../webhooks/outbox.ts';
+
+export interface WebhookDeliveryOptions {
+  db: Db;
+  logger: Logger;
+  outbox: WebhookOutbox;
+  databaseUrl: string;
+  now: () => Date;
+  /** requests in flight at most, across all endpoints */
+  concurrency: number;
+  timeoutMs: number;
+  /** first retry delay; each later one doubles, with jitter, up to maxDelayMs */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** an event is retried for this long; an endpoint failing this long is disabled */
+  retryForMs: number;
+  allowPrivate: boolean;
+  resolveHost?: (host: string) => Promise<string[]>;
+  /** how often due retries and other nodes' events are looked for when nothing wakes the loop */
+  pollMs?: number;
+}
+
+interface Claimed {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  sessionId: string | null;
+  attempts: number;
+  createdAt: Date;
+}
+
+const EXCERPT_CHARS = 500;
+
+/** The exponential backoff of attempt n (1-based), with full jitter over its upper half. */
+export const retryDelay = (attempt: number, baseMs: number, maxMs: number, random = Math.random): number => {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+};
+
+/**
+ * The outbox's delivery loop. Claims due deliveries with one statement that two processes can run at
+ * once, sends them signed per Standard Webhooks, and records every attempt. Deliveries of one endpoint
+ * and session go out one at a time in the order they were written, so a healthy receiver sees them in
+ * order; one that fails is retried later and does not hold back those behind it.
+ */
+export class WebhookDeliveryLoop {
+  private readonly queues = new Map<string, Claimed[]>();
+  private outstanding = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private readonly workers = new Set<Promise<void>>();
+  private readonly postgres: boolean;
+
+  constructor(readonly options: WebhookDeliveryOptions) {
+    this.postgres = providerOf(options.databaseUrl) === 'postgres';
+    options.outbox.onWritten(() => this.wake());
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Stops claiming and waits for the requests in flight; what is still queued is released to be claimed again. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.ticking;
+    // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
+    const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
+    await Promise.all([...this.workers]);
+    if (left.length > 0) {
+      await this.options.db.webhookDelivery
+        .updateMany({ where: { id: { in: left.map((c) => c.id) }, status: 'PENDING' }, data: { claimedUntil: null } })
+        .catch((err: unknown) => this.options.logger.warn({ err }, 'releasing claimed webhook deliveries failed; they are claimed again when their lease ends'));
+    }
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.ticking = this.tick().finally(() => {
+      this.ticking = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+        return;
+      }
+      this.timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1_000);
+      this.timer.unref();
+    });
+  }
+
+  private async tick(): Promise<void> {
+    const room = this.options.concurrency - this.outstanding;
+    if (room <= 0) return;
+    let claimed: Claimed[];
+    try {
+      claimed = await this.claim(room);
+    } catch (err) {
+      this.options.logger.error({ err }, 'claiming webhook deliveries failed');
+      return;
+    }
+    claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+    for (const row of claimed) {
+      this.outstanding += 1;
+      const key = `${row.endpointId}|${row.sessionId ?? ''}`;
+      const queue = this.queues.get(key);
+      if (queue) queue.push(row);
+      else {
+        this.queues.set(key, [row]);
+        const worker: Promise<void> = this.drain(key).finally(() => this.workers.delete(worker));
+        this.workers.add(worker);
+      }
+    }
+    if (claimed.length === room) this.again = true;
+  }
+
+  private async drain(key: string): Promise<void> {
+    for (;;) {
+      const queue = this.queues.get(key);
+      const row = queue?.shift();
+      if (!queue || !row) {
+        this.queues.delete(key);
+        return;
+      }
+      try {
+        await this.attempt(row);
+      } catch (err) {
+        this.options.logger.error({ err, deliveryId: row.id }, 'a webhook attempt could not be recorded; it is tried again when its lease ends');
+      }
+      this.outstanding -= 1;
+      if (queue.length === 0) this.queues.delete(key);
+      this.wake();
+      if (queue.length === 0) return;
+    }
+  }
+
+  private async claim(limit: number): Promise<Claimed[]> {
+    const now = this.options.now();
+    // A claim is a lease: a node that dies mid-request leaves it, and any node takes the delivery again once it ends.
+    const leaseUntil = new Date(now.getTime() + this.options.timeoutMs * 2 + 5_000);
+    const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
+    return this.options.db.$queryRaw<Claimed[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
+      WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" = 'PENDING' AND "nextAttemptAt" <= ${now}
+        AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ORDER BY "createdAt", "eventId" LIMIT ${limit} ${lock})
+      RETURNING "id", "eventId", "endpointId", "sessionId", "attempts", "createdAt"`.then((rows) =>
+      rows.map((r) => ({ ...r, attempts: Number(r.attempts), createdAt: new Date(r.createdAt) })),
+    );
+  }
+
+  /** One attempt of one delivery, its log row, and what it means for the delivery and the endpoint. */
+  async attempt(row: Claimed): Promise<void> {
+    const { db, logger } = this.options;
+    const [event, endpoint] = await Promise.all([
+      db.webhookEvent.findUnique({ where: { id: row.eventId } }),
+      db.webhookEndpoint.findUnique({ where: { id: row.endpointId } }),
+    ]);
+    if (!event || !endpoint || !endpoint.enabled) {
+      const reason = !event ? 'the event no longer exists' : !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
+      await db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'FAILED', lastError: reason, claimedUntil: null } });
+      return;
+    }
+    const body = JSON.stringify({ type: event.type, timestamp: event.createdAt.toISOString(), data: JSON.parse(event.data) as unknown });
+    const sentAt = this.options.now();
+    const secrets = [endpoint.secret];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt) secrets.push(endpoint.previousSecret);
+    const signature = secrets.map((s) => new Webhook(s).sign(event.id, sentAt, body)).join(' ');
+
+    let statusCode: number | null = null;
+    let excerpt: string | null = null;
+    let error: string | null = null;
+    const started = performance.now();
+    try {
+      const url = new URL(endpoint.url);
+      if (!this.options.allowPrivate) await assertPublicHost(url, 'url', this.options.resolveHost);
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'wa-multisession-api-webhooks',
+          'webhook-id': event.id,
+          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      statusCode = response.status;
+      excerpt = (await response.text()).slice(0, EXCERPT_CHARS);
+    } catch (err) {
+      const e = err as Error;
+      error = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : e.message;
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    const at = this.options.now();
+    const attempts = row.attempts + 1;
+    const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const attemptRow = db.webhookAttempt.create({
+      data: { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at },
+    });
+
+    if (ok) {
+      const writes: Array<Prisma.PrismaPromise<unknown>> = [
+        attemptRow,
+        db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'DELIVERED', attempts, lastStatus: statusCode, lastError: null, deliveredAt: at, claimedUntil: null } }),
+      ];
+      if (endpoint.failingSince) writes.push(db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } }));
+      await db.$transaction(writes);
+      return;
+    }
+
+    const lastError = error ?? `HTTP ${statusCode}`;
+    const gone = statusCode === 410;
+    const failingSince = endpoint.failingSince ?? at;
+    const failingTooLong = at.getTime() - failingSince.getTime() >= this.options.retryForMs;
+    const expired = at.getTime() - event.createdAt.getTime() >= this.options.retryForMs;
+    const disabledReason = gone
+      ? `The endpoint answered 410 Gone at ${at.toISOString()}`
+      : failingTooLong
+        ? `Every delivery failed from ${failingSince.toISOString()} to ${at.toISOString()} (last: ${lastError})`
+        : null;
+    const delivery =
+      gone || expired || failingTooLong
+        ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
+        : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
+    await db.$transaction([
+      attemptRow,
+      db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
+      db.webhookEndpoint.updateMany({
+        where: { id: endpoint.id },
+        data: disabledReason ? { enabled: false, disabledReason, failingSince } : { failingSince },
+      }),
+    ]);
+    if (disabledReason) {
+      this.options.outbox.invalidate(endpoint.accountId);
+      logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');
+    }
+  }
+}
