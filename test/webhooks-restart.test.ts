@@ -71,5 +71,5 @@ describe.each(dbKinds)('webhook events across a SIGKILL (%s)', (kind) => {
     const log = await call('GET', `/v1/webhooks/${hook.body.id}/deliveries?limit=100`);
     expect(log.body).toHaveLength(EVENTS);
     expect(log.body.every((d: { status: string }) => d.status === 'DELIVERED')).toBe(true);
-  });
+  }, 120_000);
 });

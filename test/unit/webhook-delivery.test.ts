@@ -18,7 +18,8 @@ const URL_FAILING = 'https://hooks.example.com/failing';
 describe('webhook delivery client', () => {
   let database: TestDatabase;
   let db: Db;
-  let clock = new Date('2026-01-01T00:00:00.000Z');
+  // Real time to the second: receivers refuse signatures whose timestamp is far from their clock.
+  let clock = new Date(Math.floor(Date.now() / 1000) * 1000);
   const seen: Array<{ headers: Headers; body: string }> = [];
   const server = setupServer(
     mswHttp.post(URL_OK, async ({ request }) => {
