@@ -9,6 +9,8 @@ const THROUGHPUT_EVENTS = 3_000;
 const RATE_PER_S = 100;
 const RATE_SECONDS = 10;
 const CONCURRENCY = 32;
+// Events of one session go out one at a time (ordering), so the service can use its whole concurrency only across as many sessions.
+const SESSIONS = 32;
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -59,7 +61,7 @@ export const benchWebhooks = async () => {
     const account = await app.newAccount();
     const ctx = jobContext(app.deps, account.id);
     const { secret } = await createWebhook(ctx, { url: receiver.url, events: ['*'] });
-    const emit = (i: number) => app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % 8}`, type: 'session.status', data: { seq: i, status: 'CONNECTED' } });
+    const emit = (i: number) => app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % SESSIONS}`, type: 'session.status', data: { seq: i, status: 'CONNECTED' } });
 
     // Floor: the same signed payloads, posted by a bare loop with the same concurrency.
     const signer = new Webhook(secret);
@@ -102,7 +104,7 @@ export const benchWebhooks = async () => {
       const due = began + (i * 1000) / RATE_PER_S;
       const wait = due - clock();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      void app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % 8}`, type: 'session.status', data: { seq: i, at: clock() } });
+      void app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % SESSIONS}`, type: 'session.status', data: { seq: i, at: clock() } });
     }
     await waitFor(() => receiver.lateness.length >= total, 60_000);
     return {

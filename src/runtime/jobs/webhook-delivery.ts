@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Prisma } from '../../generated/sqlite/client.ts';
+import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
+import { groupCommit } from '../db/group-commit.ts';
+import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
 import { assertPublicHost } from '../media-fetch.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
@@ -33,6 +36,9 @@ interface Claimed {
   sessionId: string | null;
   attempts: number;
   createdAt: Date;
+  /** read with the rest of its claim, so an attempt starts without a query of its own */
+  event?: WebhookEvent | null;
+  endpoint?: WebhookEndpoint | null;
 }
 
 const EXCERPT_CHARS = 500;
@@ -58,9 +64,14 @@ export class WebhookDeliveryLoop {
   private stopped = false;
   private readonly workers = new Set<Promise<void>>();
   private readonly postgres: boolean;
+  /** the outcome of each attempt (its log row, the delivery, the endpoint), written together with others of the same moment */
+  private readonly outcomes: GroupCommit<Array<Prisma.PrismaPromise<unknown>>>;
 
   constructor(readonly options: WebhookDeliveryOptions) {
     this.postgres = providerOf(options.databaseUrl) === 'postgres';
+    this.outcomes = groupCommit(async (batch) => {
+      await options.db.$transaction(batch.flat());
+    });
     options.outbox.onWritten(() => this.wake());
   }
 
@@ -78,6 +89,7 @@ export class WebhookDeliveryLoop {
     // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
     await Promise.all([...this.workers]);
+    await this.outcomes.settled();
     if (left.length > 0) {
       await this.options.db.webhookDelivery
         .updateMany({ where: { id: { in: left.map((c) => c.id) }, status: 'PENDING' }, data: { claimedUntil: null } })
@@ -117,6 +129,22 @@ export class WebhookDeliveryLoop {
       return;
     }
     claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+    if (claimed.length > 0) {
+      try {
+        const [events, endpoints] = await Promise.all([
+          this.options.db.webhookEvent.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.eventId))] } } }),
+          this.options.db.webhookEndpoint.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.endpointId))] } } }),
+        ]);
+        const eventById = new Map(events.map((e) => [e.id, e]));
+        const endpointById = new Map(endpoints.map((e) => [e.id, e]));
+        for (const c of claimed) {
+          c.event = eventById.get(c.eventId) ?? null;
+          c.endpoint = endpointById.get(c.endpointId) ?? null;
+        }
+      } catch (err) {
+        this.options.logger.error({ err }, 'reading claimed webhook deliveries failed; each attempt reads its own');
+      }
+    }
     for (const row of claimed) {
       this.outstanding += 1;
       const key = `${row.endpointId}|${row.sessionId ?? ''}`;
@@ -168,8 +196,8 @@ export class WebhookDeliveryLoop {
   async attempt(row: Claimed): Promise<void> {
     const { db, logger } = this.options;
     const [event, endpoint] = await Promise.all([
-      db.webhookEvent.findUnique({ where: { id: row.eventId } }),
-      db.webhookEndpoint.findUnique({ where: { id: row.endpointId } }),
+      row.event !== undefined ? row.event : db.webhookEvent.findUnique({ where: { id: row.eventId } }),
+      row.endpoint !== undefined ? row.endpoint : db.webhookEndpoint.findUnique({ where: { id: row.endpointId } }),
     ]);
     if (!event || !endpoint || !endpoint.enabled) {
       const reason = !event ? 'the event no longer exists' : !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
@@ -222,7 +250,7 @@ export class WebhookDeliveryLoop {
         db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'DELIVERED', attempts, lastStatus: statusCode, lastError: null, deliveredAt: at, claimedUntil: null } }),
       ];
       if (endpoint.failingSince) writes.push(db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } }));
-      await db.$transaction(writes);
+      await this.outcomes.add(writes);
       return;
     }
 
@@ -240,13 +268,12 @@ export class WebhookDeliveryLoop {
       gone || expired || failingTooLong
         ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
         : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
-    await db.$transaction([
+    await this.outcomes.add([
       attemptRow,
       db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
-      db.webhookEndpoint.updateMany({
-        where: { id: endpoint.id },
-        data: disabledReason ? { enabled: false, disabledReason, failingSince } : { failingSince },
-      }),
+      disabledReason
+        ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })
+        : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
     ]);
     if (disabledReason) {
       this.options.outbox.invalidate(endpoint.accountId);

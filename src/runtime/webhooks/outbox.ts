@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
+import { groupCommit } from '../db/group-commit.ts';
 
 export const WEBHOOK_EVENT_TYPES = [
   'message.received',
@@ -130,15 +131,19 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     for (const listener of listeners) listener();
   };
 
+  // Events that are not part of another write share one transaction with those raised at the same moment.
+  const standalone = groupCommit<OutboxRows>(async (batch) => {
+    await db.$transaction(writes(batch));
+    written();
+  });
+
   return {
     matching,
     rowsFor,
     writes,
     emit: async (event) => {
       const rows = await rowsFor(event);
-      if (!rows) return;
-      await db.$transaction(writes([rows]));
-      written();
+      if (rows) await standalone.add(rows);
     },
     onWritten: (listener) => {
       listeners.push(listener);
