@@ -41,6 +41,11 @@ interface Claimed {
   endpoint?: WebhookEndpoint | null;
 }
 
+interface Outcome {
+  attempt: Prisma.WebhookAttemptCreateManyInput;
+  then: Array<Prisma.PrismaPromise<unknown>>;
+}
+
 const EXCERPT_CHARS = 500;
 
 /** The exponential backoff of attempt n (1-based), with full jitter over its upper half. */
@@ -64,13 +69,17 @@ export class WebhookDeliveryLoop {
   private stopped = false;
   private readonly workers = new Set<Promise<void>>();
   private readonly postgres: boolean;
-  /** the outcome of each attempt (its log row, the delivery, the endpoint), written together with others of the same moment */
-  private readonly outcomes: GroupCommit<Array<Prisma.PrismaPromise<unknown>>>;
+  /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
+  private readonly outcomes: GroupCommit<Outcome>;
 
   constructor(readonly options: WebhookDeliveryOptions) {
     this.postgres = providerOf(options.databaseUrl) === 'postgres';
+    // No transaction: on SQLite each one costs a new connection, and none is needed. The log rows go
+    // first; a crash before the delivery's update leaves it claimed, so it is sent again when its lease
+    // ends (at least once), with one log row too many at worst.
     this.outcomes = groupCommit(async (batch) => {
-      await options.db.$transaction(batch.flat());
+      await options.db.webhookAttempt.createMany({ data: batch.map((o) => o.attempt) });
+      for (const statement of batch.flatMap((o) => o.then)) await statement;
     });
     options.outbox.onWritten(() => this.wake());
   }
@@ -240,17 +249,14 @@ export class WebhookDeliveryLoop {
     const at = this.options.now();
     const attempts = row.attempts + 1;
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
-    const attemptRow = db.webhookAttempt.create({
-      data: { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at },
-    });
+    const attempt = { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at };
 
     if (ok) {
       const writes: Array<Prisma.PrismaPromise<unknown>> = [
-        attemptRow,
         db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'DELIVERED', attempts, lastStatus: statusCode, lastError: null, deliveredAt: at, claimedUntil: null } }),
       ];
       if (endpoint.failingSince) writes.push(db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } }));
-      await this.outcomes.add(writes);
+      await this.outcomes.add({ attempt, then: writes });
       return;
     }
 
@@ -268,13 +274,12 @@ export class WebhookDeliveryLoop {
       gone || expired || failingTooLong
         ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
         : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
-    await this.outcomes.add([
-      attemptRow,
+    await this.outcomes.add({ attempt, then: [
       db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
       disabledReason
         ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })
         : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
-    ]);
+    ] });
     if (disabledReason) {
       this.options.outbox.invalidate(endpoint.accountId);
       logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');

@@ -131,9 +131,12 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     for (const listener of listeners) listener();
   };
 
-  // Events that are not part of another write share one transaction with those raised at the same moment.
+  // Events that are not part of another write are grouped with those raised at the same moment, and
+  // written without a transaction (on SQLite each one costs a new connection): the events first, then
+  // their deliveries, so the loop never claims a delivery whose event is missing. `emit` resolves once
+  // both are on disk.
   const standalone = groupCommit<OutboxRows>(async (batch) => {
-    await db.$transaction(writes(batch));
+    for (const statement of writes(batch)) await statement;
     written();
   });
 
