@@ -5,7 +5,8 @@ import { createWebhook } from '../src/resolvers/webhooks.ts';
 import { jobContext } from '../src/resolvers/context.ts';
 import { startTestApp } from '../test/helpers/app.ts';
 
-const THROUGHPUT_EVENTS = 3_000;
+const ROUNDS = 5;
+const ROUND_EVENTS = 1_000;
 const RATE_PER_S = 100;
 const RATE_SECONDS = 10;
 const CONCURRENCY = 32;
@@ -65,36 +66,42 @@ export const benchWebhooks = async () => {
 
     // Floor: the same signed payloads, posted by a bare loop with the same concurrency.
     const signer = new Webhook(secret);
-    const floorStart = clock();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < THROUGHPUT_EVENTS) {
-          const i = next++;
-          const body = JSON.stringify({ type: 'session.status', timestamp: new Date().toISOString(), data: { seq: i, status: 'CONNECTED' } });
-          const now = new Date();
-          const res = await fetch(receiver.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'webhook-id': `msg_floor${i}`, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signer.sign(`msg_floor${i}`, now, body) },
-            body,
-          });
-          await res.arrayBuffer();
-        }
-      }),
-    );
-    const floorPerS = THROUGHPUT_EVENTS / ((clock() - floorStart) / 1000);
-
+    const floorRound = async () => {
+      const began = clock();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < ROUND_EVENTS) {
+            const i = next++;
+            const body = JSON.stringify({ type: 'session.status', timestamp: new Date().toISOString(), data: { seq: i, status: 'CONNECTED' } });
+            const now = new Date();
+            const res = await fetch(receiver.url, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'webhook-id': `msg_floor${i}`, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signer.sign(`msg_floor${i}`, now, body) },
+              body,
+            });
+            await res.arrayBuffer();
+          }
+        }),
+      );
+      return ROUND_EVENTS / ((clock() - began) / 1000);
+    };
     // Through the service: events written to the outbox (16 writers at once), counted at the receiver.
-    const base = receiver.count();
-    const start = clock();
-    let written = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (written < THROUGHPUT_EVENTS) await emit(written++);
-      }),
-    );
-    await waitFor(() => receiver.count() - base >= THROUGHPUT_EVENTS, 120_000);
-    const servicePerS = THROUGHPUT_EVENTS / ((clock() - start) / 1000);
+    const serviceRound = async () => {
+      const base = receiver.count();
+      const began = clock();
+      let written = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (written < ROUND_EVENTS) await emit(written++);
+        }),
+      );
+      await waitFor(() => receiver.count() - base >= ROUND_EVENTS, 120_000);
+      return ROUND_EVENTS / ((clock() - began) / 1000);
+    };
+    // Alternating rounds, so a slower minute of a shared machine weighs on both sides.
+    const rounds: Array<{ floor: number; service: number }> = [];
+    for (let r = 0; r < ROUNDS; r++) rounds.push({ floor: await floorRound(), service: await serviceRound() });
 
     // Latency at a steady 100 events/s.
     receiver.lateness.length = 0;
@@ -108,9 +115,8 @@ export const benchWebhooks = async () => {
     }
     await waitFor(() => receiver.lateness.length >= total, 60_000);
     return {
-      floorPerS,
-      servicePerS,
-      ratio: servicePerS / floorPerS,
+      rounds,
+      ratio: quantile(rounds.map((r) => r.service / r.floor), 0.5),
       p50: quantile(receiver.lateness, 0.5),
       p99: quantile(receiver.lateness, 0.99),
     };
@@ -121,6 +127,9 @@ export const benchWebhooks = async () => {
 };
 
 export const printWebhookBench = (r: Awaited<ReturnType<typeof benchWebhooks>>) => {
-  console.log(`webhooks (SQLite, ${THROUGHPUT_EVENTS} events, ${CONCURRENCY} in flight): ${r.servicePerS.toFixed(0)} events/s delivered through the outbox against a floor of ${r.floorPerS.toFixed(0)}/s for a bare signed-POST loop (ratio ${(r.ratio * 100).toFixed(0)} %, target 50 %)`);
+  for (const round of r.rounds) {
+    console.log(`webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop`);
+  }
+  console.log(`webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %)`);
   console.log(`webhooks at ${RATE_PER_S} events/s for ${RATE_SECONDS} s: event to receiver p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (target p99 50 ms)`);
 };

@@ -122,7 +122,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       () => call('GET', `/v1/webhooks/${hook.id}/deliveries`),
       (r) => r.body[0]?.status === 'DELIVERED',
     );
-    expect(log.body[0]).toMatchObject({ eventId: sent.body.eventId, type: 'webhook.test', attempts: 1, lastStatus: 204, attemptLog: [{ statusCode: 204, error: null, latencyMs: expect.any(Number) }] });
+    expect(log.body[0]).toMatchObject({ eventId: sent.body.eventId, type: 'webhook.test', attempts: 1, lastStatus: 204, deliveredAt: expect.stringMatching(/^20\d\d-.*Z$/), attemptLog: [{ statusCode: 204, error: null, latencyMs: expect.any(Number) }] });
   });
 
   it('an incoming message from a phone and a send through the API reach the receiver with their payloads', async () => {

@@ -43,6 +43,7 @@ interface Claimed {
 
 interface Outcome {
   attempt: Prisma.WebhookAttemptCreateManyInput;
+  delivered?: { id: string; attempts: number; lastStatus: number; at: Date };
   then: Array<Prisma.PrismaPromise<unknown>>;
 }
 
@@ -77,8 +78,18 @@ export class WebhookDeliveryLoop {
     // No transaction: on SQLite each one costs a new connection, and none is needed. The log rows go
     // first; a crash before the delivery's update leaves it claimed, so it is sent again when its lease
     // ends (at least once), with one log row too many at worst.
+    const cast = (type: string) => (this.postgres ? Prisma.raw(`::${type}`) : Prisma.empty);
     this.outcomes = groupCommit(async (batch) => {
-      await options.db.webhookAttempt.createMany({ data: batch.map((o) => o.attempt) });
+      const { db } = options;
+      await db.webhookAttempt.createMany({ data: batch.map((o) => o.attempt) });
+      // Successes, the common case, share one statement.
+      const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
+      if (delivered.length > 0) {
+        const rows = Prisma.join(delivered.map((d) => Prisma.sql`(${d.id}, ${d.attempts}, ${d.lastStatus}, ${d.at})`));
+        await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v.column2${cast('integer')}, "lastStatus" = v.column3${cast('integer')},
+          "lastError" = NULL, "deliveredAt" = v.column4${cast('timestamp(3)')}, "claimedUntil" = NULL
+          FROM (VALUES ${rows}) AS v WHERE "WebhookDelivery"."id" = v.column1`;
+      }
       for (const statement of batch.flatMap((o) => o.then)) await statement;
     });
     options.outbox.onWritten(() => this.wake());
@@ -203,6 +214,7 @@ export class WebhookDeliveryLoop {
 
   /** One attempt of one delivery, its log row, and what it means for the delivery and the endpoint. */
   async attempt(row: Claimed): Promise<void> {
+    const record = (outcome: Outcome): Promise<void> => this.outcomes.add(outcome);
     const { db, logger } = this.options;
     const [event, endpoint] = await Promise.all([
       row.event !== undefined ? row.event : db.webhookEvent.findUnique({ where: { id: row.eventId } }),
@@ -252,11 +264,8 @@ export class WebhookDeliveryLoop {
     const attempt = { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at };
 
     if (ok) {
-      const writes: Array<Prisma.PrismaPromise<unknown>> = [
-        db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'DELIVERED', attempts, lastStatus: statusCode, lastError: null, deliveredAt: at, claimedUntil: null } }),
-      ];
-      if (endpoint.failingSince) writes.push(db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } }));
-      await this.outcomes.add({ attempt, then: writes });
+      const then = endpoint.failingSince ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })] : [];
+      await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, then });
       return;
     }
 
@@ -274,7 +283,7 @@ export class WebhookDeliveryLoop {
       gone || expired || failingTooLong
         ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
         : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
-    await this.outcomes.add({ attempt, then: [
+    await record({ attempt, then: [
       db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
       disabledReason
         ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })
