@@ -110,6 +110,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
     resolveHost: options.resolveHost,
     pollMs: settings.WEBHOOK_POLL_MS,
+    retentionMs: settings.WEBHOOK_RETENTION_MS,
   });
   webhookDelivery.start();
   const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, webhooks, webhookDelivery };

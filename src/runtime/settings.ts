@@ -39,6 +39,7 @@ const settingsSchema = z.object({
   WEBHOOK_RETRY_FOR_MS: z.coerce.number().int().min(1).default(3 * 24 * 60 * 60 * 1000),
   WEBHOOK_ENDPOINT_CACHE_MS: intFrom(5_000),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+  WEBHOOK_RETENTION_MS: z.coerce.number().int().min(1).default(7 * 24 * 60 * 60 * 1000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

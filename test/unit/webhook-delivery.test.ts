@@ -9,13 +9,14 @@ import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
 import { retryDelay, WebhookDeliveryLoop } from '../../src/runtime/jobs/webhook-delivery.ts';
 import { createWebhookOutbox } from '../../src/runtime/webhooks/outbox.ts';
+import { dbKinds } from '../helpers/app.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const URL_OK = 'https://hooks.example.com/ok';
 const URL_FAILING = 'https://hooks.example.com/failing';
 
-describe('webhook delivery client', () => {
+describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
   let database: TestDatabase;
   let db: Db;
   // Real time to the second: receivers refuse signatures whose timestamp is far from their clock.
@@ -43,6 +44,7 @@ describe('webhook delivery client', () => {
       retryForMs: 3 * DAY,
       allowPrivate: false,
       resolveHost: async () => ['93.184.216.34'],
+      retentionMs: 7 * DAY,
     });
 
   const seed = async (url: string, failingSince: Date | null) => {
@@ -54,7 +56,7 @@ describe('webhook delivery client', () => {
 
   beforeAll(async () => {
     server.listen({ onUnhandledRequest: 'error' });
-    database = await createTestDatabase('sqlite');
+    database = await createTestDatabase(kind);
     db = createPrisma(database.url);
   });
   afterAll(async () => {
@@ -108,6 +110,25 @@ describe('webhook delivery client', () => {
     const row = await db.webhookDelivery.findUniqueOrThrow({ where: { id: claimed.id } });
     expect(row).toMatchObject({ status: 'PENDING', lastStatus: null });
     expect(row.lastError).toMatch(/public address/);
+  });
+
+  it('prunes finished deliveries, their attempts and events past the retention, and keeps pending ones', async () => {
+    const start = clock;
+    const done = await seed(URL_OK, null);
+    await loop().attempt(done.claimed);
+    const pending = await seed(URL_FAILING, null);
+    await loop().attempt(pending.claimed);
+    clock = new Date(start.getTime() + 7 * DAY - 1);
+    await loop().prune();
+    expect(await db.webhookDelivery.findUnique({ where: { id: done.claimed.id } })).not.toBeNull();
+    clock = new Date(start.getTime() + 7 * DAY + 1);
+    const pruned = await loop().prune();
+    expect(pruned.deliveries).toBeGreaterThanOrEqual(1);
+    expect(await db.webhookDelivery.findUnique({ where: { id: done.claimed.id } })).toBeNull();
+    expect(await db.webhookAttempt.count({ where: { deliveryId: done.claimed.id } })).toBe(0);
+    expect(await db.webhookEvent.findUnique({ where: { id: done.event.id } })).toBeNull();
+    expect(await db.webhookDelivery.findUnique({ where: { id: pending.claimed.id } })).toMatchObject({ status: 'PENDING' });
+    expect(await db.webhookEvent.findUnique({ where: { id: pending.event.id } })).not.toBeNull();
   });
 
   it('backs off exponentially with jitter up to the ceiling', () => {

@@ -27,7 +27,11 @@ export interface WebhookDeliveryOptions {
   resolveHost?: (host: string) => Promise<string[]>;
   /** how often due retries and other nodes' events are looked for when nothing wakes the loop */
   pollMs?: number;
+  /** finished deliveries, their attempts and events are deleted this long after the event */
+  retentionMs: number;
 }
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 interface Claimed {
   id: string;
@@ -65,6 +69,7 @@ export class WebhookDeliveryLoop {
   private readonly queues = new Map<string, Claimed[]>();
   private outstanding = 0;
   private timer: NodeJS.Timeout | null = null;
+  private pruner: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -97,6 +102,10 @@ export class WebhookDeliveryLoop {
 
   start(): void {
     this.stopped = false;
+    this.pruner = setInterval(() => {
+      this.prune().catch((err: unknown) => this.options.logger.warn({ err }, 'pruning old webhook events failed'));
+    }, PRUNE_EVERY_MS);
+    this.pruner.unref();
     this.wake();
   }
 
@@ -104,6 +113,8 @@ export class WebhookDeliveryLoop {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.pruner) clearInterval(this.pruner);
+    this.pruner = null;
     this.timer = null;
     await this.ticking;
     // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
@@ -197,6 +208,21 @@ export class WebhookDeliveryLoop {
       this.wake();
       if (queue.length === 0) return;
     }
+  }
+
+  /**
+   * Deletes what is past the retention: finished deliveries (delivered or given up), their attempt logs,
+   * and events none of whose deliveries is left. Pending ones stay, whatever their age.
+   */
+  async prune(): Promise<{ deliveries: number; events: number }> {
+    const { db } = this.options;
+    const cutoff = new Date(this.options.now().getTime() - this.options.retentionMs);
+    const old = { status: { in: ['DELIVERED', 'FAILED'] }, createdAt: { lt: cutoff } };
+    await db.$executeRaw`DELETE FROM "WebhookAttempt" WHERE "deliveryId" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" IN ('DELIVERED', 'FAILED') AND "createdAt" < ${cutoff})`;
+    const deliveries = (await db.webhookDelivery.deleteMany({ where: old })).count;
+    const events = await db.$executeRaw`DELETE FROM "WebhookEvent" WHERE "createdAt" < ${cutoff}
+      AND NOT EXISTS (SELECT 1 FROM "WebhookDelivery" d WHERE d."eventId" = "WebhookEvent"."id")`;
+    return { deliveries, events };
   }
 
   private async claim(limit: number): Promise<Claimed[]> {
