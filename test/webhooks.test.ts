@@ -247,6 +247,17 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(receivedOf('message.sent').map((r) => r.payload.data.messageId)).toEqual(ids);
   });
 
+  it('sends session.status for each status change of the session', async () => {
+    await create({ events: ['session.status'], sessionId });
+    expect((await call('PATCH', `/v1/sessions/${sessionId}/status`, { status: 'PAUSED' })).status).toBe(200);
+    await call('POST', `/v1/sessions/${sessionId}/connect`);
+    await waitUntil(async () => receivedOf('session.status').map((r) => r.payload.data.status), (s) => s.includes('CONNECTED'));
+    const statuses = receivedOf('session.status').map((r) => r.payload.data);
+    expect(statuses[0]).toEqual({ sessionId, sessionName: 'main', status: 'PAUSED', phone: `${ME}@s.whatsapp.net`, lastError: null });
+    expect(statuses.at(-1)).toMatchObject({ sessionId, status: 'CONNECTED', phone: `${ME}@s.whatsapp.net` });
+    expect(receivedOf('session.status').every((r) => r.verified)).toBe(true);
+  });
+
   it('serves the same endpoints over GraphQL', async () => {
     const made = await gql(ctx.app.baseUrl, ctx.key, `mutation($u: String!) { createWebhook(url: $u, events: ["session.status"]) { secret webhook { id events enabled } } }`, { u: receiver.url });
     expect(made.data.createWebhook).toMatchObject({ secret: expect.stringMatching(/^whsec_/), webhook: { events: ['session.status'], enabled: true } });

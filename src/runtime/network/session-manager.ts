@@ -328,12 +328,14 @@ export class SessionManager {
       try {
         const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
         this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
-        await this.options.webhooks?.emit({
-          accountId: row.accountId,
-          sessionId,
-          type: 'session.status',
-          data: { sessionId, sessionName: row.sessionName, status, phone: row.phone, lastError: row.lastError },
-        });
+        await this.options.webhooks
+          ?.emit({
+            accountId: row.accountId,
+            sessionId,
+            type: 'session.status',
+            data: { sessionId, sessionName: row.sessionName, status, phone: row.phone, lastError: row.lastError },
+          })
+          .catch((err: unknown) => this.options.logger.error({ err, sessionId }, 'writing a session.status webhook event failed'));
       } catch (err) {
         // The row can be gone when a delete races a link callback; nothing to record then.
         this.options.logger.debug({ err, sessionId }, 'session row not updated');
