@@ -5,6 +5,7 @@ import { benchMessages, printMessageBench } from './messages.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
 import { benchScale, printScaleBench } from './scale.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
+import { benchWebhooks, printWebhookBench } from './webhooks.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
 
@@ -23,6 +24,7 @@ if (wants('contacts')) {
 if (wants('sessions')) printSessionBench(await benchSessions());
 if (wants('messages')) printMessageBench(await benchMessages());
 if (wants('scheduling')) printSchedulingBench(await benchScheduling());
+if (wants('webhooks')) printWebhookBench(await benchWebhooks());
 // Minutes at its default 2,000 sessions: only when named.
 if (only.includes('scale')) printScaleBench(await benchScale());
 process.exit(0);

@@ -61,6 +61,9 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
       remaining: result.total - result.sent - result.failed,
     };
     ctx.events.publish('campaign', campaignTopic(ctx.caller.accountId, progressId), progress);
+    ctx.webhooks
+      .emit({ accountId: ctx.caller.accountId, sessionId, type: 'campaign.progress', data: { ...progress, sessionId } })
+      .catch((err: unknown) => ctx.logger.error({ err, sessionId }, 'writing a campaign.progress webhook event failed'));
   };
 
   const unblocked = contacts.filter((c) => !c.isBlocked);

@@ -5,6 +5,8 @@ import type { EventBus } from '../runtime/events.ts';
 import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
 import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
+import type { WebhookDeliveryLoop } from '../runtime/jobs/webhook-delivery.ts';
+import type { WebhookOutbox } from '../runtime/webhooks/outbox.ts';
 import type { MediaFetcher } from '../runtime/media-fetch.ts';
 import type { RateLimiter } from '../runtime/rate-limit.ts';
 import type { Metrics } from '../runtime/metrics.ts';
@@ -28,6 +30,9 @@ export interface Deps {
   /** requests per key in a short window (RATE_LIMIT_*), taken right after the key is checked */
   rateLimit: RateLimiter;
   metrics: Metrics;
+  /** the webhook outbox: which endpoints want an event, and the rows that record it */
+  webhooks: WebhookOutbox;
+  webhookDelivery: WebhookDeliveryLoop;
 }
 
 export interface Caller {

@@ -6,6 +6,7 @@ import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
 import { refundQuota, takeQuota } from './quota.ts';
+import { messageEvent, writeWithEvents } from './webhooks.ts';
 
 /** What the SENT mark keeps of a sent message so a retry receipt can be answered later (see getMessage in baileys-network). */
 export const sentMessageOf = (sent: SendResult): string | null => (sent.message ? Buffer.from(sent.message).toString('base64') : null);
@@ -132,15 +133,18 @@ export const deliverNow = async (
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
-    await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } });
+    await writeWithEvents(ctx, ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } }), [
+      messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }),
+    ]);
     await refundQuota(ctx, 1, takenAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
   ctx.metrics.sendSeconds.observe({ kind: delivery.kind }, (performance.now() - sending) / 1000);
   ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'sent' });
   const sentAt = ctx.now();
-  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid, sentMessage: sentMessageOf(sent) });
-  return { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
+  const done: OutgoingMessage = { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
+  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid, sentMessage: sentMessageOf(sent), event: messageEvent(done) });
+  return done;
 };
 
 /**
@@ -182,7 +186,11 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
     data: { status: 'FAILED', sentAt: null, error: record.kind === 'interactive' ? `${reason}; being sent again as plain text` : reason },
   });
   if (marked.count > 0) deps.metrics.sends.inc({ kind: record.kind, outcome: 'refused_after_send' });
-  if (marked.count === 0 || record.kind !== 'interactive') return;
+  if (marked.count === 0) return;
+  if (record.kind !== 'interactive') {
+    await deps.webhooks.emit(messageEvent({ ...record, status: 'FAILED', sentAt: null, error: reason }));
+    return;
+  }
   deps.buttons.failed(sessionId);
   const payload = JSON.parse(record.payload) as { body?: string; header?: string };
   const text = payload.header ? `${payload.header}\n\n${payload.body ?? record.content}` : (payload.body ?? record.content);
@@ -196,4 +204,5 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
     error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;
   }
   await deps.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', sentAt: null, error } });
+  await deps.webhooks.emit(messageEvent({ ...record, status: 'FAILED', sentAt: null, error }));
 };

@@ -12,6 +12,7 @@ import type { StoredContent, StoredPayload } from './delivery.ts';
 import { DomainError, notFound, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, withJid } from './messages.ts';
+import { messageEvent, writeWithEvents } from './webhooks.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
@@ -271,10 +272,14 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string; sentMessage?: string | null }) => {
-    await deps.db.outgoingMessage.update({ where: { id: row.id }, data });
+    await writeWithEvents(deps, deps.db.outgoingMessage.update({ where: { id: row.id }, data }), [messageEvent({ ...row, ...data })]);
     const spacingMs = spacingOf(row);
     if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
-    if (row.campaignId) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), await campaignProgress(deps, row.campaignId));
+    if (row.campaignId) {
+      const progress = await campaignProgress(deps, row.campaignId);
+      deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);
+      await deps.webhooks.emit({ accountId: row.accountId, sessionId: row.sessionId, type: 'campaign.progress', data: { ...progress, sessionId: row.sessionId } });
+    }
   };
   if (!link) {
     // Counted from the start too: a message left over from before a stop waits for its session to re-link.

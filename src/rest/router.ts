@@ -11,6 +11,7 @@ import { statusesRouter } from './statuses.ts';
 import { messagesRouter, sendRouter } from './messages.ts';
 import { schedulingRouter } from './scheduling.ts';
 import { sessionsRouter } from './sessions.ts';
+import { webhooksRouter } from './webhooks.ts';
 import { errorHandler, notFoundRoute, optionsWithoutBody, refuseDeepBody, refuseNul, requireJsonBody } from './errors.ts';
 
 /** Everything under /v1: the key, then body checks, then the domain routers. */
@@ -34,5 +35,6 @@ export const restRouter = (deps: Deps): Router =>
     .use(channelsRouter())
     .use(messagesRouter())
     .use(sessionsRouter())
+    .use(webhooksRouter())
     .use(notFoundRoute)
     .use(errorHandler(deps.logger));

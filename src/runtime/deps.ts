@@ -10,6 +10,8 @@ import { ButtonGuard } from './button-guard.ts';
 import { IncomingBuffer } from './incoming-buffer.ts';
 import { routeLibsignalConsole } from './libsignal-console.ts';
 import { JobScheduler } from './jobs/scheduler.ts';
+import { WebhookDeliveryLoop } from './jobs/webhook-delivery.ts';
+import { createWebhookOutbox } from './webhooks/outbox.ts';
 import { createMediaFetcher } from './media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from './metrics.ts';
 import type { MediaFetchOptions } from './media-fetch.ts';
@@ -43,12 +45,28 @@ export const createDeps = (options: DepsOptions): Deps => {
   const now = options.now ?? (() => new Date());
   // The process-wide figures (event-loop lag, heap) only where /metrics is served.
   const metrics = createMetrics({ process: settings.METRICS_TOKEN !== undefined });
+  const webhooks = createWebhookOutbox({ db, now, cacheMs: settings.WEBHOOK_ENDPOINT_CACHE_MS });
+  const sessionAccounts = new Map<string, Promise<string | null>>();
+  // A session never changes account, so this is a cache that cannot go stale (a deleted session just stops being asked for).
+  const accountOf = (sessionId: string): Promise<string | null> => {
+    let found = sessionAccounts.get(sessionId);
+    if (!found) {
+      found = db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }).then((s) => s?.accountId ?? null);
+      found.catch(() => sessionAccounts.delete(sessionId));
+      sessionAccounts.set(sessionId, found);
+    }
+    return found;
+  };
   const incoming = new IncomingBuffer(
     settings.INCOMING_BUFFER_SIZE,
     now,
     (item) => {
       metrics.incoming.inc();
       events.publish('incoming', item.sessionId, item);
+      const { eventId: _eventId, ...data } = item;
+      void accountOf(item.sessionId)
+        .then((accountId) => (accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined))
+        .catch((err: unknown) => logger.error({ err, sessionId: item.sessionId }, 'writing a message.received webhook event failed'));
     },
     (sessionId, dropped) =>
       logger.warn({ sessionId, dropped, bound: settings.INCOMING_BUFFER_SIZE }, 'incoming buffer full: oldest messages dropped (read /incoming with consume, or raise INCOMING_BUFFER_SIZE)'),
@@ -63,6 +81,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     network,
     events,
     incoming,
+    webhooks,
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) => logger.error({ err, sessionId }, 'recording a refused message failed'));
     },
@@ -91,8 +110,25 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
   metrics.watch({ db, sessions, incoming });
-  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger);
+  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
   const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
-  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit, metrics };
+  const webhookDelivery = new WebhookDeliveryLoop({
+    db,
+    logger,
+    outbox: webhooks,
+    databaseUrl: settings.DATABASE_URL,
+    now,
+    concurrency: settings.WEBHOOK_CONCURRENCY,
+    timeoutMs: settings.WEBHOOK_TIMEOUT_MS,
+    retryBaseMs: settings.WEBHOOK_RETRY_BASE_MS,
+    retryMaxMs: settings.WEBHOOK_RETRY_MAX_MS,
+    retryForMs: settings.WEBHOOK_RETRY_FOR_MS,
+    allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
+    resolveHost: options.resolveHost,
+    pollMs: settings.WEBHOOK_POLL_MS,
+    retentionMs: settings.WEBHOOK_RETENTION_MS,
+  });
+  webhookDelivery.start();
+  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit, metrics, webhooks, webhookDelivery };
   return deps;
 };

@@ -57,6 +57,7 @@ const shutdown = async (signal: string) => {
     deps.incoming.wakeAll();
     await closing;
     await deps.jobs.stop();
+    await deps.webhookDelivery.stop();
     await deps.sessions.closeAll();
     await deps.outgoing.settled();
     await network.close();

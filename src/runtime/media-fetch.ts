@@ -64,6 +64,24 @@ const get = (url: URL, lookup: Lookup | undefined, signal: AbortSignal): Promise
     request.on('error', reject);
   });
 
+/**
+ * The SSRF rule for any URL the service calls on a user's behalf (media, webhooks): every address the host
+ * resolves to is public. Returns those addresses, for a connection pinned to them.
+ */
+export const assertPublicHost = async (url: URL, field: string, resolveHost: (host: string) => Promise<string[]> = defaultResolve): Promise<string[]> => {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = ipaddr.isValid(host) ? [host] : await resolveHost(host);
+  } catch {
+    throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
+  }
+  if (addresses.length === 0 || addresses.some((address) => !ipaddr.isValid(address) || isPrivateAddress(address))) {
+    throw refused(field, PRIVATE_URL_MESSAGE);
+  }
+  return addresses;
+};
+
 /** Fetches a file the caller named by URL, refusing what could reach inside our own network. */
 export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => {
   const resolveHost = options.resolveHost ?? defaultResolve;
@@ -75,20 +93,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       throw refused(field, 'must be an absolute http(s) URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(field, 'must use http or https');
-    let lookup: Lookup | undefined;
-    if (!options.allowPrivate) {
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      let addresses: string[];
-      try {
-        addresses = ipaddr.isValid(host) ? [host] : await resolveHost(host);
-      } catch {
-        throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
-      }
-      if (addresses.length === 0 || addresses.some((address) => !ipaddr.isValid(address) || isPrivateAddress(address))) {
-        throw refused(field, PRIVATE_URL_MESSAGE);
-      }
-      lookup = pinnedLookup(addresses);
-    }
+    const lookup = options.allowPrivate ? undefined : pinnedLookup(await assertPublicHost(url, field, resolveHost));
 
     const signal = AbortSignal.timeout(options.timeoutMs);
     const failed = (err: unknown) => {

@@ -8,6 +8,7 @@ import './bulk.ts';
 import './groups.ts';
 import './statuses.ts';
 import './channels.ts';
+import './webhooks.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -50,6 +50,7 @@ export const startTestApp = async (
     close: async () => {
       await app.close();
       await deps.jobs.stop();
+      await deps.webhookDelivery.stop();
       await deps.sessions.closeAll();
       await deps.outgoing.settled();
       await db.$disconnect();

@@ -3,6 +3,7 @@ import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from './client.ts';
 import { groupCommit } from './group-commit.ts';
 import { providerOf } from './migrate.ts';
+import type { OutboxEvent, WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface PendingRecord {
   id: string;
@@ -23,6 +24,8 @@ export interface SentMark {
   remoteJid: string;
   /** the message as it went out (base64 of proto.Message), for answering retry receipts later */
   sentMessage: string | null;
+  /** the message.sent webhook event, written with the mark when an endpoint wants it */
+  event?: OutboxEvent;
 }
 
 /** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
@@ -41,7 +44,7 @@ export interface OutgoingWrites {
   settled: () => Promise<void>;
 }
 
-export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger): OutgoingWrites => {
+export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger, webhooks?: WebhookOutbox): OutgoingWrites => {
   // VALUES columns are text to PostgreSQL unless cast; SQLite stores what it is given.
   const asTimestamp = providerOf(databaseUrl) === 'postgres' ? Prisma.raw('::timestamp(3)') : Prisma.empty;
 
@@ -57,8 +60,16 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
 
   const marks = groupCommit<SentMark>(async (sent) => {
     const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid}, ${m.sentMessage})`));
-    await db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4, "sentMessage" = v.column5
+    const update = db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4, "sentMessage" = v.column5
       FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1 AND "OutgoingMessage"."status" = 'PENDING'`;
+    // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
+    const outbox = webhooks ? (await Promise.all(sent.map((m) => (m.event ? webhooks.rowsFor(m.event) : null)))).filter((r) => r !== null) : [];
+    if (outbox.length === 0 || !webhooks) {
+      await update;
+      return;
+    }
+    await db.$transaction([update, ...webhooks.writes(outbox)]);
+    webhooks.written();
   }, { delayMs: SENT_MARK_DELAY_MS });
 
   return {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
 import type { IncomingBuffer } from '../incoming-buffer.ts';
+import type { WebhookOutbox } from '../webhooks/outbox.ts';
 import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
@@ -35,6 +36,7 @@ export interface SessionManagerOptions {
   network: Network;
   events: EventBus;
   incoming: IncomingBuffer;
+  webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
   /** a link with no traffic for this long is considered dead and restarted */
@@ -402,6 +404,14 @@ export class SessionManager {
       try {
         const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
         this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
+        await this.options.webhooks
+          ?.emit({
+            accountId: row.accountId,
+            sessionId,
+            type: 'session.status',
+            data: { sessionId, sessionName: row.sessionName, status, phone: row.phone, lastError: row.lastError },
+          })
+          .catch((err: unknown) => this.options.logger.error({ err, sessionId }, 'writing a session.status webhook event failed'));
       } catch (err) {
         // The row can be gone when a delete races a link callback; nothing to record then.
         this.options.logger.debug({ err, sessionId }, 'session row not updated');

@@ -1,0 +1,135 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { createWebhook } from '../src/resolvers/webhooks.ts';
+import { jobContext } from '../src/resolvers/context.ts';
+import { startTestApp } from '../test/helpers/app.ts';
+
+const ROUNDS = 5;
+const ROUND_EVENTS = 1_000;
+const RATE_PER_S = 100;
+const RATE_SECONDS = 10;
+const CONCURRENCY = 32;
+// Events of one session go out one at a time (ordering), so the service can use its whole concurrency only across as many sessions.
+const SESSIONS = 32;
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+};
+const clock = () => performance.timeOrigin + performance.now();
+
+/** A receiver on loopback that answers 204 and notes when each event arrived (the `at` its sender put in it). */
+const startReceiver = async () => {
+  const lateness: number[] = [];
+  let count = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      count += 1;
+      const at = (JSON.parse(Buffer.concat(chunks).toString()) as { data: { at?: number } }).data.at;
+      if (typeof at === 'number') lateness.push(clock() - at);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    count: () => count,
+    lateness,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+};
+
+const waitFor = async (check: () => boolean, ms: number) => {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('the benchmark did not finish in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+/**
+ * Webhook delivery through the outbox against a bare loop posting the same signed payloads to the same
+ * receiver with the same concurrency, and the latency from an event to the receiver at 100 events/s.
+ */
+export const benchWebhooks = async () => {
+  const receiver = await startReceiver();
+  const app = await startTestApp('sqlite', { WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_CONCURRENCY: CONCURRENCY });
+  try {
+    const account = await app.newAccount();
+    const ctx = jobContext(app.deps, account.id);
+    const { secret } = await createWebhook(ctx, { url: receiver.url, events: ['*'] });
+    const emit = (i: number) => app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % SESSIONS}`, type: 'session.status', data: { seq: i, status: 'CONNECTED' } });
+
+    // Floor: the same signed payloads, posted by a bare loop with the same concurrency.
+    const signer = new Webhook(secret);
+    const floorRound = async () => {
+      const began = clock();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < ROUND_EVENTS) {
+            const i = next++;
+            const body = JSON.stringify({ type: 'session.status', timestamp: new Date().toISOString(), data: { seq: i, status: 'CONNECTED' } });
+            const now = new Date();
+            const res = await fetch(receiver.url, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'webhook-id': `msg_floor${i}`, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signer.sign(`msg_floor${i}`, now, body) },
+              body,
+            });
+            await res.arrayBuffer();
+          }
+        }),
+      );
+      return ROUND_EVENTS / ((clock() - began) / 1000);
+    };
+    // Through the service: events written to the outbox (16 writers at once), counted at the receiver.
+    const serviceRound = async () => {
+      const base = receiver.count();
+      const began = clock();
+      let written = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (written < ROUND_EVENTS) await emit(written++);
+        }),
+      );
+      await waitFor(() => receiver.count() - base >= ROUND_EVENTS, 120_000);
+      return ROUND_EVENTS / ((clock() - began) / 1000);
+    };
+    // Alternating rounds, so a slower minute of a shared machine weighs on both sides.
+    const rounds: Array<{ floor: number; service: number }> = [];
+    for (let r = 0; r < ROUNDS; r++) rounds.push({ floor: await floorRound(), service: await serviceRound() });
+
+    // Latency at a steady 100 events/s.
+    receiver.lateness.length = 0;
+    const total = RATE_PER_S * RATE_SECONDS;
+    const began = clock();
+    for (let i = 0; i < total; i++) {
+      const due = began + (i * 1000) / RATE_PER_S;
+      const wait = due - clock();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      void app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % SESSIONS}`, type: 'session.status', data: { seq: i, at: clock() } });
+    }
+    await waitFor(() => receiver.lateness.length >= total, 60_000);
+    return {
+      rounds,
+      ratio: quantile(rounds.map((r) => r.service / r.floor), 0.5),
+      p50: quantile(receiver.lateness, 0.5),
+      p99: quantile(receiver.lateness, 0.99),
+    };
+  } finally {
+    await app.close();
+    await receiver.close();
+  }
+};
+
+export const printWebhookBench = (r: Awaited<ReturnType<typeof benchWebhooks>>) => {
+  for (const round of r.rounds) {
+    console.log(`webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop`);
+  }
+  console.log(`webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %)`);
+  console.log(`webhooks at ${RATE_PER_S} events/s for ${RATE_SECONDS} s: event to receiver p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (target p99 50 ms)`);
+};

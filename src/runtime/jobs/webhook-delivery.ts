@@ -1,0 +1,323 @@
+import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { Prisma } from '../../generated/sqlite/client.ts';
+import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
+import type { Db } from '../db/client.ts';
+import { groupCommit } from '../db/group-commit.ts';
+import type { GroupCommit } from '../db/group-commit.ts';
+import { providerOf } from '../db/migrate.ts';
+import { assertPublicHost } from '../media-fetch.ts';
+import type { WebhookOutbox } from '../webhooks/outbox.ts';
+
+export interface WebhookDeliveryOptions {
+  db: Db;
+  logger: Logger;
+  outbox: WebhookOutbox;
+  databaseUrl: string;
+  now: () => Date;
+  /** requests in flight at most, across all endpoints */
+  concurrency: number;
+  timeoutMs: number;
+  /** first retry delay; each later one doubles, with jitter, up to maxDelayMs */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** an event is retried for this long; an endpoint failing this long is disabled */
+  retryForMs: number;
+  allowPrivate: boolean;
+  resolveHost?: (host: string) => Promise<string[]>;
+  /** how often due retries and other nodes' events are looked for when nothing wakes the loop */
+  pollMs?: number;
+  /** finished deliveries, their attempts and events are deleted this long after the event */
+  retentionMs: number;
+}
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+interface Claimed {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  sessionId: string | null;
+  attempts: number;
+  createdAt: Date;
+  /** read with the rest of its claim, so an attempt starts without a query of its own */
+  event?: WebhookEvent | null;
+  endpoint?: WebhookEndpoint | null;
+}
+
+interface Outcome {
+  attempt: Prisma.WebhookAttemptCreateManyInput;
+  delivered?: { id: string; attempts: number; lastStatus: number; at: Date };
+  then: Array<Prisma.PrismaPromise<unknown>>;
+}
+
+const EXCERPT_CHARS = 500;
+
+/** The exponential backoff of attempt n (1-based), with full jitter over its upper half. */
+export const retryDelay = (attempt: number, baseMs: number, maxMs: number, random = Math.random): number => {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+};
+
+/**
+ * The outbox's delivery loop. Claims due deliveries with one statement that two processes can run at
+ * once, sends them signed per Standard Webhooks, and records every attempt. Deliveries of one endpoint
+ * and session go out one at a time in the order they were written, so a healthy receiver sees them in
+ * order; one that fails is retried later and does not hold back those behind it.
+ */
+export class WebhookDeliveryLoop {
+  private readonly queues = new Map<string, Claimed[]>();
+  private outstanding = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private pruner: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private readonly workers = new Set<Promise<void>>();
+  private readonly postgres: boolean;
+  /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
+  private readonly outcomes: GroupCommit<Outcome>;
+
+  constructor(readonly options: WebhookDeliveryOptions) {
+    this.postgres = providerOf(options.databaseUrl) === 'postgres';
+    // No transaction: on SQLite each one costs a new connection, and none is needed. The log rows go
+    // first; a crash before the delivery's update leaves it claimed, so it is sent again when its lease
+    // ends (at least once), with one log row too many at worst.
+    const cast = (type: string) => (this.postgres ? Prisma.raw(`::${type}`) : Prisma.empty);
+    this.outcomes = groupCommit(async (batch) => {
+      const { db } = options;
+      await db.webhookAttempt.createMany({ data: batch.map((o) => o.attempt) });
+      // Successes, the common case, share one statement.
+      const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
+      if (delivered.length > 0) {
+        const rows = Prisma.join(delivered.map((d) => Prisma.sql`(${d.id}, ${d.attempts}, ${d.lastStatus}, ${d.at})`));
+        await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v.column2${cast('integer')}, "lastStatus" = v.column3${cast('integer')},
+          "lastError" = NULL, "deliveredAt" = v.column4${cast('timestamp(3)')}, "claimedUntil" = NULL
+          FROM (VALUES ${rows}) AS v WHERE "WebhookDelivery"."id" = v.column1`;
+      }
+      for (const statement of batch.flatMap((o) => o.then)) await statement;
+    });
+    options.outbox.onWritten(() => this.wake());
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.pruner = setInterval(() => {
+      this.prune().catch((err: unknown) => this.options.logger.warn({ err }, 'pruning old webhook events failed'));
+    }, PRUNE_EVERY_MS);
+    this.pruner.unref();
+    this.wake();
+  }
+
+  /** Stops claiming and waits for the requests in flight; what is still queued is released to be claimed again. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.pruner) clearInterval(this.pruner);
+    this.pruner = null;
+    this.timer = null;
+    await this.ticking;
+    // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
+    const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
+    await Promise.all([...this.workers]);
+    await this.outcomes.settled();
+    if (left.length > 0) {
+      await this.options.db.webhookDelivery
+        .updateMany({ where: { id: { in: left.map((c) => c.id) }, status: 'PENDING' }, data: { claimedUntil: null } })
+        .catch((err: unknown) => this.options.logger.warn({ err }, 'releasing claimed webhook deliveries failed; they are claimed again when their lease ends'));
+    }
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.ticking = this.tick().finally(() => {
+      this.ticking = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+        return;
+      }
+      this.timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1_000);
+      this.timer.unref();
+    });
+  }
+
+  private async tick(): Promise<void> {
+    const room = this.options.concurrency - this.outstanding;
+    if (room <= 0) return;
+    let claimed: Claimed[];
+    try {
+      claimed = await this.claim(room);
+    } catch (err) {
+      this.options.logger.error({ err }, 'claiming webhook deliveries failed');
+      return;
+    }
+    claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
+    if (claimed.length > 0) {
+      try {
+        const [events, endpoints] = await Promise.all([
+          this.options.db.webhookEvent.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.eventId))] } } }),
+          this.options.db.webhookEndpoint.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.endpointId))] } } }),
+        ]);
+        const eventById = new Map(events.map((e) => [e.id, e]));
+        const endpointById = new Map(endpoints.map((e) => [e.id, e]));
+        for (const c of claimed) {
+          c.event = eventById.get(c.eventId) ?? null;
+          c.endpoint = endpointById.get(c.endpointId) ?? null;
+        }
+      } catch (err) {
+        this.options.logger.error({ err }, 'reading claimed webhook deliveries failed; each attempt reads its own');
+      }
+    }
+    for (const row of claimed) {
+      this.outstanding += 1;
+      const key = `${row.endpointId}|${row.sessionId ?? ''}`;
+      const queue = this.queues.get(key);
+      if (queue) queue.push(row);
+      else {
+        this.queues.set(key, [row]);
+        const worker: Promise<void> = this.drain(key).finally(() => this.workers.delete(worker));
+        this.workers.add(worker);
+      }
+    }
+    if (claimed.length === room) this.again = true;
+  }
+
+  private async drain(key: string): Promise<void> {
+    for (;;) {
+      const queue = this.queues.get(key);
+      const row = queue?.shift();
+      if (!queue || !row) {
+        this.queues.delete(key);
+        return;
+      }
+      try {
+        await this.attempt(row);
+      } catch (err) {
+        this.options.logger.error({ err, deliveryId: row.id }, 'a webhook attempt could not be recorded; it is tried again when its lease ends');
+      }
+      this.outstanding -= 1;
+      if (queue.length === 0) this.queues.delete(key);
+      this.wake();
+      if (queue.length === 0) return;
+    }
+  }
+
+  /**
+   * Deletes what is past the retention: finished deliveries (delivered or given up), their attempt logs,
+   * and events none of whose deliveries is left. Pending ones stay, whatever their age.
+   */
+  async prune(): Promise<{ deliveries: number; events: number }> {
+    const { db } = this.options;
+    const cutoff = new Date(this.options.now().getTime() - this.options.retentionMs);
+    const old = { status: { in: ['DELIVERED', 'FAILED'] }, createdAt: { lt: cutoff } };
+    await db.$executeRaw`DELETE FROM "WebhookAttempt" WHERE "deliveryId" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" IN ('DELIVERED', 'FAILED') AND "createdAt" < ${cutoff})`;
+    const deliveries = (await db.webhookDelivery.deleteMany({ where: old })).count;
+    const events = await db.$executeRaw`DELETE FROM "WebhookEvent" WHERE "createdAt" < ${cutoff}
+      AND NOT EXISTS (SELECT 1 FROM "WebhookDelivery" d WHERE d."eventId" = "WebhookEvent"."id")`;
+    return { deliveries, events };
+  }
+
+  private async claim(limit: number): Promise<Claimed[]> {
+    const now = this.options.now();
+    // A claim is a lease: a node that dies mid-request leaves it, and any node takes the delivery again once it ends.
+    const leaseUntil = new Date(now.getTime() + this.options.timeoutMs * 2 + 5_000);
+    const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
+    return this.options.db.$queryRaw<Claimed[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
+      WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" = 'PENDING' AND "nextAttemptAt" <= ${now}
+        AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ORDER BY "createdAt", "eventId" LIMIT ${limit} ${lock})
+      RETURNING "id", "eventId", "endpointId", "sessionId", "attempts", "createdAt"`.then((rows) =>
+      rows.map((r) => ({ ...r, attempts: Number(r.attempts), createdAt: new Date(r.createdAt) })),
+    );
+  }
+
+  /** One attempt of one delivery, its log row, and what it means for the delivery and the endpoint. */
+  async attempt(row: Claimed): Promise<void> {
+    const record = (outcome: Outcome): Promise<void> => this.outcomes.add(outcome);
+    const { db, logger } = this.options;
+    const [event, endpoint] = await Promise.all([
+      row.event !== undefined ? row.event : db.webhookEvent.findUnique({ where: { id: row.eventId } }),
+      row.endpoint !== undefined ? row.endpoint : db.webhookEndpoint.findUnique({ where: { id: row.endpointId } }),
+    ]);
+    if (!event || !endpoint || !endpoint.enabled) {
+      const reason = !event ? 'the event no longer exists' : !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
+      await db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'FAILED', lastError: reason, claimedUntil: null } });
+      return;
+    }
+    const body = JSON.stringify({ type: event.type, timestamp: event.createdAt.toISOString(), data: JSON.parse(event.data) as unknown });
+    const sentAt = this.options.now();
+    const secrets = [endpoint.secret];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt) secrets.push(endpoint.previousSecret);
+    const signature = secrets.map((s) => new Webhook(s).sign(event.id, sentAt, body)).join(' ');
+
+    let statusCode: number | null = null;
+    let excerpt: string | null = null;
+    let error: string | null = null;
+    const started = performance.now();
+    try {
+      const url = new URL(endpoint.url);
+      if (!this.options.allowPrivate) await assertPublicHost(url, 'url', this.options.resolveHost);
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'wa-multisession-api-webhooks',
+          'webhook-id': event.id,
+          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      statusCode = response.status;
+      excerpt = (await response.text()).slice(0, EXCERPT_CHARS);
+    } catch (err) {
+      const e = err as Error;
+      error = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : e.message;
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    const at = this.options.now();
+    const attempts = row.attempts + 1;
+    const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const attempt = { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at };
+
+    if (ok) {
+      const then = endpoint.failingSince ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })] : [];
+      await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, then });
+      return;
+    }
+
+    const lastError = error ?? `HTTP ${statusCode}`;
+    const gone = statusCode === 410;
+    const failingSince = endpoint.failingSince ?? at;
+    const failingTooLong = at.getTime() - failingSince.getTime() >= this.options.retryForMs;
+    const expired = at.getTime() - event.createdAt.getTime() >= this.options.retryForMs;
+    const disabledReason = gone
+      ? `The endpoint answered 410 Gone at ${at.toISOString()}`
+      : failingTooLong
+        ? `Every delivery failed from ${failingSince.toISOString()} to ${at.toISOString()} (last: ${lastError})`
+        : null;
+    const delivery =
+      gone || expired || failingTooLong
+        ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
+        : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
+    await record({ attempt, then: [
+      db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
+      disabledReason
+        ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })
+        : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
+    ] });
+    if (disabledReason) {
+      this.options.outbox.invalidate(endpoint.accountId);
+      logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');
+    }
+  }
+}

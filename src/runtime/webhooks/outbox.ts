@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import type { Prisma } from '../../generated/sqlite/client.ts';
+import type { Db } from '../db/client.ts';
+import { groupCommit } from '../db/group-commit.ts';
+
+export const WEBHOOK_EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.failed',
+  'message.delivered',
+  'message.read',
+  'session.status',
+  'campaign.progress',
+  'group.participants',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** Sent only to the endpoint it was asked for, whatever its filter. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+export interface EndpointRef {
+  id: string;
+  events: string[];
+  sessionId: string | null;
+}
+
+/** What one event adds to the outbox: the event row and one delivery per matching endpoint. */
+export interface OutboxRows {
+  event: { id: string; accountId: string; sessionId: string | null; type: string; data: string; createdAt: Date };
+  deliveries: Array<{ id: string; eventId: string; endpointId: string; accountId: string; sessionId: string | null; nextAttemptAt: Date; createdAt: Date }>;
+}
+
+export interface OutboxEvent {
+  accountId: string;
+  sessionId: string | null;
+  type: string;
+  data: unknown;
+}
+
+let lastMs = 0;
+let counter = 0;
+/**
+ * Standard Webhooks' `msg_` ids, sortable by creation within a process: the time, a counter for events
+ * of the same millisecond, then randomness so two nodes never collide.
+ */
+export const newEventId = (now: Date): string => {
+  const ms = now.getTime();
+  if (ms === lastMs) counter += 1;
+  else {
+    lastMs = ms;
+    counter = 0;
+  }
+  return `msg_${ms.toString(36).padStart(9, '0')}${counter.toString(36).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+};
+
+export interface WebhookOutbox {
+  /** Endpoints of the account that want this event; answered from memory while the account's list is fresh. */
+  matching: (accountId: string, type: string, sessionId: string | null) => Promise<EndpointRef[]>;
+  /** The rows for one event, or null when no endpoint wants it (then nothing is written). */
+  rowsFor: (event: OutboxEvent, endpoints?: EndpointRef[]) => Promise<OutboxRows | null>;
+  /** The statements that write rows, to run inside the transaction of the change that caused them. */
+  writes: (rows: OutboxRows[]) => Array<Prisma.PrismaPromise<unknown>>;
+  /** Writes one event on its own (for changes that are not database writes of ours) and wakes the delivery loop. */
+  emit: (event: OutboxEvent) => Promise<void>;
+  /** The delivery loop registers here; writers call it after their transaction commits. */
+  onWritten: (listener: () => void) => void;
+  written: () => void;
+  /** Forget an account's cached list after one of its endpoints changed. */
+  invalidate: (accountId: string) => void;
+}
+
+export interface WebhookOutboxOptions {
+  db: Db;
+  now: () => Date;
+  /** how long another node's endpoint change may go unseen here */
+  cacheMs: number;
+}
+
+export const matches = (endpoint: EndpointRef, type: string, sessionId: string | null): boolean =>
+  (endpoint.events.includes('*') || endpoint.events.includes(type)) && (endpoint.sessionId === null || endpoint.sessionId === sessionId);
+
+export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbox => {
+  const { db, now } = options;
+  // A cache of the database's endpoint list, never the source of truth: a node that did not make a
+  // change sees it once its entry is older than cacheMs.
+  const cache = new Map<string, { loadedAt: number; endpoints: Promise<EndpointRef[]> }>();
+  const listeners: Array<() => void> = [];
+
+  const endpointsOf = (accountId: string): Promise<EndpointRef[]> => {
+    const at = Date.now();
+    const hit = cache.get(accountId);
+    if (hit && at - hit.loadedAt < options.cacheMs) return hit.endpoints;
+    const endpoints = db.webhookEndpoint
+      .findMany({ where: { accountId, enabled: true }, select: { id: true, events: true, sessionId: true } })
+      .then((rows) => rows.map((r) => ({ id: r.id, sessionId: r.sessionId, events: JSON.parse(r.events) as string[] })));
+    endpoints.catch(() => cache.delete(accountId));
+    cache.set(accountId, { loadedAt: at, endpoints });
+    return endpoints;
+  };
+
+  const matching: WebhookOutbox['matching'] = async (accountId, type, sessionId) =>
+    (await endpointsOf(accountId)).filter((e) => matches(e, type, sessionId));
+
+  const rowsFor: WebhookOutbox['rowsFor'] = async (event, given) => {
+    const endpoints = given ?? (await matching(event.accountId, event.type, event.sessionId));
+    if (endpoints.length === 0) return null;
+    const createdAt = now();
+    const id = newEventId(createdAt);
+    return {
+      event: { id, accountId: event.accountId, sessionId: event.sessionId, type: event.type, data: JSON.stringify(event.data ?? {}), createdAt },
+      deliveries: endpoints.map((e) => ({
+        id: `${id}_${e.id}`,
+        eventId: id,
+        endpointId: e.id,
+        accountId: event.accountId,
+        sessionId: event.sessionId,
+        nextAttemptAt: createdAt,
+        createdAt,
+      })),
+    };
+  };
+
+  const writes: WebhookOutbox['writes'] = (rows) => {
+    if (rows.length === 0) return [];
+    return [
+      db.webhookEvent.createMany({ data: rows.map((r) => r.event) }),
+      db.webhookDelivery.createMany({ data: rows.flatMap((r) => r.deliveries) }),
+    ];
+  };
+
+  const written = () => {
+    for (const listener of listeners) listener();
+  };
+
+  // Events that are not part of another write are grouped with those raised at the same moment, and
+  // written without a transaction (on SQLite each one costs a new connection): the events first, then
+  // their deliveries, so the loop never claims a delivery whose event is missing. `emit` resolves once
+  // both are on disk.
+  const standalone = groupCommit<OutboxRows>(async (batch) => {
+    for (const statement of writes(batch)) await statement;
+    written();
+  });
+
+  return {
+    matching,
+    rowsFor,
+    writes,
+    emit: async (event) => {
+      const rows = await rowsFor(event);
+      if (rows) await standalone.add(rows);
+    },
+    onWritten: (listener) => {
+      listeners.push(listener);
+    },
+    written,
+    invalidate: (accountId) => {
+      cache.delete(accountId);
+    },
+  };
+};
