@@ -57,7 +57,7 @@ const webhookUrl = bySetting((allowPrivate) =>
   allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), PRIVATE_URL_MESSAGE),
 );
 
-const createSchema = bySetting((allowPrivate) =>
+export const createSchema = bySetting((allowPrivate) =>
   z.strictObject({
     url: webhookUrl(allowPrivate),
     events: eventFilter,
@@ -66,7 +66,7 @@ const createSchema = bySetting((allowPrivate) =>
     enabled: z.boolean().optional(),
   }),
 );
-const updateSchema = bySetting((allowPrivate) =>
+export const updateSchema = bySetting((allowPrivate) =>
   z.strictObject({
     url: webhookUrl(allowPrivate).optional(),
     events: eventFilter.optional(),
@@ -75,10 +75,10 @@ const updateSchema = bySetting((allowPrivate) =>
     enabled: z.boolean().optional(),
   }),
 );
-const replaySchema = z
+export const replaySchema = z
   .strictObject({ eventId: z.string().min(1).optional(), since: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional() })
   .refine((v) => (v.eventId === undefined) !== (v.since === undefined), { message: 'give exactly one of eventId or since' });
-const listSchema = z.object({
+export const listSchema = z.object({
   status: z.enum(['PENDING', 'DELIVERED', 'FAILED']).optional(),
   limit: z.coerce.number().int().min(1).transform((n) => Math.min(n, 100)).default(20),
 });

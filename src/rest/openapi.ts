@@ -8,6 +8,7 @@ import * as messages from '../resolvers/messages.ts';
 import * as scheduling from '../resolvers/scheduling.ts';
 import * as sessions from '../resolvers/sessions.ts';
 import * as statuses from '../resolvers/statuses.ts';
+import * as webhooks from '../resolvers/webhooks.ts';
 import type { Settings } from '../runtime/settings.ts';
 
 /**
@@ -119,6 +120,37 @@ const group = z
   .meta({ id: 'Group' });
 const schedule = z.object({ ok: z.literal(true), scheduledInMs: z.number(), sendAt: dateTime, messageId: z.string(), jobId: z.string() });
 const recurring = z.object({ timerId: z.string(), sessionId: z.string(), to: z.string(), message: z.string(), everyMs: z.number(), createdAt: dateTime });
+const webhook = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    sessionId: z.string().nullable(),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    disabledReason: z.string().nullable(),
+    failingSince: dateTime.nullable(),
+    previousSecretValidUntil: dateTime.nullable(),
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  })
+  .meta({ id: 'Webhook' });
+const webhookWithSecret = webhook.extend({ secret: z.string().describe('whsec_ and base64; shown only on create and rotate') });
+const webhookDelivery = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  type: z.string(),
+  status: z.string(),
+  attempts: z.number().int(),
+  nextAttemptAt: dateTime.nullable(),
+  lastStatus: z.number().int().nullable(),
+  lastError: z.string().nullable(),
+  deliveredAt: dateTime.nullable(),
+  createdAt: dateTime,
+  attemptLog: z.array(
+    z.object({ statusCode: z.number().int().nullable(), latencyMs: z.number(), responseExcerpt: z.string().nullable(), error: z.string().nullable(), at: dateTime }),
+  ),
+});
 /** Answers the spec does not show in full: an object, documented in prose. */
 const object = (description: string) => z.object({}).loose().describe(description);
 
@@ -270,6 +302,15 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
     send(`${S}/status/schedule`, 'Publish a status later', 'Statuses', statuses.scheduleSchema(priv), object('`{ok, scheduledInMs}`')),
     send(`${S}/status/recurring`, 'Publish a status every everyMs', 'Statuses', statuses.recurringSchema(min, priv), object('`{ok, recurringEveryMs, timerId}`')),
 
+    { method: 'get', path: '/webhooks', summary: "Extension: the account's webhook endpoints", tag: 'Webhooks', response: z.array(webhook) },
+    { method: 'post', path: '/webhooks', summary: 'Extension: add a webhook endpoint (the secret is shown once)', tag: 'Webhooks', body: webhooks.createSchema(priv), response: webhookWithSecret, status: 201 },
+    { method: 'get', path: '/webhooks/:webhookId', summary: 'Extension: one webhook endpoint', tag: 'Webhooks', response: webhook },
+    { method: 'patch', path: '/webhooks/:webhookId', summary: 'Extension: change a webhook endpoint', tag: 'Webhooks', body: webhooks.updateSchema(priv), response: webhook },
+    { method: 'delete', path: '/webhooks/:webhookId', summary: 'Extension: remove a webhook endpoint', tag: 'Webhooks', response: ok },
+    { method: 'post', path: '/webhooks/:webhookId/rotate-secret', summary: 'Extension: a new secret (the old one signs too for 24 h)', tag: 'Webhooks', response: webhookWithSecret },
+    { method: 'get', path: '/webhooks/:webhookId/deliveries', summary: "Extension: an endpoint's deliveries with their attempts", tag: 'Webhooks', query: webhooks.listSchema, response: z.array(webhookDelivery) },
+    { method: 'post', path: '/webhooks/:webhookId/replay', summary: 'Extension: deliver one event again, or every failed one since a time', tag: 'Webhooks', body: webhooks.replaySchema, response: z.object({ ok: z.literal(true), replayed: z.number().int() }) },
+    { method: 'post', path: '/webhooks/:webhookId/test', summary: 'Extension: send a test event', tag: 'Webhooks', response: z.object({ ok: z.literal(true), eventId: z.string() }) },
     { method: 'get', path: `${S}/channels`, summary: 'Channels (listing is not supported: an empty list)', tag: 'Channels', response: object('`{ok, channels, message}`') },
     send(`${S}/channels/:channelJid/send`, 'Post to a channel', 'Channels', channels.sendSchema, object('`{ok, id}`')),
   ];
