@@ -32,7 +32,9 @@ export const nulDetails = (input: unknown, prefix: ReadonlyArray<PropertyKey> = 
         found.set(path, { path, message: NUL_MESSAGE });
       }
     } else if (Array.isArray(value)) {
-      value.forEach((item, index) => pending.push({ value: item, key: index, parent: visit }));
+      value.forEach((item, index) => {
+        pending.push({ value: item, key: index, parent: visit });
+      });
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, item] of Object.entries(value)) {
         if (!key.includes('\u0000')) {

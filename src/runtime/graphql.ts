@@ -304,7 +304,10 @@ const createSocketRegistry = () => {
   const byAccount = new Map<string, Set<OpenSocket>>();
   const add = <K>(map: Map<K, Set<OpenSocket>>, key: K, socket: OpenSocket) => {
     let set = map.get(key);
-    if (!set) map.set(key, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      map.set(key, set);
+    }
     set.add(socket);
   };
   const remove = <K>(map: Map<K, Set<OpenSocket>>, key: K, socket: OpenSocket) => {

@@ -193,7 +193,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       const elapsed = (Date.now() - started) / 1000;
       while (outCount < Math.min(options.maxMessages, Math.floor(elapsed * options.sendRate))) {
         const text = `soak-out-${outCount++}`;
-        track(side.send(text).then(({ ok }) => (ok ? accepted.add(text) : (refused += 1))));
+        track(
+          side.send(text).then(({ ok }) => {
+            if (ok) accepted.add(text);
+            else refused += 1;
+          }),
+        );
       }
       while (inCount < Math.min(options.maxMessages, Math.floor(elapsed * options.phoneRate))) {
         const text = `soak-in-${inCount++}`;
@@ -214,7 +219,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const seconds = options.durationMs / 1000;
     while (outCount < Math.min(options.maxMessages, Math.round(seconds * options.sendRate))) {
       const text = `soak-out-${outCount++}`;
-      track(side.send(text).then(({ ok }) => (ok ? accepted.add(text) : (refused += 1))));
+      track(
+          side.send(text).then(({ ok }) => {
+            if (ok) accepted.add(text);
+            else refused += 1;
+          }),
+        );
     }
     while (inCount < Math.min(options.maxMessages, Math.round(seconds * options.phoneRate))) {
       const text = `soak-in-${inCount++}`;

@@ -48,7 +48,7 @@ interface Claimed {
 interface Outcome {
   attempt: Prisma.WebhookAttemptCreateManyInput;
   delivered?: { id: string; attempts: number; lastStatus: number; at: Date };
-  then: Array<Prisma.PrismaPromise<unknown>>;
+  followUps: Array<Prisma.PrismaPromise<unknown>>;
 }
 
 const EXCERPT_CHARS = 500;
@@ -95,7 +95,7 @@ export class WebhookDeliveryLoop {
           "lastError" = NULL, "deliveredAt" = v.column4${cast('timestamp(3)')}, "claimedUntil" = NULL
           FROM (VALUES ${rows}) AS v WHERE "WebhookDelivery"."id" = v.column1`;
       }
-      for (const statement of batch.flatMap((o) => o.then)) await statement;
+      for (const statement of batch.flatMap((o) => o.followUps)) await statement;
     });
     options.outbox.onWritten(() => this.wake());
   }
@@ -290,8 +290,8 @@ export class WebhookDeliveryLoop {
     const attempt = { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at };
 
     if (ok) {
-      const then = endpoint.failingSince ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })] : [];
-      await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, then });
+      const followUps = endpoint.failingSince ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })] : [];
+      await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
       return;
     }
 
@@ -309,7 +309,7 @@ export class WebhookDeliveryLoop {
       gone || expired || failingTooLong
         ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
         : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
-    await record({ attempt, then: [
+    await record({ attempt, followUps: [
       db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
       disabledReason
         ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })

@@ -63,7 +63,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   // counts set() calls, so a read can tell that keys changed while it ran
   let writes = 0;
 
-  const valueOf = <T extends keyof SignalDataTypeMap>(type: T, value: unknown): SignalDataTypeMap[T] =>
+  const decodedValue = <T extends keyof SignalDataTypeMap>(type: T, value: unknown): SignalDataTypeMap[T] =>
     (type === 'app-state-sync-key' ? proto.Message.AppStateSyncKeyData.fromObject(value as object) : value) as SignalDataTypeMap[T];
 
   const get = async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
@@ -91,7 +91,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
         } else if (row !== undefined) {
-          const value = valueOf(type, decode(row));
+          const value = decodedValue(type, decode(row));
           remember(`${type}\u0000${id}`, value);
           out[id] = value;
         } else if (writes === writesBefore) missing.add(`${type}\u0000${id}`);

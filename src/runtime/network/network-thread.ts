@@ -48,18 +48,24 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
     if (!link) return;
     switch (message.event) {
       case 'qr':
-        return link.onQr(message.qr);
+        link.onQr(message.qr);
+        return;
       case 'open':
-        return link.onOpen(message.account);
+        link.onOpen(message.account);
+        return;
       case 'close':
         callbacks.delete(message.linkId);
-        return link.onClose(message.closeKind as CloseKind, message.message);
+        link.onClose(message.closeKind as CloseKind, message.message);
+        return;
       case 'activity':
-        return link.onActivity();
+        link.onActivity();
+        return;
       case 'incoming':
-        return link.onIncoming(message.item as Parameters<LinkCallbacks['onIncoming']>[0]);
+        link.onIncoming(message.item as Parameters<LinkCallbacks['onIncoming']>[0]);
+        return;
       case 'sendError':
-        return link.onSendError(message.waMessageId, message.reason);
+        link.onSendError(message.waMessageId, message.reason);
+        return;
     }
   };
 

@@ -100,7 +100,7 @@ export const startBartender = async (network: SandboxNetwork, options: Bartender
 
   const scan = async (body: string): Promise<{ number: string; name: string; jid: string; deviceId: number }> => {
     const qr = body.trim();
-    let scanned;
+    let scanned: ReturnType<typeof parseQr>;
     try {
       scanned = parseQr(qr);
     } catch {

@@ -11,7 +11,7 @@ import type { Directory, LinkedDevice, VirtualPhone } from './directory.ts';
 import { NoiseServer } from './noise.ts';
 import type { Registration } from './pairing.ts';
 import { newRefs, pairDeviceNode, registrationFrom } from './pairing.ts';
-import { Trace } from './trace.ts';
+import type { Trace } from './trace.ts';
 
 let tagCounter = 0;
 export const newTag = (): string => `sbx-${Date.now().toString(36)}-${(tagCounter++).toString(36)}`;
