@@ -8,10 +8,7 @@ import { socketOptionsFor } from '../src/runtime/network/baileys-target.ts';
 import { connectToSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { memoryAuth } from '../test/sandbox/helpers.ts';
 
-export type FloorRequest =
-  | { kind: 'link'; numbers: string[]; parallel: number }
-  | { kind: 'relink'; parallel: number }
-  | { kind: 'stop' };
+export type FloorRequest = { kind: 'link'; numbers: string[]; parallel: number } | { kind: 'relink'; parallel: number } | { kind: 'stop' };
 export type FloorReport = { kind: 'linked'; count: number } | { kind: 'relinked'; count: number };
 
 process.setSourceMapsEnabled(false);
@@ -60,9 +57,11 @@ const open = (bare: Bare, pair: boolean): Promise<void> =>
 
 const inBatches = async <T>(items: T[], parallel: number, work: (item: T) => Promise<void>) => {
   let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 };
 
 const closeAll = () => {

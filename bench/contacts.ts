@@ -73,7 +73,19 @@ export const benchContacts = async (kind: DbKind): Promise<ContactBenchResult> =
       byTerm.set(term, [...(byTerm.get(term) ?? []), performance.now() - started]);
       if (res.status !== 200) throw new Error(`search failed: ${res.status}`);
     }
-    if (process.env.BENCH_VERBOSE) for (const [t, v] of byTerm) console.log(kind, JSON.stringify(t), 'median', quantile([...v].sort((a, b) => a - b), 0.5).toFixed(1), 'max', Math.max(...v).toFixed(1));
+    if (process.env.BENCH_VERBOSE)
+      for (const [t, v] of byTerm)
+        console.log(
+          kind,
+          JSON.stringify(t),
+          'median',
+          quantile(
+            [...v].sort((a, b) => a - b),
+            0.5,
+          ).toFixed(1),
+          'max',
+          Math.max(...v).toFixed(1),
+        );
     importTimes.sort((a, b) => a - b);
     searchTimes.sort((a, b) => a - b);
     return {

@@ -45,7 +45,9 @@ export const openConnection = (baseUrl) =>
           new Promise((res, rej) => {
             waiting = { resolve: res, reject: rej };
             const data = body === undefined ? '' : JSON.stringify(body);
-            const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+            const lines = Object.entries(headers)
+              .map(([name, value]) => `${name}: ${value}\r\n`)
+              .join('');
             const framing = body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(data)}\r\n`;
             socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n${framing}${lines}\r\n${data}`);
           }),

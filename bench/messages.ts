@@ -29,7 +29,15 @@ const idleSince = async (): Promise<number> => {
 };
 
 /** Posts `count` sends from a worker thread and resolves when every answer is in. */
-const loadFromWorker = (workerData: { baseUrl: string; path: string; key: string; to: string; prefix: string; count: number; concurrency: number }) =>
+const loadFromWorker = (workerData: {
+  baseUrl: string;
+  path: string;
+  key: string;
+  to: string;
+  prefix: string;
+  count: number;
+  concurrency: number;
+}) =>
   new Promise<void>((resolve, reject) => {
     const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData });
     worker.once('message', ({ failures }: { failures: number[] }) => {
@@ -135,9 +143,18 @@ export const benchMessages = async () => {
     };
     const apiRound = (name: string, count: number) =>
       round('15580000002', count, () =>
-        loadFromWorker({ baseUrl: ctx.app.baseUrl, path: `/v1/sessions/${sessionId}/send`, key: ctx.key, to: '15580000002', prefix: `api ${name} `, count, concurrency: CONCURRENCY }),
+        loadFromWorker({
+          baseUrl: ctx.app.baseUrl,
+          path: `/v1/sessions/${sessionId}/send`,
+          key: ctx.key,
+          to: '15580000002',
+          prefix: `api ${name} `,
+          count,
+          concurrency: CONCURRENCY,
+        }),
       );
-    const bareRound = (name: string, count: number) => round('15580000004', count, () => bareSocket.send('15580000004', `bare ${name} `, count));
+    const bareRound = (name: string, count: number) =>
+      round('15580000004', count, () => bareSocket.send('15580000004', `bare ${name} `, count));
 
     // Warm both paths first (Signal sessions, connections, and the JIT: whichever runs first runs
     // colder), then alternate, so neither gets the quieter moments of the machine.
@@ -154,7 +171,10 @@ export const benchMessages = async () => {
     const apiRate = quantile(apiRates, 0.5);
     const bareRate = quantile(bareRates, 0.5);
     // Each round's pair ran back to back, under the same conditions of the machine.
-    const ratio = quantile(apiRates.map((api, i) => api / (bareRates[i] ?? NaN)), 0.5);
+    const ratio = quantile(
+      apiRates.map((api, i) => api / (bareRates[i] ?? NaN)),
+      0.5,
+    );
 
     // From the moment the phone's message enters the network (after the phone encrypted it, which is
     // the phone's work, not the network's) to the waiting long-poll's answer arriving in the client;
@@ -162,7 +182,11 @@ export const benchMessages = async () => {
     // messages.upsert: what Baileys takes by itself on this machine, before any API.
     const entered = new Map<string, bigint>();
     const stop = ctx.sandbox.control.onPhoneMessage(({ to }) => entered.set(to, process.hrtime.bigint()));
-    const client = await startPollClient({ baseUrl: ctx.app.baseUrl, path: `/v1/sessions/${sessionId}/incoming?waitMs=5000`, key: ctx.key });
+    const client = await startPollClient({
+      baseUrl: ctx.app.baseUrl,
+      path: `/v1/sessions/${sessionId}/incoming?waitMs=5000`,
+      key: ctx.key,
+    });
     const latencies: number[] = [];
     const bareLatencies: number[] = [];
     try {
@@ -183,8 +207,14 @@ export const benchMessages = async () => {
       await client.close();
     }
     return {
-      apiCpuMs: quantile(api.map((r) => r.cpuMs), 0.5),
-      bareCpuMs: quantile(bareRounds.map((r) => r.cpuMs), 0.5),
+      apiCpuMs: quantile(
+        api.map((r) => r.cpuMs),
+        0.5,
+      ),
+      bareCpuMs: quantile(
+        bareRounds.map((r) => r.cpuMs),
+        0.5,
+      ),
       apiRate,
       bareRate,
       ratio,
@@ -208,10 +238,14 @@ export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>):
       `(median of ${ROUNDS} alternating rounds; median ratio of back-to-back rounds ${(100 * r.ratio).toFixed(0)}%, target >= 90%); phone message to long-poll answer p50 ${r.p50.toFixed(1)} ms, ` +
       `p99 ${r.p99.toFixed(1)} ms (target p99 <= 5 ms; from the phone's encrypted message entering the sandbox)`,
   );
-  console.log(`  the same phone message to a bare Baileys socket's messages.upsert, on its own thread: p50 ${r.bareP50.toFixed(1)} ms, p99 ${r.bareP99.toFixed(1)} ms`);
+  console.log(
+    `  the same phone message to a bare Baileys socket's messages.upsert, on its own thread: p50 ${r.bareP50.toFixed(1)} ms, p99 ${r.bareP99.toFixed(1)} ms`,
+  );
   console.log(
     `  CPU per message, all threads of the process (service or bare socket, sandbox, load generator): API ${r.apiCpuMs.toFixed(2)} ms, bare socket ${r.bareCpuMs.toFixed(2)} ms (median of the rounds); ` +
       `${availableParallelism()} cores give at most ${((1000 * availableParallelism()) / r.apiCpuMs).toFixed(0)} API sends/s at that cost`,
   );
-  console.log(`  rounds, msg/s: API ${r.apiRates.map((x) => x.toFixed(0)).join(' ')}; bare ${r.bareRates.map((x) => x.toFixed(0)).join(' ')}`);
+  console.log(
+    `  rounds, msg/s: API ${r.apiRates.map((x) => x.toFixed(0)).join(' ')}; bare ${r.bareRates.map((x) => x.toFixed(0)).join(' ')}`,
+  );
 };

@@ -35,7 +35,12 @@ const idleCpu = async (pid: number): Promise<number> => {
   return (usage(pid).cpu - before) / IDLE_SECONDS;
 };
 
-const json = async (url: string, method = 'GET', body?: unknown, key?: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+const json = async (
+  url: string,
+  method = 'GET',
+  body?: unknown,
+  key?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> => {
   const res = await fetch(url, {
     method,
     headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
@@ -63,9 +68,11 @@ const startSandboxProcess = async (): Promise<{ controlUrl: string; child: Child
 
 const inBatches = async <T>(items: T[], work: (item: T) => Promise<void>) => {
   let next = 0;
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 };
 
 const numbers = (prefix: string, count: number, from = 0) =>
@@ -104,7 +111,10 @@ const probe = (service: ServiceProcess) => {
   const loop = (async () => {
     while (running) {
       const started = performance.now();
-      await Promise.all([fetch(`${service.baseUrl}/healthz`).then((r) => r.arrayBuffer()), json(`${service.baseUrl}/v1/accounts/me`, 'GET', undefined, KEY)]);
+      await Promise.all([
+        fetch(`${service.baseUrl}/healthz`).then((r) => r.arrayBuffer()),
+        json(`${service.baseUrl}/v1/accounts/me`, 'GET', undefined, KEY),
+      ]);
       samples.push(performance.now() - started);
       await sleep(50);
     }
@@ -118,7 +128,16 @@ const probe = (service: ServiceProcess) => {
 
 export interface ScaleResult {
   count: number;
-  service: { fixedMb: number; firstSessionMb: number; perSessionMb: number; cpuPerLink: number; idleCpu: number; relinkSeconds: number; probeP99Ms: number; probeMaxMs: number };
+  service: {
+    fixedMb: number;
+    firstSessionMb: number;
+    perSessionMb: number;
+    cpuPerLink: number;
+    idleCpu: number;
+    relinkSeconds: number;
+    probeP99Ms: number;
+    probeMaxMs: number;
+  };
   floor: { baseMb: number; perSessionMb: number; cpuPerLink: number; idleCpu: number; relinkSeconds: number };
 }
 
@@ -218,11 +237,23 @@ const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/
 export const printScaleBench = (r: ScaleResult): void => {
   const { service: s, floor: f } = r;
   const pct = (x: number) => `${(x * 100).toFixed(1)} % of a core`;
-  console.log(`scale: ${r.count} sessions linked by pairing code, sandbox in its own process; service beside the bare-socket floor of the same run`);
-  console.log(`  idle CPU          ${pct(s.idleCpu)}  floor ${pct(f.idleCpu)}  ratio ${ratio(s.idleCpu, f.idleCpu)} (target <= 1.25×, and < 5 % for 2,000)`);
-  console.log(`  CPU per link      ${(s.cpuPerLink * 1000).toFixed(0)} ms  floor ${(f.cpuPerLink * 1000).toFixed(0)} ms  ratio ${ratio(s.cpuPerLink, f.cpuPerLink)} (target <= 1.5×)`);
-  console.log(`  re-link all       ${s.relinkSeconds.toFixed(1)} s after a SIGKILL  floor ${f.relinkSeconds.toFixed(1)} s  ratio ${ratio(s.relinkSeconds, f.relinkSeconds)} (target <= 1.25×)`);
-  console.log(`  during re-link    /healthz + GET /v1/accounts/me p99 ${s.probeP99Ms.toFixed(0)} ms, max ${s.probeMaxMs.toFixed(0)} ms (target p99 <= 1,000 ms)`);
-  console.log(`  memory            ${s.perSessionMb.toFixed(2)} MB per linked idle session  floor ${f.perSessionMb.toFixed(2)} MB (target <= 1 MB); ` +
-    `fixed ${s.fixedMb.toFixed(0)} MB before any session, the first session with the network thread +${s.firstSessionMb.toFixed(0)} MB; floor process ${f.baseMb.toFixed(0)} MB`);
+  console.log(
+    `scale: ${r.count} sessions linked by pairing code, sandbox in its own process; service beside the bare-socket floor of the same run`,
+  );
+  console.log(
+    `  idle CPU          ${pct(s.idleCpu)}  floor ${pct(f.idleCpu)}  ratio ${ratio(s.idleCpu, f.idleCpu)} (target <= 1.25×, and < 5 % for 2,000)`,
+  );
+  console.log(
+    `  CPU per link      ${(s.cpuPerLink * 1000).toFixed(0)} ms  floor ${(f.cpuPerLink * 1000).toFixed(0)} ms  ratio ${ratio(s.cpuPerLink, f.cpuPerLink)} (target <= 1.5×)`,
+  );
+  console.log(
+    `  re-link all       ${s.relinkSeconds.toFixed(1)} s after a SIGKILL  floor ${f.relinkSeconds.toFixed(1)} s  ratio ${ratio(s.relinkSeconds, f.relinkSeconds)} (target <= 1.25×)`,
+  );
+  console.log(
+    `  during re-link    /healthz + GET /v1/accounts/me p99 ${s.probeP99Ms.toFixed(0)} ms, max ${s.probeMaxMs.toFixed(0)} ms (target p99 <= 1,000 ms)`,
+  );
+  console.log(
+    `  memory            ${s.perSessionMb.toFixed(2)} MB per linked idle session  floor ${f.perSessionMb.toFixed(2)} MB (target <= 1 MB); ` +
+      `fixed ${s.fixedMb.toFixed(0)} MB before any session, the first session with the network thread +${s.firstSessionMb.toFixed(0)} MB; floor process ${f.baseMb.toFixed(0)} MB`,
+  );
 };

@@ -43,7 +43,11 @@ export const benchSessions = async (): Promise<SessionBenchResult> => {
     const before = process.memoryUsage();
     const started = performance.now();
     for (let i = 0; i < COUNT; i += 10) {
-      await Promise.all(Array.from({ length: Math.min(10, COUNT - i) }, (_, k) => linkSession(ctx, `1557000${String(i + k).padStart(4, '0')}`, `b${i + k}`)));
+      await Promise.all(
+        Array.from({ length: Math.min(10, COUNT - i) }, (_, k) =>
+          linkSession(ctx, `1557000${String(i + k).padStart(4, '0')}`, `b${i + k}`),
+        ),
+      );
     }
     const linkSeconds = (performance.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 3_000));

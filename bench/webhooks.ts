@@ -62,7 +62,13 @@ export const benchWebhooks = async () => {
     const account = await app.newAccount();
     const ctx = jobContext(app.deps, account.id);
     const { secret } = await createWebhook(ctx, { url: receiver.url, events: ['*'] });
-    const emit = (i: number) => app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % SESSIONS}`, type: 'session.status', data: { seq: i, status: 'CONNECTED' } });
+    const emit = (i: number) =>
+      app.deps.webhooks.emit({
+        accountId: account.id,
+        sessionId: `s${i % SESSIONS}`,
+        type: 'session.status',
+        data: { seq: i, status: 'CONNECTED' },
+      });
 
     // Floor: the same signed payloads, posted by a bare loop with the same concurrency.
     const signer = new Webhook(secret);
@@ -73,11 +79,20 @@ export const benchWebhooks = async () => {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < ROUND_EVENTS) {
             const i = next++;
-            const body = JSON.stringify({ type: 'session.status', timestamp: new Date().toISOString(), data: { seq: i, status: 'CONNECTED' } });
+            const body = JSON.stringify({
+              type: 'session.status',
+              timestamp: new Date().toISOString(),
+              data: { seq: i, status: 'CONNECTED' },
+            });
             const now = new Date();
             const res = await fetch(receiver.url, {
               method: 'POST',
-              headers: { 'content-type': 'application/json', 'webhook-id': `msg_floor${i}`, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signer.sign(`msg_floor${i}`, now, body) },
+              headers: {
+                'content-type': 'application/json',
+                'webhook-id': `msg_floor${i}`,
+                'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                'webhook-signature': signer.sign(`msg_floor${i}`, now, body),
+              },
               body,
             });
             await res.arrayBuffer();
@@ -111,12 +126,20 @@ export const benchWebhooks = async () => {
       const due = began + (i * 1000) / RATE_PER_S;
       const wait = due - clock();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      void app.deps.webhooks.emit({ accountId: account.id, sessionId: `s${i % SESSIONS}`, type: 'session.status', data: { seq: i, at: clock() } });
+      void app.deps.webhooks.emit({
+        accountId: account.id,
+        sessionId: `s${i % SESSIONS}`,
+        type: 'session.status',
+        data: { seq: i, at: clock() },
+      });
     }
     await waitFor(() => receiver.lateness.length >= total, 60_000);
     return {
       rounds,
-      ratio: quantile(rounds.map((r) => r.service / r.floor), 0.5),
+      ratio: quantile(
+        rounds.map((r) => r.service / r.floor),
+        0.5,
+      ),
       p50: quantile(receiver.lateness, 0.5),
       p99: quantile(receiver.lateness, 0.99),
     };
@@ -128,8 +151,12 @@ export const benchWebhooks = async () => {
 
 export const printWebhookBench = (r: Awaited<ReturnType<typeof benchWebhooks>>) => {
   for (const round of r.rounds) {
-    console.log(`webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop`);
+    console.log(
+      `webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop`,
+    );
   }
   console.log(`webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %)`);
-  console.log(`webhooks at ${RATE_PER_S} events/s for ${RATE_SECONDS} s: event to receiver p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (target p99 50 ms)`);
+  console.log(
+    `webhooks at ${RATE_PER_S} events/s for ${RATE_SECONDS} s: event to receiver p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (target p99 50 ms)`,
+  );
 };

@@ -32,9 +32,17 @@ for (const [path, head] of targets) {
   const next = `${head}\n${body}`;
   const url = new URL(`../${path}`, import.meta.url);
   let current = '';
-  try { current = readFileSync(url, 'utf8'); } catch { /* first run */ }
+  try {
+    current = readFileSync(url, 'utf8');
+  } catch {
+    /* first run */
+  }
   if (current === next) continue;
-  if (check) { stale = true; console.error(`${path} is stale: run node scripts/sync-schemas.mjs`); continue; }
+  if (check) {
+    stale = true;
+    console.error(`${path} is stale: run node scripts/sync-schemas.mjs`);
+    continue;
+  }
   writeFileSync(url, next);
   console.log(`wrote ${path}`);
 }

@@ -13,7 +13,9 @@ describe('npm run account', () => {
   let database: TestDatabase;
   let db: Db;
   const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/runtime/cli/account.ts', ...args], { env: { ...process.env, DATABASE_URL: database.url } });
+    run(process.execPath, ['--import', 'tsx', 'src/runtime/cli/account.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: database.url },
+    });
 
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');

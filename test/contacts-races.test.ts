@@ -93,7 +93,9 @@ describe.each(dbKinds)('address book under identical concurrent requests on %s',
       const rows = await app.db.contact.findMany({ where: { accountId, jid: `${phone}@s.whatsapp.net` } });
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ phone, name: 'Bulk racer', tags: '["bulk-race"]' });
-      expect(await app.db.contactTag.findMany({ where: { contactId: rows[0]?.id }, select: { tag: true } })).toEqual([{ tag: 'bulk-race' }]);
+      expect(await app.db.contactTag.findMany({ where: { contactId: rows[0]?.id }, select: { tag: true } })).toEqual([
+        { tag: 'bulk-race' },
+      ]);
     }
   });
 

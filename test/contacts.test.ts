@@ -6,8 +6,7 @@ describe.each(dbKinds)('address book on %s', (kind) => {
   let app: TestApp;
   let key: string;
   let otherKey: string;
-  const call = (method: string, path: string, body?: unknown, k: string = key) =>
-    http(app.baseUrl, method, path, { key: k, body });
+  const call = (method: string, path: string, body?: unknown, k: string = key) => http(app.baseUrl, method, path, { key: k, body });
 
   beforeAll(async () => {
     app = await startTestApp(kind);
@@ -164,7 +163,13 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       const big = await call('GET', '/v1/contacts?tag=five-hundred&limit=1000&page=3');
       expect(big.body).toMatchObject({ total: 500, page: 3, limit: 200 });
       expect(big.body.items).toHaveLength(100);
-      const ids = new Set([...(await call('GET', '/v1/contacts?tag=five-hundred&limit=200&page=1')).body.items, ...(await call('GET', '/v1/contacts?tag=five-hundred&limit=200&page=2')).body.items, ...big.body.items].map((c: { id: string }) => c.id));
+      const ids = new Set(
+        [
+          ...(await call('GET', '/v1/contacts?tag=five-hundred&limit=200&page=1')).body.items,
+          ...(await call('GET', '/v1/contacts?tag=five-hundred&limit=200&page=2')).body.items,
+          ...big.body.items,
+        ].map((c: { id: string }) => c.id),
+      );
       expect(ids.size).toBe(500);
     });
 
@@ -192,7 +197,7 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       expect((await call('GET', '/v1/contacts?search=%25')).body.total).toBe(0);
     });
 
-    it('matches a term literally and in any case, only among the caller\'s contacts, and follows edits and deletes', async () => {
+    it("matches a term literally and in any case, only among the caller's contacts, and follows edits and deletes", async () => {
       await call('POST', '/v1/contacts', { phone: '15552000002', name: 'Promo 50%_off "VIP" Ügur' });
       await call('POST', '/v1/contacts', { phone: '15552000002', name: 'Promo 50%_off "VIP" Ügur' }, otherKey);
       const found = async (term: string) => {
@@ -242,7 +247,14 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       const own = (await app.newAccount()).apiKey;
       const short = await call('POST', '/v1/contacts/groups', { name: 'Short colour', color: '#aBc' }, own);
       expect(short.status).toBe(201);
-      expect(short.body).toEqual({ id: expect.any(String), name: 'Short colour', description: '', color: '#aBc', isSmartGroup: false, contactCount: 0 });
+      expect(short.body).toEqual({
+        id: expect.any(String),
+        name: 'Short colour',
+        description: '',
+        color: '#aBc',
+        isSmartGroup: false,
+        contactCount: 0,
+      });
       const long = await call('POST', '/v1/contacts/groups', { name: 'Long colour', color: '#A1b2C3' }, own);
       expect(long.status).toBe(201);
       expect(long.body.color).toBe('#A1b2C3');

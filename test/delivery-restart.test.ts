@@ -57,7 +57,11 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
   const restart = async (signal: NodeJS.Signals) => {
     await service?.stop(signal);
     service = await spawnService(env());
-    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/status`), (r) => r.body.status === 'CONNECTED', 60_000);
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
+      (r) => r.body.status === 'CONNECTED',
+      60_000,
+    );
   };
   const inbox = (number: string) => sandbox.control.inbox(number);
 
@@ -79,9 +83,17 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     service = await spawnService(env());
     sessionId = (await call('POST', '/v1/sessions', { name: 'resend' })).body.id;
     await call('POST', `/v1/sessions/${sessionId}/connect`);
-    const qr = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/qrcode`), (r) => r.body.hasQrCode, 60_000);
+    const qr = await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/qrcode`),
+      (r) => r.body.hasQrCode,
+      60_000,
+    );
     await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
-    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/status`), (r) => r.body.status === 'CONNECTED', 60_000);
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
+      (r) => r.body.status === 'CONNECTED',
+      60_000,
+    );
   }, 180_000);
   afterAll(async () => {
     await service?.stop('SIGKILL');
@@ -99,7 +111,12 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     const sends = [
       call('POST', `${base}/send`, { to: TO.text, message: 'plain text survives' }),
       call('POST', `${base}/send-media`, { to: TO.image, mediaType: 'image', url: `${filesUrl}/photo.png`, caption: 'the photo' }),
-      call('POST', `${base}/messages/rich`, { to: TO.document, documentUrl: `${filesUrl}/report.pdf`, fileName: 'report-2026.pdf', mimetype: 'application/pdf' }),
+      call('POST', `${base}/messages/rich`, {
+        to: TO.document,
+        documentUrl: `${filesUrl}/report.pdf`,
+        fileName: 'report-2026.pdf',
+        mimetype: 'application/pdf',
+      }),
       call('POST', `${base}/send-interactive`, {
         chatId: TO.buttons,
         header: 'Order 42',
@@ -111,10 +128,25 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
         ],
       }),
       call('POST', `${base}/messages/rich`, { to: TO.contact, contactName: 'Ada Lovelace', contactPhone: '15557770099' }),
-      call('POST', `${base}/messages/rich`, { to: TO.location, latitude: 10.181, longitude: 20, locationName: 'Depot', locationAddress: '1 Quay Street' }),
-      call('POST', `${base}/status/send`, { type: 'text', text: 'status survives', backgroundColor: '#112233', statusJidList: [TO.status] }),
+      call('POST', `${base}/messages/rich`, {
+        to: TO.location,
+        latitude: 10.181,
+        longitude: 20,
+        locationName: 'Depot',
+        locationAddress: '1 Quay Street',
+      }),
+      call('POST', `${base}/status/send`, {
+        type: 'text',
+        text: 'status survives',
+        backgroundColor: '#112233',
+        statusJidList: [TO.status],
+      }),
     ].map((p) => p.catch(() => null));
-    await waitUntil(() => db.outgoingMessage.count({ where: { sessionId, status: 'PENDING' } }), (n) => n === sends.length, 30_000);
+    await waitUntil(
+      () => db.outgoingMessage.count({ where: { sessionId, status: 'PENDING' } }),
+      (n) => n === sends.length,
+      30_000,
+    );
 
     await restart('SIGKILL');
     await Promise.all(sends);
@@ -130,7 +162,9 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     const image = await arrived(TO.image);
     expect(image.map((e) => [e.kind, e.caption, e.mimetype, e.sha256])).toEqual([['image', 'the photo', 'image/png', sha256(photo)]]);
     const document = await arrived(TO.document);
-    expect(document.map((e) => [e.kind, e.fileName, e.mimetype, e.sha256])).toEqual([['document', 'report-2026.pdf', 'application/pdf', sha256(report)]]);
+    expect(document.map((e) => [e.kind, e.fileName, e.mimetype, e.sha256])).toEqual([
+      ['document', 'report-2026.pdf', 'application/pdf', sha256(report)],
+    ]);
     const buttons = await arrived(TO.buttons);
     expect(buttons.map((e) => [e.kind, e.content])).toEqual([['buttons', 'Confirm your order? [Yes] [Track]']]);
     expect(JSON.stringify(buttons[0]?.raw)).toContain('Order 42');
@@ -142,7 +176,11 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     const status = await arrived(TO.status, 'status@broadcast');
     expect(status.map((e) => [e.kind, e.content])).toEqual([['text', 'status survives']]);
 
-    await waitUntil(() => db.outgoingMessage.count({ where: { sessionId, status: 'PENDING' } }), (n) => n === 0, 30_000);
+    await waitUntil(
+      () => db.outgoingMessage.count({ where: { sessionId, status: 'PENDING' } }),
+      (n) => n === 0,
+      30_000,
+    );
     const records = await db.outgoingMessage.findMany({ where: { sessionId } });
     expect(records.map((r) => r.status)).toEqual(records.map(() => 'SENT'));
     for (const entries of [text, image, document, buttons, contact, location, status]) {
@@ -158,13 +196,21 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     const media = { to: TO.retried, mediaType: 'image', url: `${filesUrl}/slow.png`, caption: 'retried once' };
     const mediaKey = { 'Idempotency-Key': `cut-off-media-${kind}` };
     const first = call('POST', `${base}/send-media`, media, mediaKey).catch(() => null);
-    await waitUntil(async () => held.length, (n) => n === 1, 30_000);
+    await waitUntil(
+      async () => held.length,
+      (n) => n === 1,
+      30_000,
+    );
     // Cut off after its record was written: the link has gone silent.
     const text = { to: TO.written, message: 'written before the crash' };
     const textKey = { 'Idempotency-Key': `cut-off-text-${kind}` };
     expect(sandbox.control.freeze(ME)).toBe(1);
     const second = call('POST', `${base}/send`, text, textKey).catch(() => null);
-    await waitUntil(() => db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net`, status: 'PENDING' } }), (n) => n === 1, 30_000);
+    await waitUntil(
+      () => db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net`, status: 'PENDING' } }),
+      (n) => n === 1,
+      30_000,
+    );
     expect(await db.idempotentRequest.count({ where: { status: 0 } })).toBe(2);
 
     await restart('SIGKILL');
@@ -177,7 +223,11 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
     const again = await call('POST', `${base}/send-media`, media, mediaKey);
     expect([again.status, again.body, again.headers.get('idempotent-replayed')]).toEqual([200, retried.body, 'true']);
-    const entries = await waitUntil(async () => inbox(TO.retried), (e) => e.length > 0 && Boolean(e[0]?.sha256), 30_000);
+    const entries = await waitUntil(
+      async () => inbox(TO.retried),
+      (e) => e.length > 0 && Boolean(e[0]?.sha256),
+      30_000,
+    );
     expect(entries.map((e) => [e.caption, e.sha256, e.duplicates])).toEqual([['retried once', sha256(photo), 0]]);
     expect(await db.outgoingMessage.count({ where: { toNumber: `${TO.retried}@s.whatsapp.net` } })).toBe(1);
 
@@ -185,8 +235,16 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     const record = await db.outgoingMessage.findFirstOrThrow({ where: { toNumber: `${TO.written}@s.whatsapp.net` } });
     const textRetry = await call('POST', `${base}/send`, text, textKey);
     expect([textRetry.status, textRetry.body]).toEqual([200, { ok: true, id: record.id }]);
-    const written = await waitUntil(async () => inbox(TO.written), (e) => e.length > 0, 30_000);
-    await waitUntil(() => db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net`, status: 'SENT' } }), (n) => n === 1, 30_000);
+    const written = await waitUntil(
+      async () => inbox(TO.written),
+      (e) => e.length > 0,
+      30_000,
+    );
+    await waitUntil(
+      () => db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net`, status: 'SENT' } }),
+      (n) => n === 1,
+      30_000,
+    );
     expect(written.map((e) => [e.content, e.duplicates])).toEqual([['written before the crash', 0]]);
     expect(await db.outgoingMessage.count({ where: { toNumber: `${TO.written}@s.whatsapp.net` } })).toBe(1);
   }, 300_000);
@@ -196,20 +254,40 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     const scheduled = await call('POST', `${base}/messages/schedule`, { to: TO.later, message: 'in thirty days', delayMs: 30 * DAY_MS });
     expect(scheduled.status).toBe(200);
     expect(scheduled.body.scheduledInMs).toBe(30 * DAY_MS);
-    const status = await call('POST', `${base}/status/schedule`, { payload: { type: 'text', text: 'status in thirty days', statusJidList: [TO.later] }, delayMs: 30 * DAY_MS });
+    const status = await call('POST', `${base}/status/schedule`, {
+      payload: { type: 'text', text: 'status in thirty days', statusJidList: [TO.later] },
+      delayMs: 30 * DAY_MS,
+    });
     expect(status.status).toBe(200);
-    const recurring = await call('POST', `${base}/messages/recurring`, { to: TO.later, message: 'every thirty days', everyMs: 30 * DAY_MS });
+    const recurring = await call('POST', `${base}/messages/recurring`, {
+      to: TO.later,
+      message: 'every thirty days',
+      everyMs: 30 * DAY_MS,
+    });
     expect(recurring.status).toBe(200);
-    const recurringStatus = await call('POST', `${base}/status/recurring`, { payload: { type: 'text', text: 'status every thirty days', statusJidList: [TO.later] }, everyMs: 30 * DAY_MS });
+    const recurringStatus = await call('POST', `${base}/status/recurring`, {
+      payload: { type: 'text', text: 'status every thirty days', statusJidList: [TO.later] },
+      everyMs: 30 * DAY_MS,
+    });
     expect(recurringStatus.status).toBe(200);
     // Past the year the API accepts: refused, and nothing stored.
     const year = 365 * DAY_MS;
     const far = [
       await call('POST', `${base}/messages/schedule`, { to: TO.later, message: 'too far', delayMs: year + 1 }),
-      await call('POST', `${base}/messages/schedule`, { to: TO.later, message: 'too far', sendAt: new Date(Date.now() + year + DAY_MS).toISOString() }),
+      await call('POST', `${base}/messages/schedule`, {
+        to: TO.later,
+        message: 'too far',
+        sendAt: new Date(Date.now() + year + DAY_MS).toISOString(),
+      }),
       await call('POST', `${base}/messages/recurring`, { to: TO.later, message: 'too far', everyMs: year + 1 }),
-      await call('POST', `${base}/status/schedule`, { payload: { type: 'text', text: 'too far', statusJidList: [TO.later] }, delayMs: year + 1 }),
-      await call('POST', `${base}/status/recurring`, { payload: { type: 'text', text: 'too far', statusJidList: [TO.later] }, everyMs: year + 1 }),
+      await call('POST', `${base}/status/schedule`, {
+        payload: { type: 'text', text: 'too far', statusJidList: [TO.later] },
+        delayMs: year + 1,
+      }),
+      await call('POST', `${base}/status/recurring`, {
+        payload: { type: 'text', text: 'too far', statusJidList: [TO.later] },
+        everyMs: year + 1,
+      }),
     ];
     expect(far.map((r) => [r.status, r.body.error.code, r.body.error.details[0].path])).toEqual([
       [400, 'VALIDATION_FAILED', 'delayMs'],

@@ -25,7 +25,10 @@ describe.each(dbKinds)('messages a device cannot decrypt are sent again, or end 
     sessionId = await linkSession(ctx, ME);
     ctx.sandbox.control.addPhone(BOB, 'Bob');
     await send('hello');
-    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (texts) => texts.includes('hello'));
+    await waitUntil(
+      async () => inboxOf(BOB).map((e) => e.content),
+      (texts) => texts.includes('hello'),
+    );
   });
   afterAll(async () => {
     await ctx?.app.close();
@@ -46,7 +49,10 @@ describe.each(dbKinds)('messages a device cannot decrypt are sent again, or end 
     ctx.sandbox.control.loseSessions(BOB);
     // The phone has no session for this message: it asks for it again and Baileys sends it on a new one.
     const id = await send('after the loss');
-    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (texts) => texts.includes('after the loss'));
+    await waitUntil(
+      async () => inboxOf(BOB).map((e) => e.content),
+      (texts) => texts.includes('after the loss'),
+    );
     // The phone's new session names a prekey the service no longer has: the service asks, the phone sends again.
     await ctx.sandbox.control.sendText(BOB, ME, 'reply after the loss');
     const received: string[] = [];
@@ -86,7 +92,10 @@ describe.each(dbKinds)('messages a device cannot decrypt are sent again, or end 
       ctx.sandbox.control.failDecryption(BOB, false);
     }
     const after = await send('readable again');
-    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (texts) => texts.includes('readable again'));
+    await waitUntil(
+      async () => inboxOf(BOB).map((e) => e.content),
+      (texts) => texts.includes('readable again'),
+    );
     expect(await record(after)).toMatchObject({ status: 'SENT' });
   });
 });

@@ -31,7 +31,8 @@ describe('npm run demo (the service with its embedded sandbox), restarted', () =
   });
   const call = (method: string, path: string, body?: unknown) => http(service?.baseUrl ?? '', method, `/v1${path}`, { key: KEY, body });
   const control = (method: string, path: string, body?: unknown) => http(controlUrlOf(service as ServiceProcess), method, path, { body });
-  const inboxOf = async (number: string): Promise<string[]> => ((await control('GET', `/phones/${number}/inbox`)).body as Json[]).map((m) => m.content);
+  const inboxOf = async (number: string): Promise<string[]> =>
+    ((await control('GET', `/phones/${number}/inbox`)).body as Json[]).map((m) => m.content);
 
   afterAll(async () => {
     await service?.stop('SIGKILL');
@@ -49,19 +50,29 @@ describe('npm run demo (the service with its embedded sandbox), restarted', () =
     expect((await control('POST', `/phones/${ME}/scan`, { qrCode: qr.body.qrCode })).status).toBe(200);
     expect((await call('GET', `/sessions/${session.id}/status?waitFor=CONNECTED&waitMs=20000`)).body.status).toBe('CONNECTED');
     expect((await call('POST', `/sessions/${session.id}/send`, { to: FRIEND, message: 'before the restart' })).status).toBe(200);
-    await waitUntil(() => inboxOf(FRIEND), (inbox) => inbox.includes('before the restart'));
+    await waitUntil(
+      () => inboxOf(FRIEND),
+      (inbox) => inbox.includes('before the restart'),
+    );
 
     expect(await service.stop('SIGTERM')).toBe(0);
     expect(existsSync(join(dir, 'sandbox.json'))).toBe(true);
     service = await spawnService(env());
 
-    const back = await waitUntil(() => call('GET', `/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY' || r.body.status === 'DISCONNECTED', 30_000);
+    const back = await waitUntil(
+      () => call('GET', `/sessions/${session.id}/status`),
+      (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY' || r.body.status === 'DISCONNECTED',
+      30_000,
+    );
     expect(back.body).toMatchObject({ status: 'CONNECTED', phone: `${ME}@s.whatsapp.net`, qrCode: null, lastError: null });
     const phones = (await control('GET', '/phones')).body as Json[];
     expect(phones.find((p) => p.number === ME)?.devices).toEqual([1]);
 
     expect((await call('POST', `/sessions/${session.id}/send`, { to: FRIEND, message: 'after the restart' })).status).toBe(200);
-    await waitUntil(() => inboxOf(FRIEND), (inbox) => inbox.includes('after the restart'));
+    await waitUntil(
+      () => inboxOf(FRIEND),
+      (inbox) => inbox.includes('after the restart'),
+    );
     expect((await control('POST', `/phones/${FRIEND}/send`, { to: ME, text: 'hi back after the restart' })).status).toBe(200);
     const incoming = await call('GET', `/sessions/${session.id}/incoming?waitMs=15000`);
     expect(incoming.body.items.map((m: Json) => m.content)).toEqual(['hi back after the restart']);

@@ -37,26 +37,108 @@ interface Layer {
 /** The route table as Express holds it, so a route added later is fuzzed without touching this file. */
 const routesOf = (stack: Layer[], out: Route[] = []): Route[] => {
   for (const layer of stack) {
-    if (layer.route) for (const method of Object.keys(layer.route.methods)) out.push({ method: method.toUpperCase(), path: layer.route.path });
+    if (layer.route)
+      for (const method of Object.keys(layer.route.methods)) out.push({ method: method.toUpperCase(), path: layer.route.path });
     else if (layer.handle?.stack) routesOf(layer.handle.stack, out);
   }
   return out;
 };
 
 const FIELDS = [
-  'to', 'message', 'name', 'phone', 'jid', 'jids', 'url', 'caption', 'mimetype', 'fileName', 'ptt', 'buttons', 'sections',
-  'header', 'footer', 'title', 'text', 'type', 'contacts', 'template', 'delayMs', 'everyMs', 'sendAt', 'status', 'payload',
-  'statusJidList', 'audience', 'participants', 'action', 'subject', 'description', 'desc', 'tags', 'variables', 'email',
-  'isBlocked', 'isGroup', 'latitude', 'longitude', 'contactName', 'contactPhone', 'documentUrl', 'variations', 'progressId',
-  'phoneNumber', 'sessionName', 'emoji', 'messageId', 'newText', 'adminOnly', 'inviteCode', 'groupId', 'id', 'copyCode',
+  'to',
+  'message',
+  'name',
+  'phone',
+  'jid',
+  'jids',
+  'url',
+  'caption',
+  'mimetype',
+  'fileName',
+  'ptt',
+  'buttons',
+  'sections',
+  'header',
+  'footer',
+  'title',
+  'text',
+  'type',
+  'contacts',
+  'template',
+  'delayMs',
+  'everyMs',
+  'sendAt',
+  'status',
+  'payload',
+  'statusJidList',
+  'audience',
+  'participants',
+  'action',
+  'subject',
+  'description',
+  'desc',
+  'tags',
+  'variables',
+  'email',
+  'isBlocked',
+  'isGroup',
+  'latitude',
+  'longitude',
+  'contactName',
+  'contactPhone',
+  'documentUrl',
+  'variations',
+  'progressId',
+  'phoneNumber',
+  'sessionName',
+  'emoji',
+  'messageId',
+  'newText',
+  'adminOnly',
+  'inviteCode',
+  'groupId',
+  'id',
+  'copyCode',
 ];
 
 // Never a public address: nothing generated may make the service fetch from outside this machine.
-const URLS = ['http://files.invalid/a.jpg', 'https://127.0.0.1/x', 'http://[::1]/', 'ftp://files.invalid/a', 'http://files.invalid/%ZZ.png', 'http://10.0.0.1/a'];
+const URLS = [
+  'http://files.invalid/a.jpg',
+  'https://127.0.0.1/x',
+  'http://[::1]/',
+  'ftp://files.invalid/a',
+  'http://files.invalid/%ZZ.png',
+  'http://10.0.0.1/a',
+];
 
 const weird = fc.constantFrom(
-  '', ' ', '%ZZ', '%00', '\u0000', '..', '../..', 'null', 'undefined', '__proto__', 'constructor', '9'.repeat(40), '-1', '0', '1.5', '1e400',
-  'NaN', '😀'.repeat(50), 'a'.repeat(5000), '<script>', "' OR 1=1 --", '{}', '[]', '15550001111', '15550001111@s.whatsapp.net', '123@g.us', ...URLS,
+  '',
+  ' ',
+  '%ZZ',
+  '%00',
+  '\u0000',
+  '..',
+  '../..',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  '9'.repeat(40),
+  '-1',
+  '0',
+  '1.5',
+  '1e400',
+  'NaN',
+  '😀'.repeat(50),
+  'a'.repeat(5000),
+  '<script>',
+  "' OR 1=1 --",
+  '{}',
+  '[]',
+  '15550001111',
+  '15550001111@s.whatsapp.net',
+  '123@g.us',
+  ...URLS,
 );
 
 const scalar = fc.oneof(
@@ -86,7 +168,15 @@ const body: fc.Arbitrary<Body> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .record({ text: fc.oneof(fc.string({ maxLength: 50 }), fc.constantFrom('{', '{"a":', '[1,', `${'['.repeat(60)}${']'.repeat(60)}`, '\u0000')), contentType: fc.constantFrom('application/json', 'text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded') })
+      .record({
+        text: fc.oneof(fc.string({ maxLength: 50 }), fc.constantFrom('{', '{"a":', '[1,', `${'['.repeat(60)}${']'.repeat(60)}`, '\u0000')),
+        contentType: fc.constantFrom(
+          'application/json',
+          'text/plain',
+          'application/json; charset=latin1',
+          'application/x-www-form-urlencoded',
+        ),
+      })
       .map((r): Body => ({ kind: 'raw', ...r })),
   },
 );
@@ -99,7 +189,10 @@ const expectRestShape = (status: number, payload: Json, what: string) => {
   const { code, details } = payload.error;
   expect(ERROR_CODES.has(code), `${what}: ${code}`).toBe(true);
   expect(STATUS_OF[code as keyof typeof STATUS_OF], what).toBe(status);
-  expect(Object.keys(payload.error).every((k) => ['code', 'message', 'details'].includes(k)), what).toBe(true);
+  expect(
+    Object.keys(payload.error).every((k) => ['code', 'message', 'details'].includes(k)),
+    what,
+  ).toBe(true);
   if (code === 'VALIDATION_FAILED') {
     expect(details, what).toEqual(expect.arrayContaining([{ path: expect.any(String), message: expect.any(String) }]));
     expect(details.length, what).toBeGreaterThan(0);
@@ -244,12 +337,18 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
           // '%ZZ' and '%00' go as written, to reach the path decoding; everything else is encoded.
           return v === '%ZZ' || v === '%00' ? v : encodeURIComponent(v) || 'x';
         });
-        const search = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, k === 'waitMs' && /^\d+$/.test(String(v)) ? '0' : String(v)]));
+        const search = new URLSearchParams(
+          Object.entries(q).map(([k, v]) => [k, k === 'waitMs' && /^\d+$/.test(String(v)) ? '0' : String(v)]),
+        );
         const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
         const options =
           route.method === 'GET' || route.method === 'HEAD'
             ? { key, headers }
-            : b.kind === 'json' ? { key, body: b.value, headers } : b.kind === 'raw' ? { key, rawBody: b.text, headers: { ...headers, 'content-type': b.contentType } } : { key, headers };
+            : b.kind === 'json'
+              ? { key, body: b.value, headers }
+              : b.kind === 'raw'
+                ? { key, rawBody: b.text, headers: { ...headers, 'content-type': b.contentType } }
+                : { key, headers };
         const url = `/v1${path}${search.size > 0 ? `?${search}` : ''}`;
         const res = await http(app.baseUrl, route.method, url, options);
         expectRestShape(res.status, res.body, `${route.method} ${url} ${JSON.stringify(b).slice(0, 300)}`);
@@ -259,12 +358,19 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
   }, 180_000);
 
   it(`answers ${GRAPHQL_RUNS} generated operations over every query and mutation field without a 5xx or a code outside decisions.md`, async () => {
-    const fields = [...rootFields('query').map((f) => ['query', f] as const), ...rootFields('mutation').map((f) => ['mutation', f] as const)];
+    const fields = [
+      ...rootFields('query').map((f) => ['query', f] as const),
+      ...rootFields('mutation').map((f) => ['mutation', f] as const),
+    ];
     expect(fields.length).toBeGreaterThan(40);
     const operation = fc.oneof(...fields.map(([k, f]) => operationFor(k, f)));
     // Half the time the session and group that exist, so resolvers get past their 404s.
     const withKnownIds = (variables: Record<string, unknown>, flip: boolean) =>
-      flip ? Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v) ? sessionId : v])) : variables;
+      flip
+        ? Object.fromEntries(
+            Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' && /^[0-9a-f-]{36}$/.test(v) ? sessionId : v]),
+          )
+        : variables;
     await fc.assert(
       fc.asyncProperty(operation, fc.boolean(), async ({ query, variables }, flip) => {
         const res = await http(app.baseUrl, 'POST', '/graphql', { key, body: { query, variables: withKnownIds(variables, flip) } });
@@ -277,7 +383,12 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
   it(`answers ${SUBSCRIPTION_RUNS} generated subscriptions over graphql-ws with errors in decisions.md's codes`, async () => {
     const fields = rootFields('subscription');
     expect(fields.length).toBeGreaterThanOrEqual(3);
-    const client = createClient({ url: `${app.baseUrl.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { 'x-api-key': key } });
+    const client = createClient({
+      url: `${app.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { 'x-api-key': key },
+    });
     try {
       await fc.assert(
         fc.asyncProperty(fc.oneof(...fields.map((f) => operationFor('subscription', f))), async ({ query, variables }) => {

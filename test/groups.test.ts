@@ -13,7 +13,11 @@ const SECOND = '15558880004';
 const UNKNOWN_GROUP = '888888888@g.us';
 const photo = randomBytes(2048);
 const files = setupServer(
-  mswHttp.get('https://files.example.com/crew.jpg', () => HttpResponse.arrayBuffer(photo.buffer.slice(photo.byteOffset, photo.byteOffset + photo.length), { headers: { 'content-type': 'image/jpeg' } })),
+  mswHttp.get('https://files.example.com/crew.jpg', () =>
+    HttpResponse.arrayBuffer(photo.buffer.slice(photo.byteOffset, photo.byteOffset + photo.length), {
+      headers: { 'content-type': 'image/jpeg' },
+    }),
+  ),
 );
 
 describe('network groups, statuses and channels end to end', () => {
@@ -43,7 +47,11 @@ describe('network groups, statuses and channels end to end', () => {
       id: expect.stringMatching(/@g\.us$/),
       subject: 'Crew',
       desc: '',
-      participants: expect.arrayContaining([{ id: `${ME}@s.whatsapp.net`, admin: 'superadmin' }, { id: `${A}@s.whatsapp.net` }, { id: `${B}@s.whatsapp.net` }]),
+      participants: expect.arrayContaining([
+        { id: `${ME}@s.whatsapp.net`, admin: 'superadmin' },
+        { id: `${A}@s.whatsapp.net` },
+        { id: `${B}@s.whatsapp.net` },
+      ]),
     });
     groupId = res.body.id;
     const list = await call('GET', `/v1/sessions/${sessionId}/groups`);
@@ -52,12 +60,28 @@ describe('network groups, statuses and channels end to end', () => {
   });
 
   it('sends text and interactive messages into the group, decrypted by both members', async () => {
-    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send`, { message: 'hi crew' })).body).toEqual({ ok: true, id: expect.any(String) });
-    const inter = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-interactive`, { body: 'Vote', buttons: [{ type: 'reply', text: 'Yes' }] });
+    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send`, { message: 'hi crew' })).body).toEqual({
+      ok: true,
+      id: expect.any(String),
+    });
+    const inter = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-interactive`, {
+      body: 'Vote',
+      buttons: [{ type: 'reply', text: 'Yes' }],
+    });
     expect(inter.body).toEqual({ ok: true, id: expect.any(String) });
     for (const n of [A, B]) {
-      await waitUntil(async () => inbox(n).filter((e) => e.chat === groupId).map((e) => e.content), (t) => t.includes('Vote [Yes]'));
-      expect(inbox(n).filter((e) => e.chat === groupId).map((e) => e.content)).toEqual(['hi crew', 'Vote [Yes]']);
+      await waitUntil(
+        async () =>
+          inbox(n)
+            .filter((e) => e.chat === groupId)
+            .map((e) => e.content),
+        (t) => t.includes('Vote [Yes]'),
+      );
+      expect(
+        inbox(n)
+          .filter((e) => e.chat === groupId)
+          .map((e) => e.content),
+      ).toEqual(['hi crew', 'Vote [Yes]']);
     }
   });
 
@@ -66,7 +90,10 @@ describe('network groups, statuses and channels end to end', () => {
     try {
       const from = ctx.sandbox.control.trace().length;
       expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send`, { message: 'one read' })).status).toBe(200);
-      await waitUntil(async () => inbox(A).map((e) => e.content), (t) => t.includes('one read'));
+      await waitUntil(
+        async () => inbox(A).map((e) => e.content),
+        (t) => t.includes('one read'),
+      );
       const reads = ctx.sandbox.control
         .trace()
         .slice(from)
@@ -78,7 +105,11 @@ describe('network groups, statuses and channels end to end', () => {
   });
 
   it('sends an image into the group, received by both members', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-media`, { mediaType: 'image', url: 'https://files.example.com/crew.jpg', caption: 'crew photo' });
+    const res = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-media`, {
+      mediaType: 'image',
+      url: 'https://files.example.com/crew.jpg',
+      caption: 'crew photo',
+    });
     expect(res.body).toEqual({ ok: true, id: expect.any(String) });
     for (const n of [A, B]) {
       const entry = await waitUntil(async () => inbox(n).find((e) => e.chat === groupId && e.kind === 'image' && e.sha256), Boolean);
@@ -94,21 +125,43 @@ describe('network groups, statuses and channels end to end', () => {
     ];
     for (const [route, body] of sends) {
       const res = await call('POST', `/v1/sessions/${sessionId}/groups/${UNKNOWN_GROUP}/${route}`, body);
-      expect({ route, status: res.status, body: res.body }).toEqual({ route, status: 404, body: { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } } });
+      expect({ route, status: res.status, body: res.body }).toEqual({
+        route,
+        status: 404,
+        body: { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } },
+      });
     }
     expect((await call('GET', `/v1/sessions/${sessionId}/messages?to=${UNKNOWN_GROUP}`)).body).toEqual({ count: 0, items: [] });
     expect((await call('GET', `/v1/sessions/${sessionId}/messages?status=FAILED`)).body).toEqual({ count: 0, items: [] });
     // the refused interactive send must not count as a button failure: buttons still go out
-    await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-interactive`, { body: 'Again', buttons: [{ type: 'reply', text: 'Sure' }] });
-    await waitUntil(async () => inbox(A).filter((e) => e.chat === groupId).map((e) => e.content), (t) => t.includes('Again [Sure]'));
+    await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/send-interactive`, {
+      body: 'Again',
+      buttons: [{ type: 'reply', text: 'Sure' }],
+    });
+    await waitUntil(
+      async () =>
+        inbox(A)
+          .filter((e) => e.chat === groupId)
+          .map((e) => e.content),
+      (t) => t.includes('Again [Sure]'),
+    );
   });
 
   it('changes participants, subject and description, visible in details and members', async () => {
     ctx.sandbox.control.addPhone('15558880009', 'Zed');
-    const add = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'add', participants: ['15558880009'] });
+    const add = await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, {
+      action: 'add',
+      participants: ['15558880009'],
+    });
     expect(add.body).toEqual({ ok: true, action: 'add', participants: ['15558880009@s.whatsapp.net'] });
-    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/promote`, { participants: [A] })).body).toEqual({ ok: true, action: 'promote', participants: [`${A}@s.whatsapp.net`] });
-    expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}`, { subject: 'Crew 2', description: 'the crew' })).body).toEqual({ ok: true, subject: 'Crew 2', description: 'the crew' });
+    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/promote`, { participants: [A] })).body).toEqual({
+      ok: true,
+      action: 'promote',
+      participants: [`${A}@s.whatsapp.net`],
+    });
+    expect(
+      (await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}`, { subject: 'Crew 2', description: 'the crew' })).body,
+    ).toEqual({ ok: true, subject: 'Crew 2', description: 'the crew' });
     const details = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}`);
     expect(details.body).toMatchObject({ subject: 'Crew 2', desc: 'the crew' });
     expect(details.body.participants).toContainEqual({ id: `${A}@s.whatsapp.net`, admin: 'admin' });
@@ -116,11 +169,16 @@ describe('network groups, statuses and channels end to end', () => {
     const members = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}/members`);
     expect(members.body).toMatchObject({ groupId, count: 3 });
     expect(members.body.members.map((m: { id: string }) => m.id)).not.toContain('15558880009@s.whatsapp.net');
-    expect((await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'kick', participants: [A] })).status).toBe(400);
+    expect(
+      (await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'kick', participants: [A] })).status,
+    ).toBe(400);
   });
 
   it('sets admin-only and reads it back', async () => {
-    expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}/privacy`, { adminOnly: true })).body).toEqual({ ok: true, adminOnly: true });
+    expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}/privacy`, { adminOnly: true })).body).toEqual({
+      ok: true,
+      adminOnly: true,
+    });
     expect(ctx.sandbox.control.group(groupId)?.announce).toBe(true);
     expect((await call('PATCH', `/v1/sessions/${sessionId}/groups/${groupId}/privacy`, {})).status).toBe(400);
   });
@@ -147,11 +205,19 @@ describe('network groups, statuses and channels end to end', () => {
 
   it('refuses to leave a group that does not exist (404)', async () => {
     const res = await call('DELETE', `/v1/sessions/${sessionId}/groups/999999999@g.us`);
-    expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } } });
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 404,
+      body: { ok: false, error: { code: 'NOT_FOUND', message: 'Group not found' } },
+    });
   });
 
   it('publishes a text status to the listed phones, with every field of the spec', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'status!', backgroundColor: '#112233', statusJidList: [`${A}@s.whatsapp.net`] });
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/send`, {
+      type: 'text',
+      text: 'status!',
+      backgroundColor: '#112233',
+      statusJidList: [`${A}@s.whatsapp.net`],
+    });
     expect(res.body).toEqual({
       ok: true,
       accepted: true,
@@ -169,7 +235,11 @@ describe('network groups, statuses and channels end to end', () => {
 
   it('resolves all_contacts from the address book (on the network only)', async () => {
     await call('POST', '/v1/contacts/bulk', { contacts: [{ phone: B }, { phone: '19990007777' }] });
-    const res = await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'to everyone', audience: 'all_contacts' });
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/send`, {
+      type: 'text',
+      text: 'to everyone',
+      audience: 'all_contacts',
+    });
     expect(res.body).toMatchObject({ recipientsCount: 1, statusJidList: [`${B}@s.whatsapp.net`] });
     await waitUntil(async () => inbox(B).find((e) => e.content === 'to everyone'), Boolean);
   });
@@ -188,7 +258,10 @@ describe('network groups, statuses and channels end to end', () => {
     for (const [delayMs, message] of cases) {
       const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload, delayMs });
       expect(res.status, String(delayMs)).toBe(400);
-      expect(res.body).toEqual({ ok: false, error: { code: 'VALIDATION_FAILED', message: 'The request is not valid', details: [{ path: 'delayMs', message }] } });
+      expect(res.body).toEqual({
+        ok: false,
+        error: { code: 'VALIDATION_FAILED', message: 'The request is not valid', details: [{ path: 'delayMs', message }] },
+      });
     }
     const every = await call('POST', `/v1/sessions/${sessionId}/status/recurring`, { payload, everyMs: '60000' });
     expect(every.body.error.details).toEqual([{ path: 'everyMs', message: 'must be a number of milliseconds' }]);
@@ -197,7 +270,10 @@ describe('network groups, statuses and channels end to end', () => {
 
   it('publishes a scheduled status after its delay', async () => {
     // the spec types delayMs as a number: a fraction is accepted and rounded to whole ms
-    const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, { payload: { type: 'text', text: 'later status', statusJidList: [A] }, delayMs: 399.6 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/status/schedule`, {
+      payload: { type: 'text', text: 'later status', statusJidList: [A] },
+      delayMs: 399.6,
+    });
     expect(res.body).toEqual({ ok: true, scheduledInMs: 400 });
     expect(inbox(A).some((e) => e.content === 'later status')).toBe(false);
     await waitUntil(async () => inbox(A).find((e) => e.content === 'later status'), Boolean);
@@ -208,7 +284,10 @@ describe('network groups, statuses and channels end to end', () => {
     expect(list.body).toEqual({ ok: true, channels: [], message: expect.stringContaining('not supported') });
     const jid = '120363111111111111@newsletter';
     expect((await call('POST', `/v1/sessions/${sessionId}/channels/${jid}/send`, { text: 'post' })).body).toEqual({ ok: true });
-    await waitUntil(async () => ctx.sandbox.control.channel(jid).map((p) => p.content), (c) => c.includes('post'));
+    await waitUntil(
+      async () => ctx.sandbox.control.channel(jid).map((p) => p.content),
+      (c) => c.includes('post'),
+    );
     expect((await call('POST', `/v1/sessions/${sessionId}/channels/not-a-channel/send`, { text: 'x' })).status).toBe(400);
   });
 
@@ -219,7 +298,9 @@ describe('network groups, statuses and channels end to end', () => {
     expect((await call('POST', `/v1/sessions/${idle.id}/channels/1@newsletter/send`, { text: 'x' })).status).toBe(409);
     const other = (await ctx.app.newAccount()).apiKey;
     expect((await call('GET', `/v1/sessions/${sessionId}/groups`, undefined, other)).status).toBe(404);
-    expect((await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'x', statusJidList: [A] }, other)).status).toBe(404);
+    expect(
+      (await call('POST', `/v1/sessions/${sessionId}/status/send`, { type: 'text', text: 'x', statusJidList: [A] }, other)).status,
+    ).toBe(404);
     expect((await call('GET', `/v1/sessions/${sessionId}/channels`, undefined, other)).status).toBe(404);
   });
 });

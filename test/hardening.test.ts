@@ -131,17 +131,31 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
       expect(typenames.data ?? null).toBeNull();
       expect(codeOf(typenames)).toBe('VALIDATION_FAILED');
       expect(typenames.errors?.[0]?.message).toMatch(/Aliases limit of 30/);
-      const schemas = await gql(app.baseUrl, key, `{ ${Array.from({ length: 300 }, (_, i) => `s${i}: __schema { queryType { name } }`).join(' ')} }`);
+      const schemas = await gql(
+        app.baseUrl,
+        key,
+        `{ ${Array.from({ length: 300 }, (_, i) => `s${i}: __schema { queryType { name } }`).join(' ')} }`,
+      );
       expect(codeOf(schemas)).toBe('VALIDATION_FAILED');
       expect(JSON.stringify(schemas).length).toBeLessThan(10_000);
     });
 
     it('refuses too many directives, tokens and fields (breadth) with VALIDATION_FAILED', async () => {
       const directives = await gql(app.baseUrl, key, `{ me { id ${'@include(if: true) '.repeat(51)} } }`);
-      expect(directives.errors?.[0]).toMatchObject({ message: expect.stringMatching(/Directives limit/), extensions: { code: 'VALIDATION_FAILED' } });
+      expect(directives.errors?.[0]).toMatchObject({
+        message: expect.stringMatching(/Directives limit/),
+        extensions: { code: 'VALIDATION_FAILED' },
+      });
       const tokens = await gql(app.baseUrl, key, `{ me { ${'id '.repeat(10_001)} } }`);
-      expect(tokens.errors?.[0]).toMatchObject({ message: expect.stringMatching(/Token limit of 10000/), extensions: { code: 'VALIDATION_FAILED' } });
-      const wide = await gql(app.baseUrl, key, `{ ${Array.from({ length: 26 }, (_, i) => `f${i}: sessions { ${'id name status '.repeat(7)} }`).join(' ')} }`);
+      expect(tokens.errors?.[0]).toMatchObject({
+        message: expect.stringMatching(/Token limit of 10000/),
+        extensions: { code: 'VALIDATION_FAILED' },
+      });
+      const wide = await gql(
+        app.baseUrl,
+        key,
+        `{ ${Array.from({ length: 26 }, (_, i) => `f${i}: sessions { ${'id name status '.repeat(7)} }`).join(' ')} }`,
+      );
       expect(wide.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     });
 
@@ -159,13 +173,21 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
     });
 
     it('answers yoga-level refusals in decisions.md codes: a mutation over GET, an unknown operation name', async () => {
-      const viaGet = await http(app.baseUrl, 'GET', `/graphql?query=${encodeURIComponent('mutation { createSession(name: "x") { id } }')}`, {
-        key,
-        headers: { accept: 'application/json' },
-      });
+      const viaGet = await http(
+        app.baseUrl,
+        'GET',
+        `/graphql?query=${encodeURIComponent('mutation { createSession(name: "x") { id } }')}`,
+        {
+          key,
+          headers: { accept: 'application/json' },
+        },
+      );
       expect(viaGet.status).toBe(400);
       expect(viaGet.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-      const unknownName = await http(app.baseUrl, 'POST', '/graphql', { key, body: { query: 'query A { me { id } }', operationName: 'B' } });
+      const unknownName = await http(app.baseUrl, 'POST', '/graphql', {
+        key,
+        body: { query: 'query A { me { id } }', operationName: 'B' },
+      });
       expect(unknownName.status).toBe(400);
       expect(unknownName.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
     });
@@ -192,14 +214,22 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
       await first.connected;
       const query = 'subscription($c: ID!) { campaignProgress(campaignId: $c) { sent } }';
       const subs = [0, 1, 2, 3].map((i) => follow(first, query, { c: `00000000-0000-4000-8000-00000000000${i}` }));
-      await waitUntil(async () => subs[3]!.errors(), (e) => e !== undefined, 5_000);
+      await waitUntil(
+        async () => subs[3]!.errors(),
+        (e) => e !== undefined,
+        5_000,
+      );
       expect(subs[3]!.errors()?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
       expect(subs.slice(0, 3).map((s) => s.errors())).toEqual([undefined, undefined, undefined]);
 
       const second = openSocket(app, key);
       await second.connected;
       const more = [4, 5, 6].map((i) => follow(second, query, { c: `00000000-0000-4000-8000-00000000000${i}` }));
-      await waitUntil(async () => more[2]!.errors(), (e) => e !== undefined, 5_000);
+      await waitUntil(
+        async () => more[2]!.errors(),
+        (e) => e !== undefined,
+        5_000,
+      );
       // 3 on the first socket + 2 here = the account's 5; the third here is one too many.
       expect(more[2]!.errors()?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
       expect(more.slice(0, 2).map((s) => s.errors())).toEqual([undefined, undefined]);
@@ -221,10 +251,16 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
       const account = await app.newAccount();
       const socket = openSocket(app, account.apiKey);
       await socket.connected;
-      const sub = follow(socket, 'subscription($c: ID!) { campaignProgress(campaignId: $c) { sent } }', { c: '00000000-0000-4000-8000-0000000000aa' });
+      const sub = follow(socket, 'subscription($c: ID!) { campaignProgress(campaignId: $c) { sent } }', {
+        c: '00000000-0000-4000-8000-0000000000aa',
+      });
       await new Promise((r) => setTimeout(r, 100));
       await rotateApiKey(app.deps, { email: account.email });
-      await waitUntil(async () => socket.closed(), (code) => code !== null, 5_000);
+      await waitUntil(
+        async () => socket.closed(),
+        (code) => code !== null,
+        5_000,
+      );
       expect(socket.closed()).toBe(4403);
       // Nothing published after the rotation reaches the closed socket.
       app.deps.events.publish('campaign', campaignTopic(account.id, '00000000-0000-4000-8000-0000000000aa'), {
@@ -251,7 +287,11 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
       // What account A's bulk send publishes, then what account B's would.
       app.deps.events.publish('campaign', campaignTopic(a.id, id), { campaignId: id, total: 2, sent: 1, failed: 0, remaining: 1 });
       app.deps.events.publish('campaign', campaignTopic(b.id, id), { campaignId: id, total: 9, sent: 9, failed: 0, remaining: 0 });
-      await waitUntil(async () => fa.frames.length + fb.frames.length, (n) => n >= 2, 5_000);
+      await waitUntil(
+        async () => fa.frames.length + fb.frames.length,
+        (n) => n >= 2,
+        5_000,
+      );
       expect(fa.frames).toEqual([{ data: { campaignProgress: { campaignId: id, sent: 1 } } }]);
       expect(fb.frames).toEqual([{ data: { campaignProgress: { campaignId: id, sent: 9 } } }]);
       await sa.client.dispose();
@@ -262,7 +302,8 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
   describe('per-account caps', () => {
     it('refuses a session past MAX_SESSIONS_PER_ACCOUNT with 409 CONFLICT, for that account only', async () => {
       const owner = await app.newAccount();
-      for (const name of ['one', 'two']) expect((await http(app.baseUrl, 'POST', '/v1/sessions', { key: owner.apiKey, body: { name } })).status).toBe(201);
+      for (const name of ['one', 'two'])
+        expect((await http(app.baseUrl, 'POST', '/v1/sessions', { key: owner.apiKey, body: { name } })).status).toBe(201);
       const third = await http(app.baseUrl, 'POST', '/v1/sessions', { key: owner.apiKey, body: { name: 'three' } });
       expect(third.status).toBe(409);
       expect(third.body).toEqual({ ok: false, error: { code: 'CONFLICT', message: expect.stringMatching(/most sessions allowed \(2\)/) } });
@@ -276,13 +317,24 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
   describe('inputs that used to answer 500', () => {
     it('refuses a deeply nested body with 400, Idempotency-Key or not', async () => {
       const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
-      const variants: Array<Record<string, string>> = [{ 'content-type': 'application/json', 'idempotency-key': 'deep-1' }, { 'content-type': 'application/json' }];
+      const variants: Array<Record<string, string>> = [
+        { 'content-type': 'application/json', 'idempotency-key': 'deep-1' },
+        { 'content-type': 'application/json' },
+      ];
       for (const headers of variants) {
-        const res = await http(app.baseUrl, 'POST', '/v1/sessions/00000000-0000-4000-8000-000000000000/send', { key, rawBody: deep, headers });
+        const res = await http(app.baseUrl, 'POST', '/v1/sessions/00000000-0000-4000-8000-000000000000/send', {
+          key,
+          rawBody: deep,
+          headers,
+        });
         expect(res.status).toBe(400);
         expect(res.body).toEqual({
           ok: false,
-          error: { code: 'VALIDATION_FAILED', message: expect.any(String), details: [{ path: '(body)', message: 'must not be nested deeper than 32 levels' }] },
+          error: {
+            code: 'VALIDATION_FAILED',
+            message: expect.any(String),
+            details: [{ path: '(body)', message: 'must not be nested deeper than 32 levels' }],
+          },
         });
       }
     });

@@ -25,7 +25,11 @@ describe('one service process with many sessions', () => {
     expect(list.body.filter((s: { status: string }) => s.status === 'CONNECTED')).toHaveLength(COUNT);
     expect(new Set(list.body.map((s: { phone: string }) => s.phone)).size).toBe(COUNT);
     ctx.sandbox.control.addPhone('15560009999');
-    await Promise.all(ids.map((id, i) => http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/send`, { key: ctx.key, body: { to: '15560009999', message: `hello from ${i}` } })));
+    await Promise.all(
+      ids.map((id, i) =>
+        http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/send`, { key: ctx.key, body: { to: '15560009999', message: `hello from ${i}` } }),
+      ),
+    );
     const until = Date.now() + 20_000;
     while (ctx.sandbox.control.inbox('15560009999').length < COUNT && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     expect(new Set(ctx.sandbox.control.inbox('15560009999').map((e) => e.content)).size).toBe(COUNT);

@@ -45,8 +45,15 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ ok: true, id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     }
-    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (texts) => texts.includes('three'));
-    expect(inboxOf(BOB).filter((e) => e.kind === 'text').map((e) => e.content)).toEqual(['one', 'two', 'three']);
+    await waitUntil(
+      async () => inboxOf(BOB).map((e) => e.content),
+      (texts) => texts.includes('three'),
+    );
+    expect(
+      inboxOf(BOB)
+        .filter((e) => e.kind === 'text')
+        .map((e) => e.content),
+    ).toEqual(['one', 'two', 'three']);
     const record = await call('GET', `/v1/sessions/${sessionId}/messages/${a.body.id}`);
     expect(record.body).toMatchObject({
       id: a.body.id,
@@ -94,10 +101,19 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
       chatId: BOB,
       body: 'x',
       footer: 'f'.repeat(61),
-      buttons: [{ type: 'reply', text: 'x'.repeat(21) }, { type: 'url', text: 'u' }, { type: 'call', text: 'c', phoneNumber: '123' }, ],
+      buttons: [
+        { type: 'reply', text: 'x'.repeat(21) },
+        { type: 'url', text: 'u' },
+        { type: 'call', text: 'c', phoneNumber: '123' },
+      ],
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['buttons[0].text', 'buttons[1].url', 'buttons[2].phoneNumber', 'footer']);
+    expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'buttons[0].text',
+      'buttons[1].url',
+      'buttons[2].phoneNumber',
+      'footer',
+    ]);
   });
 
   it('sends list sections as plain text without a list', async () => {
@@ -117,7 +133,13 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     await waitUntil(async () => inboxOf(BOB).find((e) => e.kind === 'location'), Boolean);
     expect(inboxOf(BOB).find((e) => e.kind === 'contact')?.content).toBe('Carol');
     expect(inboxOf(BOB).find((e) => e.kind === 'location')?.content).toBe('48.85,2.35 Paris');
-    const both = await call('POST', `/v1/sessions/${sessionId}/messages/rich`, { to: BOB, contactName: 'C', contactPhone: '1555000', latitude: 1, longitude: 2 });
+    const both = await call('POST', `/v1/sessions/${sessionId}/messages/rich`, {
+      to: BOB,
+      contactName: 'C',
+      contactPhone: '1555000',
+      latitude: 1,
+      longitude: 2,
+    });
     expect(both.status).toBe(400);
     expect((await call('POST', `/v1/sessions/${sessionId}/messages/rich`, { to: BOB })).status).toBe(400);
   });
@@ -134,12 +156,20 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
 
   it('refuses to edit a record without a network id (409 MESSAGE_NOT_EDITABLE) or an unknown one (404)', async () => {
     const row = await ctx.app.db.outgoingMessage.create({
-      data: { accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId, sessionId, toNumber: `${BOB}@s.whatsapp.net`, content: 'old', status: 'SENT' },
+      data: {
+        accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId,
+        sessionId,
+        toNumber: `${BOB}@s.whatsapp.net`,
+        content: 'old',
+        status: 'SENT',
+      },
     });
     const res = await call('POST', `/v1/sessions/${sessionId}/messages/${row.id}/edit`, { text: 'x' });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('MESSAGE_NOT_EDITABLE');
-    expect((await call('POST', `/v1/sessions/${sessionId}/messages/00000000-0000-0000-0000-000000000000/edit`, { text: 'x' })).status).toBe(404);
+    expect((await call('POST', `/v1/sessions/${sessionId}/messages/00000000-0000-0000-0000-000000000000/edit`, { text: 'x' })).status).toBe(
+      404,
+    );
   });
 
   it('shows "composing" then sends the text for messages/typing', async () => {
@@ -183,12 +213,18 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(inboxOf(BOB).filter((e) => e.content === 'exactly once')).toHaveLength(1);
 
     // A day later the key is forgotten: the same request is a new send.
-    await ctx.app.db.idempotentRequest.updateMany({ where: { key: { endsWith: ' retry-123' } }, data: { createdAt: new Date(Date.now() - 24 * 3600 * 1000 - 1000) } });
+    await ctx.app.db.idempotentRequest.updateMany({
+      where: { key: { endsWith: ' retry-123' } },
+      data: { createdAt: new Date(Date.now() - 24 * 3600 * 1000 - 1000) },
+    });
     const later = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'exactly once' }, headers);
     expect(later.status).toBe(200);
     expect(later.headers.get('idempotent-replayed')).toBeNull();
     expect(later.body.id).not.toBe(first.body.id);
-    await waitUntil(async () => inboxOf(BOB).filter((e) => e.content === 'exactly once').length, (n) => n === 2);
+    await waitUntil(
+      async () => inboxOf(BOB).filter((e) => e.content === 'exactly once').length,
+      (n) => n === 2,
+    );
     expect(await ctx.app.db.idempotentRequest.count({ where: { key: { endsWith: ' retry-123' } } })).toBe(1);
   });
 
@@ -202,7 +238,10 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(onB.headers.get('idempotent-replayed')).toBeNull();
     expect(onB.body).toEqual({ ok: true, id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(onB.body.id).not.toBe(onA.body.id);
-    await waitUntil(async () => inboxOf(BOB).map((e) => e.content), (t) => t.includes('key on A') && t.includes('key on B'));
+    await waitUntil(
+      async () => inboxOf(BOB).map((e) => e.content),
+      (t) => t.includes('key on A') && t.includes('key on B'),
+    );
     const recordB = await call('GET', `/v1/sessions/${other}/messages/${onB.body.id}`);
     expect(recordB.body).toMatchObject({ sessionId: other, content: 'key on B', status: 'SENT' });
 
@@ -238,7 +277,11 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
       [`${s}/messages/typing`, { to: BOB, text: 'x' }, { to: BOB }],
       [`${s}/messages/00000000-0000-0000-0000-000000000000/edit`, { text: 'x' }, {}],
       [`${s}/groups/120363000000000001@g.us/send`, { message: 'x' }, {}],
-      [`${s}/groups/120363000000000001@g.us/send-media`, { mediaType: 'image', url: 'https://files.example.com/photo.jpg' }, { mediaType: 'image' }],
+      [
+        `${s}/groups/120363000000000001@g.us/send-media`,
+        { mediaType: 'image', url: 'https://files.example.com/photo.jpg' },
+        { mediaType: 'image' },
+      ],
       [`${s}/groups/120363000000000001@g.us/send-interactive`, { body: 'x', buttons: [{ type: 'reply', text: 'ok' }] }, { body: 'x' }],
       [`${s}/channels/120363000000000002@newsletter/send`, { text: 'x' }, {}],
       [`${s}/status/send`, status, { type: 'text' }],
@@ -326,7 +369,10 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect((await call('GET', `/v1/sessions/${sessionId}/incoming`)).body).toEqual({ count: 0, consumed: true, items: [] });
 
     await ctx.sandbox.control.sendText(BOB, ME, 'kept');
-    await waitUntil(async () => ctx.app.deps.incoming.size(sessionId), (n) => n === 1);
+    await waitUntil(
+      async () => ctx.app.deps.incoming.size(sessionId),
+      (n) => n === 1,
+    );
     const peek = await call('GET', `/v1/sessions/${sessionId}/incoming?consume=false`);
     expect(peek.body).toMatchObject({ count: 1, consumed: false });
     expect((await call('GET', `/v1/sessions/${sessionId}/incoming`)).body.items[0].content).toBe('kept');
@@ -334,7 +380,12 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
   });
 
   it('pushes incoming messages over the GraphQL subscription', async () => {
-    const client = createClient({ url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { 'x-api-key': ctx.key } });
+    const client = createClient({
+      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { 'x-api-key': ctx.key },
+    });
     const got: string[] = [];
     const done = new Promise<void>((resolve, reject) => {
       client.subscribe<{ incomingMessages: { content: string; type: string } }>(
@@ -358,9 +409,19 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
   });
 
   it('offers the same sends and history through GraphQL', async () => {
-    const res = await gql(ctx.app.baseUrl, ctx.key, `mutation($s: ID!) { sendText(sessionId: $s, to: "${BOB}", message: "via graphql") { ok id } }`, { s: sessionId });
+    const res = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      `mutation($s: ID!) { sendText(sessionId: $s, to: "${BOB}", message: "via graphql") { ok id } }`,
+      { s: sessionId },
+    );
     expect(res.data.sendText.ok).toBe(true);
-    const history = await gql(ctx.app.baseUrl, ctx.key, `query($s: ID!) { messages(sessionId: $s, limit: 1) { count items { id content status } } }`, { s: sessionId });
+    const history = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      `query($s: ID!) { messages(sessionId: $s, limit: 1) { count items { id content status } } }`,
+      { s: sessionId },
+    );
     expect(history.data.messages.items[0]).toEqual({ id: res.data.sendText.id, content: 'via graphql', status: 'SENT' });
     await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'via graphql'), Boolean);
   });
@@ -369,10 +430,18 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     ctx.sandbox.control.refuseButtons(ME);
     const ids: string[] = [];
     for (const n of [1, 2, 3]) {
-      const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, { chatId: BOB, body: `refused ${n}`, footer: 'f', buttons: [{ type: 'reply', text: 'OK' }] });
+      const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, {
+        chatId: BOB,
+        body: `refused ${n}`,
+        footer: 'f',
+        buttons: [{ type: 'reply', text: 'OK' }],
+      });
       expect(res.body).toEqual({ ok: true, id: expect.any(String) });
       ids.push(res.body.id);
-      const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => /\(message /.test(r.body.error ?? ''));
+      const record = await waitUntil(
+        () => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`),
+        (r) => /\(message /.test(r.body.error ?? ''),
+      );
       expect(record.body.status).toBe('FAILED');
       expect(record.body.error).toMatch(/refused .*error 479.*sent again as plain text \(message [0-9a-f-]{36}\)$/);
       // never sent: a FAILED record has no sentAt, even when the SENT mark was written before the refusal came
@@ -382,8 +451,17 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
       expect(inboxOf(BOB).filter((e) => e.content === `refused ${n}`)).toHaveLength(1);
       // the plain-text copy is a record of its own, SENT, and is what the phone received
       const copyId = /message ([0-9a-f-]{36})/.exec(record.body.error)?.[1];
-      const copy = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${copyId}`), (r) => r.body.status !== 'PENDING');
-      expect(copy.body).toMatchObject({ status: 'SENT', toNumber: `${BOB}@s.whatsapp.net`, content: `refused ${n}`, sentAt: expect.stringMatching(/Z$/), error: null });
+      const copy = await waitUntil(
+        () => call('GET', `/v1/sessions/${sessionId}/messages/${copyId}`),
+        (r) => r.body.status !== 'PENDING',
+      );
+      expect(copy.body).toMatchObject({
+        status: 'SENT',
+        toNumber: `${BOB}@s.whatsapp.net`,
+        content: `refused ${n}`,
+        sentAt: expect.stringMatching(/Z$/),
+        error: null,
+      });
       expect(copy.body.waMessageId).toBe(plain?.id);
     }
     // a repeated error ack for a record already FAILED changes nothing and sends no second copy
@@ -393,8 +471,15 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(inboxOf(BOB).filter((e) => e.content === 'refused 1')).toHaveLength(1);
     expect(await ctx.app.db.outgoingMessage.findUniqueOrThrow({ where: { id: ids[0] } })).toEqual(first);
     // three refusals in a row: this session now sends interactive messages as plain text at once
-    const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, { chatId: BOB, body: 'plain now', buttons: [{ type: 'reply', text: 'OK' }] });
-    const record = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`), (r) => r.body.status !== 'PENDING');
+    const res = await call('POST', `/v1/sessions/${sessionId}/send-interactive`, {
+      chatId: BOB,
+      body: 'plain now',
+      buttons: [{ type: 'reply', text: 'OK' }],
+    });
+    const record = await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`),
+      (r) => r.body.status !== 'PENDING',
+    );
     expect(record.body, JSON.stringify(record.body)).toMatchObject({ status: 'SENT' });
     expect((await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'plain now'), Boolean))?.kind).toBe('text');
     ctx.sandbox.control.refuseButtons(ME, false);

@@ -17,7 +17,8 @@ const sample = (text: string, series: string): number => {
 describe('GET /metrics (Prometheus)', () => {
   let ctx: Linked;
   let plain: TestApp;
-  const scrape = async (token = TOKEN) => http<string>(ctx.app.baseUrl, 'GET', '/metrics', { headers: { authorization: `Bearer ${token}` } });
+  const scrape = async (token = TOKEN) =>
+    http<string>(ctx.app.baseUrl, 'GET', '/metrics', { headers: { authorization: `Bearer ${token}` } });
 
   beforeAll(async () => {
     ctx = await startWithSandbox('sqlite', { METRICS_TOKEN: TOKEN });
@@ -33,7 +34,10 @@ describe('GET /metrics (Prometheus)', () => {
     expect((await http(plain.baseUrl, 'GET', '/metrics')).status).toBe(404);
     const none = await http(ctx.app.baseUrl, 'GET', '/metrics');
     expect(none.status).toBe(401);
-    expect(none.body).toEqual({ ok: false, error: { code: 'UNAUTHENTICATED', message: 'A valid metrics token is required (Authorization: Bearer <METRICS_TOKEN>)' } });
+    expect(none.body).toEqual({
+      ok: false,
+      error: { code: 'UNAUTHENTICATED', message: 'A valid metrics token is required (Authorization: Bearer <METRICS_TOKEN>)' },
+    });
     expect((await scrape(`${TOKEN}x`)).status).toBe(401);
     const ok = await scrape();
     expect(ok.status).toBe(200);
@@ -48,12 +52,30 @@ describe('GET /metrics (Prometheus)', () => {
     const id = await linkSession(ctx, ME);
     ctx.sandbox.control.addPhone(FRIEND);
     const { body: idle } = await http(ctx.app.baseUrl, 'POST', '/v1/sessions', { key: ctx.key, body: { name: 'idle' } });
-    expect((await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/send`, { key: ctx.key, body: { to: FRIEND, message: 'counted' } })).status).toBe(200);
-    expect((await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/messages/schedule`, { key: ctx.key, body: { to: FRIEND, message: 'due soon', delayMs: 200 } })).status).toBe(200);
-    await waitUntil(() => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/messages?status=SENT`, { key: ctx.key }), (r) => r.body.count === 2);
-    expect((await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${idle.id}/send`, { key: ctx.key, body: { to: FRIEND, message: 'not sent' } })).status).toBe(409);
+    expect(
+      (await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/send`, { key: ctx.key, body: { to: FRIEND, message: 'counted' } })).status,
+    ).toBe(200);
+    expect(
+      (
+        await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/messages/schedule`, {
+          key: ctx.key,
+          body: { to: FRIEND, message: 'due soon', delayMs: 200 },
+        })
+      ).status,
+    ).toBe(200);
+    await waitUntil(
+      () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/messages?status=SENT`, { key: ctx.key }),
+      (r) => r.body.count === 2,
+    );
+    expect(
+      (await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${idle.id}/send`, { key: ctx.key, body: { to: FRIEND, message: 'not sent' } }))
+        .status,
+    ).toBe(409);
     await ctx.sandbox.control.sendText(FRIEND, ME, 'counted too');
-    await waitUntil(() => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/incoming?consume=false`, { key: ctx.key }), (r) => r.body.count === 1);
+    await waitUntil(
+      () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/incoming?consume=false`, { key: ctx.key }),
+      (r) => r.body.count === 1,
+    );
 
     const after = (await scrape()).body;
     expect(sample(after, 'wa_sessions{status="CONNECTED"}')).toBe(1);

@@ -44,7 +44,10 @@ describe.each([
     const poll = call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=10000`);
     await ctx.sandbox.control.sendText(friend, me, 'hello from the phone');
     const answer = await poll;
-    expect(answer.body).toMatchObject({ count: 1, items: [{ from: `${friend}@s.whatsapp.net`, type: 'text', content: 'hello from the phone' }] });
+    expect(answer.body).toMatchObject({
+      count: 1,
+      items: [{ from: `${friend}@s.whatsapp.net`, type: 'text', content: 'hello from the phone' }],
+    });
   });
 
   it('keeps the Signal keys of a send, so the link comes back after a restart of the link and still sends', async () => {

@@ -22,7 +22,8 @@ const expressRoutes = (router: Router): string[] => {
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
-        for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') found.push(`${method.toUpperCase()} ${layer.route.path}`);
+        for (const [method, on] of Object.entries(layer.route.methods))
+          if (on && method !== '_all') found.push(`${method.toUpperCase()} ${layer.route.path}`);
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
@@ -82,14 +83,17 @@ describe('the OpenAPI document at /v1/openapi.json and the reference at /docs', 
       const [method, path] = r.split(' ');
       return `${method} ${toOpenApi(path ?? '')}`;
     });
-    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     expect(served.length).toBeGreaterThan(60);
     expect(new Set(served).size).toBe(served.length);
     expect([...documented].sort()).toEqual([...served].sort());
     // Every $ref resolves and every schema compiles.
     for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
       for (const [method, op] of Object.entries(ops)) {
-        for (const response of Object.values(op.responses as Record<string, Json>)) ajv.compile({ ...response.content['application/json'].schema, components: doc.components });
+        for (const response of Object.values(op.responses as Record<string, Json>))
+          ajv.compile({ ...response.content['application/json'].schema, components: doc.components });
         if (op.requestBody) ajv.compile({ ...op.requestBody.content['application/json'].schema, components: doc.components });
         expect(op.summary, `${method} ${path}`).toBeTruthy();
       }

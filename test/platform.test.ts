@@ -94,7 +94,8 @@ describe('service platform: auth, errors, health, GraphQL limits', () => {
     });
 
     it('answers a request body that is not JSON with INVALID_JSON and a request without a query with VALIDATION_FAILED', async () => {
-      const post = (rawBody: string) => http(app.baseUrl, 'POST', '/graphql', { key: account.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      const post = (rawBody: string) =>
+        http(app.baseUrl, 'POST', '/graphql', { key: account.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
       expect(await post('{bad')).toMatchObject({
         status: 400,
         body: { errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'INVALID_JSON' } }] },
@@ -105,15 +106,20 @@ describe('service platform: auth, errors, health, GraphQL limits', () => {
       ]) {
         const res = await post(rawBody ?? '');
         expect(res.status, rawBody).toBe(400);
-        expect(res.body, rawBody).toEqual({ errors: [{ message, extensions: { code: 'VALIDATION_FAILED', details: [{ path: '(request)', message }] } }] });
+        expect(res.body, rawBody).toEqual({
+          errors: [{ message, extensions: { code: 'VALIDATION_FAILED', details: [{ path: '(request)', message }] } }],
+        });
       }
     });
 
-        it('checks the key before the query: an invalid query without a key is 401, not a validation error', async () => {
+    it('checks the key before the query: an invalid query without a key is 401, not a validation error', async () => {
       for (const query of ['{ me { id ', '{ nosuchfield }']) {
         const res = await gql(app.baseUrl, undefined, query);
         expect(res.status, query).toBe(401);
-        expect(res.errors?.map((e) => e.extensions?.code), query).toEqual(['UNAUTHENTICATED']);
+        expect(
+          res.errors?.map((e) => e.extensions?.code),
+          query,
+        ).toEqual(['UNAUTHENTICATED']);
       }
     });
 

@@ -85,7 +85,9 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
         status: 400,
         body: invalid([{ path: 'name', message: NUL }]),
       });
-      expect(await call('POST', '/v1/contacts', { body: { phone: '15550002222', name: 'x\u0000', tags: ['ok', 't\u0000'] } })).toMatchObject({
+      expect(
+        await call('POST', '/v1/contacts', { body: { phone: '15550002222', name: 'x\u0000', tags: ['ok', 't\u0000'] } }),
+      ).toMatchObject({
         status: 400,
         body: invalid([
           { path: 'name', message: NUL },
@@ -109,7 +111,12 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
 
     it('make only their own item of a bulk import an error; the rest is imported', async () => {
       const res = await call('POST', '/v1/contacts/bulk', {
-        body: { contacts: [{ phone: '15550003331', name: 'fine' }, { jid: '15550003332@s.whatsapp.net', name: 'bad\u0000' }] },
+        body: {
+          contacts: [
+            { phone: '15550003331', name: 'fine' },
+            { jid: '15550003332@s.whatsapp.net', name: 'bad\u0000' },
+          ],
+        },
       });
       expect(res).toMatchObject({
         status: 200,
@@ -147,7 +154,10 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
       ]);
       const variable = await gql(app.baseUrl, key, 'mutation($n: String!) { createSession(name: $n) { id } }', { n: 'a\u0000' });
       expect(variable.errors).toEqual([
-        { message: 'The request is not valid', extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'variables.n', message: NUL }] } },
+        {
+          message: 'The request is not valid',
+          extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'variables.n', message: NUL }] },
+        },
       ]);
       expect(await snapshot()).toEqual(before);
     });
@@ -184,7 +194,10 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
       expect((await call('GET', '/v1/contacts?limit=7&page=2')).body).toMatchObject({ page: 2, limit: 7 });
       expect((await call('GET', '/v1/contacts?limit=1000')).body).toMatchObject({ limit: 200 });
       expect((await call('GET', '/v1/contacts?limit=99999999999999999999')).body).toMatchObject({ limit: 200 });
-      expect(await call('GET', '/v1/contacts?limit=0')).toMatchObject({ status: 400, body: invalid([{ path: 'limit', message: 'must be at least 1' }]) });
+      expect(await call('GET', '/v1/contacts?limit=0')).toMatchObject({
+        status: 400,
+        body: invalid([{ path: 'limit', message: 'must be at least 1' }]),
+      });
       expect(await call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=0&limit=5`)).toMatchObject({
         status: 200,
         body: { count: 0, items: [] },

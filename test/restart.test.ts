@@ -17,7 +17,12 @@ describe('a restarted service process', () => {
   let sandbox: Sandbox;
   let database: TestDatabase;
   let service: ServiceProcess | undefined;
-  const env = () => ({ DATABASE_URL: database.url, WA_SANDBOX_URL: sandbox.controlUrl, BOOTSTRAP_EMAIL: 'ops@example.com', BOOTSTRAP_API_KEY: KEY });
+  const env = () => ({
+    DATABASE_URL: database.url,
+    WA_SANDBOX_URL: sandbox.controlUrl,
+    BOOTSTRAP_EMAIL: 'ops@example.com',
+    BOOTSTRAP_API_KEY: KEY,
+  });
   const call = (method: string, path: string, body?: unknown) => http(service?.baseUrl ?? '', method, path, { key: KEY, body });
 
   beforeAll(async () => {
@@ -36,9 +41,15 @@ describe('a restarted service process', () => {
     service = await spawnService(env());
     const { body: session } = await call('POST', '/v1/sessions', { name: 'durable' });
     await call('POST', `/v1/sessions/${session.id}/connect`);
-    const qr = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/qrcode`), (r) => r.body.hasQrCode);
+    const qr = await waitUntil(
+      () => call('GET', `/v1/sessions/${session.id}/qrcode`),
+      (r) => r.body.hasQrCode,
+    );
     await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
-    await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED');
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${session.id}/status`),
+      (r) => r.body.status === 'CONNECTED',
+    );
     // SIGTERM drains: a waiting long-poll is answered, then the process exits cleanly.
     const poll = call('GET', `/v1/sessions/${session.id}/incoming?waitMs=30000`);
     await new Promise((r) => setTimeout(r, 200));
@@ -49,12 +60,20 @@ describe('a restarted service process', () => {
     expect(sandbox.control.phone(ME).devices).toHaveLength(1);
 
     service = await spawnService(env());
-    const back = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY', 30_000);
+    const back = await waitUntil(
+      () => call('GET', `/v1/sessions/${session.id}/status`),
+      (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY',
+      30_000,
+    );
     expect(back.body).toMatchObject({ status: 'CONNECTED', phone: `${ME}@s.whatsapp.net`, qrCode: null });
 
     await service.stop('SIGKILL');
     service = await spawnService(env());
-    const again = await waitUntil(() => call('GET', `/v1/sessions/${session.id}/status`), (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY', 30_000);
+    const again = await waitUntil(
+      () => call('GET', `/v1/sessions/${session.id}/status`),
+      (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY',
+      30_000,
+    );
     expect(again.body.status).toBe('CONNECTED');
     expect(sandbox.control.phone(ME).devices).toHaveLength(1);
   });
@@ -68,13 +87,25 @@ describe('a restarted service process', () => {
       template: 'campaign {name}',
       delayMs: 700,
     });
-    await waitUntil(async () => sandbox.control.inbox(FRIENDS[0] ?? '').length, (n) => n >= 1, 10_000);
+    await waitUntil(
+      async () => sandbox.control.inbox(FRIENDS[0] ?? '').length,
+      (n) => n >= 1,
+      10_000,
+    );
     await service?.stop('SIGKILL');
     service = await spawnService(env());
     for (const [i, n] of FRIENDS.entries()) {
-      await waitUntil(async () => sandbox.control.inbox(n).map((e) => e.content), (t) => t.includes(`campaign F${i}`), 30_000);
+      await waitUntil(
+        async () => sandbox.control.inbox(n).map((e) => e.content),
+        (t) => t.includes(`campaign F${i}`),
+        30_000,
+      );
     }
-    await waitUntil(async () => sandbox.control.inbox(FRIENDS[0] ?? '').map((e) => e.content), (t) => t.includes('scheduled survives'), 30_000);
+    await waitUntil(
+      async () => sandbox.control.inbox(FRIENDS[0] ?? '').map((e) => e.content),
+      (t) => t.includes('scheduled survives'),
+      30_000,
+    );
     for (const n of FRIENDS) {
       for (const entry of sandbox.control.inbox(n)) expect(entry.duplicates, `${n}: ${entry.content}`).toBe(0);
       expect(sandbox.control.inbox(n).filter((e) => e.content.startsWith('campaign'))).toHaveLength(1);
@@ -95,8 +126,13 @@ describe('a restarted service process', () => {
     expect(res.body).toEqual({ ok: true, scheduledInMs: 3000 });
     await service?.stop('SIGKILL');
     service = await spawnService(env());
-    const inbox = () => sandbox.control.inbox(FRIENDS[1] ?? '').filter((e) => e.chat === 'status@broadcast' && e.content === 'status after restart');
-    await waitUntil(async () => inbox().length, (n) => n === 1, 30_000);
+    const inbox = () =>
+      sandbox.control.inbox(FRIENDS[1] ?? '').filter((e) => e.chat === 'status@broadcast' && e.content === 'status after restart');
+    await waitUntil(
+      async () => inbox().length,
+      (n) => n === 1,
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 500));
     expect(inbox()).toHaveLength(1);
     expect(inbox()[0]?.duplicates).toBe(0);

@@ -32,11 +32,17 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(res.body).toMatchObject({ ok: true, count: 5 });
     for (const [i, n] of FRIENDS.entries()) {
       const expected = i < 4 ? `Hi Friend${i}!` : `Hi ${n}!`;
-      await waitUntil(async () => texts(n), (t) => t.includes(expected));
+      await waitUntil(
+        async () => texts(n),
+        (t) => t.includes(expected),
+      );
       expect(texts(n).filter((t) => t === expected)).toHaveLength(1);
     }
     // The phone can decrypt a scheduled message a moment before its record says SENT.
-    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages?status=SENT`), (r) => r.body.count === 5);
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/messages?status=SENT`),
+      (r) => r.body.count === 5,
+    );
   });
 
   it('times a campaign from its first send: each message leaves delayMs after the one before', async () => {
@@ -58,7 +64,11 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   });
 
   it('arms a job that fires before its message is due again, and sends nothing', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[2], message: 'not before its time', delayMs: 30 * 24 * 3600 * 1000 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, {
+      to: FRIENDS[2],
+      message: 'not before its time',
+      delayMs: 30 * 24 * 3600 * 1000,
+    });
     expect(res.status).toBe(200);
     const armedAgainFor = await runDueMessage(ctx.app.deps, res.body.messageId);
     expect(armedAgainFor?.toISOString()).toBe(res.body.sendAt);
@@ -68,15 +78,28 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   });
 
   it('bulk-send is the same as campaign, and leaves placeholders other than {name} as written', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/bulk-send`, { contacts: [{ jid: FRIENDS[0] }], template: 'bulk {name} {constructor} {x}' });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/bulk-send`, {
+      contacts: [{ jid: FRIENDS[0] }],
+      template: 'bulk {name} {constructor} {x}',
+    });
     expect(res.body).toMatchObject({ ok: true, count: 1 });
-    await waitUntil(async () => texts(FRIENDS[0]!), (t) => t.includes(`bulk ${FRIENDS[0]} {constructor} {x}`));
+    await waitUntil(
+      async () => texts(FRIENDS[0]!),
+      (t) => t.includes(`bulk ${FRIENDS[0]} {constructor} {x}`),
+    );
   });
 
   it('sends one random variation', async () => {
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, { to: FRIENDS[1], variations: ['v-a', 'v-b', 'v-c'], delayMs: 10.5 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, {
+      to: FRIENDS[1],
+      variations: ['v-a', 'v-b', 'v-c'],
+      delayMs: 10.5,
+    });
     expect(res.body).toEqual({ ok: true, count: 1, sent: [expect.stringMatching(/^v-[abc]$/)] });
-    await waitUntil(async () => texts(FRIENDS[1]!), (t) => t.includes(res.body.sent[0]));
+    await waitUntil(
+      async () => texts(FRIENDS[1]!),
+      (t) => t.includes(res.body.sent[0]),
+    );
     expect(texts(FRIENDS[1]!).filter((t) => t.startsWith('v-'))).toHaveLength(1);
   });
 
@@ -88,7 +111,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       typing: { to: FRIENDS[0], text: 'never' },
     };
     for (const [route, body] of Object.entries(bodies)) {
-      for (const [delayMs, message] of [[-1, 'must be at least 0'], ['100', 'must be a number of milliseconds']] as const) {
+      for (const [delayMs, message] of [
+        [-1, 'must be at least 0'],
+        ['100', 'must be a number of milliseconds'],
+      ] as const) {
         const res = await call('POST', `/v1/sessions/${sessionId}/messages/${route}`, { ...body, delayMs });
         expect(res.status, `${route} ${delayMs}`).toBe(400);
         expect(res.body.error.details, `${route} ${delayMs}`).toEqual([{ path: 'delayMs', message }]);
@@ -98,11 +124,18 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   });
 
   it('refuses variations over the quota with 429 at once, without waiting delayMs or sending', async () => {
-    const key = { accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId, day: new Date().toISOString().slice(0, 10) };
+    const key = {
+      accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId,
+      day: new Date().toISOString().slice(0, 10),
+    };
     const used = (await ctx.app.db.dailyUsage.findUnique({ where: { accountId_day: key } }))?.count ?? 0;
     await ctx.app.db.dailyUsage.upsert({ where: { accountId_day: key }, create: { ...key, count: 1000 }, update: { count: 1000 } });
     const started = Date.now();
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, { to: FRIENDS[1], variations: ['over-a', 'over-b'], delayMs: 3000 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/variations`, {
+      to: FRIENDS[1],
+      variations: ['over-a', 'over-b'],
+      delayMs: 3000,
+    });
     const elapsed = Date.now() - started;
     const usageAfter = (await ctx.app.db.dailyUsage.findUniqueOrThrow({ where: { accountId_day: key } })).count;
     await ctx.app.db.dailyUsage.update({ where: { accountId_day: key }, data: { count: used } });
@@ -128,29 +161,50 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     const pending = await call('GET', `/v1/sessions/${sessionId}/messages?status=PENDING`);
     expect(pending.body.items.map((m: { id: string }) => m.id)).toContain(res.body.messageId);
     expect(texts(FRIENDS[2]!)).not.toContain('later');
-    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`), (r) => r.body.status === 'SENT');
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`),
+      (r) => r.body.status === 'SENT',
+    );
     expect(texts(FRIENDS[2]!)).toContain('later');
   });
 
   it('schedules by sendAt (which wins over delayMs), and sends a past sendAt at once', async () => {
     const at = new Date(Date.now() + 500).toISOString();
-    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[3], message: 'at time', sendAt: at, delayMs: 60_000 });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, {
+      to: FRIENDS[3],
+      message: 'at time',
+      sendAt: at,
+      delayMs: 60_000,
+    });
     expect(res.body.sendAt).toBe(at);
     expect(res.body.scheduledInMs).toBeGreaterThan(0);
     expect(res.body.scheduledInMs).toBeLessThanOrEqual(500);
-    const past = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[3], message: 'past', sendAt: '2020-01-01T00:00:00Z' });
+    const past = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, {
+      to: FRIENDS[3],
+      message: 'past',
+      sendAt: '2020-01-01T00:00:00Z',
+    });
     expect(past.body.scheduledInMs).toBe(0);
-    await waitUntil(async () => texts(FRIENDS[3]!), (t) => t.includes('past') && t.includes('at time'));
+    await waitUntil(
+      async () => texts(FRIENDS[3]!),
+      (t) => t.includes('past') && t.includes('at time'),
+    );
   });
 
   it('records FAILED with a reason when delivery fails', async () => {
     const res = await call('POST', `/v1/sessions/${sessionId}/messages/schedule`, { to: FRIENDS[4], message: 'will fail', delayMs: 400 });
     await call('POST', `/v1/sessions/${sessionId}/disconnect`);
-    const failed = await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`), (r) => r.body.status === 'FAILED');
+    const failed = await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`),
+      (r) => r.body.status === 'FAILED',
+    );
     expect(failed.body.error).toMatch(/not connected/);
     expect(failed.body.sentAt).toBeNull();
     await call('POST', `/v1/sessions/${sessionId}/connect`);
-    await waitUntil(() => call('GET', `/v1/sessions/${sessionId}/status`), (r) => r.body.status === 'CONNECTED');
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
+      (r) => r.body.status === 'CONNECTED',
+    );
   });
 
   it('fires a recurring message repeatedly, lists it, and stops when cancelled', async () => {
@@ -159,7 +213,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(res.body).toEqual({ ok: true, recurringEveryMs: 250, timerId: expect.any(String) });
     const listed = await call('GET', `/v1/sessions/${sessionId}/messages/recurring`);
     expect(listed.body.items).toEqual([expect.objectContaining({ timerId: res.body.timerId, everyMs: 250, message: 'tick' })]);
-    await waitUntil(async () => texts(FRIENDS[0]!).filter((t) => t === 'tick').length, (n) => n >= 2);
+    await waitUntil(
+      async () => texts(FRIENDS[0]!).filter((t) => t === 'tick').length,
+      (n) => n >= 2,
+    );
     expect((await call('DELETE', `/v1/sessions/${sessionId}/messages/recurring/${res.body.timerId}`)).body).toEqual({ ok: true });
     await new Promise((r) => setTimeout(r, 400));
     const after = texts(FRIENDS[0]!).filter((t) => t === 'tick').length;
@@ -173,11 +230,17 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
   it('refuses a recurring timer past MAX_RECURRING_PER_ACCOUNT with 409 CONFLICT, statuses included, until one is cancelled', async () => {
     const every = { everyMs: 3_600_000 };
     const first = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'hourly', ...every });
-    const second = await call('POST', `/v1/sessions/${sessionId}/status/recurring`, { payload: { type: 'text', text: 'hourly status', statusJidList: [FRIENDS[1]] }, ...every });
+    const second = await call('POST', `/v1/sessions/${sessionId}/status/recurring`, {
+      payload: { type: 'text', text: 'hourly status', statusJidList: [FRIENDS[1]] },
+      ...every,
+    });
     expect([first.status, second.status]).toEqual([200, 200]);
     const third = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'one too many', ...every });
     expect(third.status).toBe(409);
-    expect(third.body).toEqual({ ok: false, error: { code: 'CONFLICT', message: expect.stringMatching(/most recurring timers allowed \(2\)/) } });
+    expect(third.body).toEqual({
+      ok: false,
+      error: { code: 'CONFLICT', message: expect.stringMatching(/most recurring timers allowed \(2\)/) },
+    });
     expect((await call('GET', `/v1/sessions/${sessionId}/messages/recurring`)).body.items).toHaveLength(2);
     await call('DELETE', `/v1/sessions/${sessionId}/messages/recurring/${first.body.timerId}`);
     const again = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'room again', ...every });
@@ -198,7 +261,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     const group = await call('POST', '/v1/contacts/groups', { name: 'VIPs' });
     await call('POST', `/v1/contacts/groups/${group.body.id}/members`, { jids: [FRIENDS[0], FRIENDS[1], FRIENDS[2], '19990001111'] });
-    const byGroup = await call('POST', `/v1/sessions/${sessionId}/bulk/contact-group/${group.body.id}`, { message: 'G {name} {phone} {city}', delayMs: 10 });
+    const byGroup = await call('POST', `/v1/sessions/${sessionId}/bulk/contact-group/${group.body.id}`, {
+      message: 'G {name} {phone} {city}',
+      delayMs: 10,
+    });
     expect(byGroup.body).toEqual({
       ok: true,
       total: 4,
@@ -210,7 +276,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       ]),
     });
     expect(byGroup.body.errors).toHaveLength(2);
-    await waitUntil(async () => texts(FRIENDS[1]!), (t) => t.includes(`G ${FRIENDS[1]} ${FRIENDS[1]} Nice`));
+    await waitUntil(
+      async () => texts(FRIENDS[1]!),
+      (t) => t.includes(`G ${FRIENDS[1]} ${FRIENDS[1]} Nice`),
+    );
     expect(texts(FRIENDS[0]!)).toContain(`G Ann ${FRIENDS[0]} Lyon`);
     expect(texts(FRIENDS[2]!).some((t) => t.startsWith('G '))).toBe(false);
 
@@ -231,7 +300,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       ],
     });
     expect(imported.body).toEqual({ created: 4, updated: 0, skipped: 0, errors: [] });
-    const key = { accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId, day: new Date().toISOString().slice(0, 10) };
+    const key = {
+      accountId: (await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } })).accountId,
+      day: new Date().toISOString().slice(0, 10),
+    };
     const used = (await ctx.app.db.dailyUsage.findUnique({ where: { accountId_day: key } }))?.count ?? 0;
     const usage = async () => (await ctx.app.db.dailyUsage.findUniqueOrThrow({ where: { accountId_day: key } })).count;
     // 2 units left; 4 candidates of which 2 are reachable (one blocked, one not on WhatsApp)
@@ -257,8 +329,14 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       ],
     });
     expect(afterFirst).toBe(1000);
-    await waitUntil(async () => texts(max!), (t) => t.some((x) => x.startsWith('Hi ')));
-    await waitUntil(async () => texts(zoe!), (t) => t.some((x) => x.startsWith('Hi ')));
+    await waitUntil(
+      async () => texts(max!),
+      (t) => t.some((x) => x.startsWith('Hi ')),
+    );
+    await waitUntil(
+      async () => texts(zoe!),
+      (t) => t.some((x) => x.startsWith('Hi ')),
+    );
     expect(texts(zoe!)).toEqual([`Hi Zoé / Zoé L. / Paris 75 / {unknown key} / {constructor} / ${zoe}`]);
     expect(texts(max!)).toEqual([`Hi Max / {prénom} / {ville/code} / {unknown key} / {constructor} / ${max}`]);
 

@@ -13,11 +13,15 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
 
   beforeAll(async () => {
     const sandbox = await startSandbox();
-    const app = await startTestApp('sqlite', {}, {
-      target: { sandbox: sandboxAddress(sandbox) },
-      keepAliveIntervalMs: 1_000,
-      sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000, staleAfterMs: 3_000 },
-    });
+    const app = await startTestApp(
+      'sqlite',
+      {},
+      {
+        target: { sandbox: sandboxAddress(sandbox) },
+        keepAliveIntervalMs: 1_000,
+        sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000, staleAfterMs: 3_000 },
+      },
+    );
     ctx = { app, sandbox, key: (await app.newAccount()).apiKey };
   });
   afterAll(async () => {
@@ -32,7 +36,10 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ pairingCode: expect.stringMatching(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/) });
     await ctx.sandbox.control.enterPairingCode('15551313001', res.body.pairingCode);
-    const done = await waitUntil(() => call('GET', `/v1/sessions/${s.id}/status`), (r) => r.body.status === 'CONNECTED');
+    const done = await waitUntil(
+      () => call('GET', `/v1/sessions/${s.id}/status`),
+      (r) => r.body.status === 'CONNECTED',
+    );
     expect(done.body.phone).toBe('15551313001@s.whatsapp.net');
     expect((await call('POST', `/v1/sessions/${s.id}/pairing-code`, { phoneNumber: '+1 555' })).status).toBe(400);
   });
@@ -40,7 +47,12 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
   it('pushes each status change and each QR over sessionUpdates, in order', async () => {
     ctx.sandbox.control.addPhone('15551313002');
     const { body: s } = await call('POST', '/v1/sessions', { name: 'watched' });
-    const client = createClient({ url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { 'x-api-key': ctx.key } });
+    const client = createClient({
+      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { 'x-api-key': ctx.key },
+    });
     const seen: Array<{ status: string; qrCode: string | null }> = [];
     const connected = new Promise<void>((resolve, reject) => {
       client.subscribe<{ sessionUpdates: { status: string; qrCode: string | null } }>(
@@ -73,7 +85,10 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
     const before = ctx.sandbox.network.server.connectionsOf('15551313003')[0];
     expect(ctx.sandbox.control.freeze('15551313003')).toBe(1);
     await waitUntil(
-      async () => ({ live: ctx.sandbox.network.server.connectionsOf('15551313003'), status: (await call('GET', `/v1/sessions/${id}/status`)).body.status }),
+      async () => ({
+        live: ctx.sandbox.network.server.connectionsOf('15551313003'),
+        status: (await call('GET', `/v1/sessions/${id}/status`)).body.status,
+      }),
       (v) => v.status === 'CONNECTED' && v.live.length === 1 && v.live[0] !== before,
       20_000,
     );
@@ -84,7 +99,10 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
     const before = ctx.sandbox.network.server.connectionsOf('15551313004')[0];
     expect(ctx.sandbox.control.streamError('15551313004', 503)).toBe(1);
     await waitUntil(
-      async () => ({ live: ctx.sandbox.network.server.connectionsOf('15551313004'), status: (await call('GET', `/v1/sessions/${id}/status`)).body.status }),
+      async () => ({
+        live: ctx.sandbox.network.server.connectionsOf('15551313004'),
+        status: (await call('GET', `/v1/sessions/${id}/status`)).body.status,
+      }),
       (v) => v.status === 'CONNECTED' && v.live.length === 1 && v.live[0] !== before,
     );
   });
@@ -108,10 +126,20 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
     ]);
     expect((await call('GET', '/v1/sessions/nope/qrcode?waitMs=10')).status).toBe(404);
     // Nothing to wait for before connect: the answer comes when waitMs pass, without a QR.
-    expect((await call('GET', `/v1/sessions/${s.id}/qrcode?waitMs=50`)).body).toEqual({ sessionId: s.id, status: 'DISCONNECTED', qrCode: null, hasQrCode: false });
+    expect((await call('GET', `/v1/sessions/${s.id}/qrcode?waitMs=50`)).body).toEqual({
+      sessionId: s.id,
+      status: 'DISCONNECTED',
+      qrCode: null,
+      hasQrCode: false,
+    });
     await call('POST', `/v1/sessions/${s.id}/connect`);
     const qr = await call('GET', `/v1/sessions/${s.id}/qrcode?waitMs=15000`);
-    expect(qr.body).toMatchObject({ sessionId: s.id, status: 'QR_READY', hasQrCode: true, qrCode: expect.stringMatching(/^data:image\/png;base64,/) });
+    expect(qr.body).toMatchObject({
+      sessionId: s.id,
+      status: 'QR_READY',
+      hasQrCode: true,
+      qrCode: expect.stringMatching(/^data:image\/png;base64,/),
+    });
     const waiting = call('GET', `/v1/sessions/${s.id}/status?waitFor=CONNECTED&waitMs=15000`);
     await ctx.sandbox.control.scanQr('15551313009', scanQrImage(qr.body.qrCode));
     const connected = await waiting;

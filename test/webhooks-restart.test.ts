@@ -50,12 +50,18 @@ describe.each(dbKinds)('webhook events across a SIGKILL (%s)', (kind) => {
       accepted.push(res.body.eventId);
     };
     for (let i = 0; i < EVENTS / 2; i++) await accept();
-    await waitUntil(async () => receiver.received.length, (n) => n > 0);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n > 0,
+    );
     // The receiver stops answering: the requests in flight at the kill never get their answer.
     receiver.setMode({ kind: 'hang' });
     for (let i = 0; i < EVENTS / 2; i++) await accept();
     const before = receiver.requests;
-    await waitUntil(async () => receiver.requests, (n) => n > before);
+    await waitUntil(
+      async () => receiver.requests,
+      (n) => n > before,
+    );
     await service.stop('SIGKILL');
 
     receiver.setMode({ kind: 'ok' });

@@ -47,7 +47,12 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
   });
 
   it('creates, lists, updates and deletes endpoints; the secret is shown on create only', async () => {
-    const created = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['message.sent', 'session.status'], sessionId, description: 'crm' });
+    const created = await call('POST', '/v1/webhooks', {
+      url: receiver.url,
+      events: ['message.sent', 'session.status'],
+      sessionId,
+      description: 'crm',
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -65,7 +70,9 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     });
     const id = created.body.id;
     const listed = await call('GET', '/v1/webhooks');
-    expect(listed.body).toEqual([{ ...created.body, secret: undefined, updatedAt: expect.any(String) }].map(({ secret: _s, ...rest }) => rest));
+    expect(listed.body).toEqual(
+      [{ ...created.body, secret: undefined, updatedAt: expect.any(String) }].map(({ secret: _s, ...rest }) => rest),
+    );
     const patched = await call('PATCH', `/v1/webhooks/${id}`, { events: ['*'], sessionId: null, enabled: false });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ events: ['*'], sessionId: null, enabled: false, disabledReason: 'Disabled by the account' });
@@ -99,10 +106,18 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
   it('refuses private and loopback URLs unless WEBHOOK_ALLOW_PRIVATE is on', async () => {
     ctx.app.deps.settings.WEBHOOK_ALLOW_PRIVATE = false;
     try {
-      for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.0.0.8/x', 'http://[::1]/x', 'http://169.254.169.254/latest']) {
+      for (const url of [
+        'http://127.0.0.1:9/x',
+        'http://localhost/x',
+        'http://10.0.0.8/x',
+        'http://[::1]/x',
+        'http://169.254.169.254/latest',
+      ]) {
         const res = await call('POST', '/v1/webhooks', { url, events: ['*'] });
         expect(res.status).toBe(400);
-        expect(res.body.error.details).toEqual([{ path: 'url', message: 'must point to a public address (private, loopback and link-local addresses are refused)' }]);
+        expect(res.body.error.details).toEqual([
+          { path: 'url', message: 'must point to a public address (private, loopback and link-local addresses are refused)' },
+        ]);
       }
     } finally {
       ctx.app.deps.settings.WEBHOOK_ALLOW_PRIVATE = true;
@@ -113,16 +128,30 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     const hook = await create({ events: ['message.received'] });
     const sent = await call('POST', `/v1/webhooks/${hook.id}/test`);
     expect(sent.body).toEqual({ ok: true, eventId: expect.stringMatching(/^msg_[0-9a-z]+$/) });
-    await waitUntil(async () => receiver.received.length, (n) => n === 1);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
     const [got] = receiver.received;
     expect(got?.verified).toBe(true);
     expect(got?.id).toBe(sent.body.eventId);
-    expect(got?.payload).toEqual({ type: 'webhook.test', timestamp: expect.stringMatching(/Z$/), data: { webhookId: hook.id, message: 'This is a test event' } });
+    expect(got?.payload).toEqual({
+      type: 'webhook.test',
+      timestamp: expect.stringMatching(/Z$/),
+      data: { webhookId: hook.id, message: 'This is a test event' },
+    });
     const log = await waitUntil(
       () => call('GET', `/v1/webhooks/${hook.id}/deliveries`),
       (r) => r.body[0]?.status === 'DELIVERED',
     );
-    expect(log.body[0]).toMatchObject({ eventId: sent.body.eventId, type: 'webhook.test', attempts: 1, lastStatus: 204, deliveredAt: expect.stringMatching(/^20\d\d-.*Z$/), attemptLog: [{ statusCode: 204, error: null, latencyMs: expect.any(Number) }] });
+    expect(log.body[0]).toMatchObject({
+      eventId: sent.body.eventId,
+      type: 'webhook.test',
+      attempts: 1,
+      lastStatus: 204,
+      deliveredAt: expect.stringMatching(/^20\d\d-.*Z$/),
+      attemptLog: [{ statusCode: 204, error: null, latencyMs: expect.any(Number) }],
+    });
   });
 
   it('an incoming message from a phone and a send through the API reach the receiver with their payloads', async () => {
@@ -130,7 +159,10 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     await ctx.sandbox.control.sendText(BOB, ME, 'hello hook');
     const send = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'sent hook' });
     expect(send.status).toBe(200);
-    await waitUntil(async () => receiver.received.length, (n) => n >= 2);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n >= 2,
+    );
     const [incoming] = receivedOf('message.received');
     expect(incoming?.verified).toBe(true);
     expect(incoming?.payload.data).toEqual({
@@ -146,7 +178,15 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     });
     const [sent] = receivedOf('message.sent');
     expect(sent?.verified).toBe(true);
-    expect(sent?.payload.data).toMatchObject({ messageId: send.body.id, sessionId, to: `${BOB}@s.whatsapp.net`, kind: 'text', content: 'sent hook', status: 'SENT', error: null });
+    expect(sent?.payload.data).toMatchObject({
+      messageId: send.body.id,
+      sessionId,
+      to: `${BOB}@s.whatsapp.net`,
+      kind: 'text',
+      content: 'sent hook',
+      status: 'SENT',
+      error: null,
+    });
     const record = await ctx.app.db.outgoingMessage.findUniqueOrThrow({ where: { id: send.body.id } });
     expect(sent?.payload.data.waMessageId).toBe(record.waMessageId);
   });
@@ -164,11 +204,17 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     const hook = await create({ events: ['*'] });
     receiver.setMode({ kind: 'status', status: 503 });
     const { eventId } = (await call('POST', `/v1/webhooks/${hook.id}/test`)).body;
-    await waitUntil(async () => receiver.requests, (n) => n >= 3);
+    await waitUntil(
+      async () => receiver.requests,
+      (n) => n >= 3,
+    );
     const failing = await call('GET', `/v1/webhooks/${hook.id}`);
     expect(failing.body.failingSince).toEqual(expect.stringMatching(/Z$/));
     receiver.setMode({ kind: 'ok' });
-    await waitUntil(async () => receiver.received.length, (n) => n === 1);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
     expect(receiver.received[0]?.id).toBe(eventId);
     expect(receiver.received[0]?.verified).toBe(true);
     const log = await waitUntil(
@@ -186,14 +232,20 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     const hook = await create({ events: ['*'] });
     receiver.setMode({ kind: 'hang' });
     const { eventId } = (await call('POST', `/v1/webhooks/${hook.id}/test`)).body;
-    await waitUntil(async () => receiver.requests, (n) => n >= 1);
+    await waitUntil(
+      async () => receiver.requests,
+      (n) => n >= 1,
+    );
     const log = await waitUntil(
       () => call('GET', `/v1/webhooks/${hook.id}/deliveries`),
       (r) => r.body[0]?.attemptLog.length >= 1,
     );
     expect(log.body[0].attemptLog[0]).toMatchObject({ statusCode: null, error: 'no answer within 1000 ms' });
     receiver.setMode({ kind: 'ok' });
-    await waitUntil(async () => receiver.received.map((r) => r.id), (ids) => ids.includes(eventId));
+    await waitUntil(
+      async () => receiver.received.map((r) => r.id),
+      (ids) => ids.includes(eventId),
+    );
   });
 
   it('410 Gone disables the endpoint with a reason shown on GET; replay after re-enabling delivers the same event', async () => {
@@ -214,11 +266,17 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     await call('PATCH', `/v1/webhooks/${hook.id}`, { enabled: true });
     const since = new Date(Date.now() - 60_000).toISOString();
     expect((await call('POST', `/v1/webhooks/${hook.id}/replay`, { since })).body).toEqual({ ok: true, replayed: 1 });
-    await waitUntil(async () => receiver.received.length, (n) => n === 1);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
     expect(receiver.received[0]?.id).toBe(eventId);
 
     expect((await call('POST', `/v1/webhooks/${hook.id}/replay`, { eventId })).body).toEqual({ ok: true, replayed: 1 });
-    await waitUntil(async () => receiver.received.length, (n) => n === 2);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 2,
+    );
     expect(receiver.received[1]?.id).toBe(eventId);
     expect((await call('POST', `/v1/webhooks/${hook.id}/replay`, {})).status).toBe(400);
     expect((await call('POST', `/v1/webhooks/${hook.id}/replay`, { eventId: 'msg_nope' })).status).toBe(404);
@@ -234,16 +292,22 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(until).toBeLessThanOrEqual(24 * 3600_000);
     receiver.verifyWith(hook.secret, rotated.body.secret);
     await call('POST', `/v1/webhooks/${hook.id}/test`);
-    await waitUntil(async () => receiver.received.length, (n) => n === 1);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
     expect(receiver.received[0]?.signature.split(' ')).toHaveLength(2);
     expect(receiver.received[0]?.verified).toBe(true);
   });
 
-  it('keeps the order of one session\'s events for a healthy receiver', async () => {
+  it("keeps the order of one session's events for a healthy receiver", async () => {
     await create({ events: ['message.sent'] });
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push((await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: `n${i}` })).body.id);
-    await waitUntil(async () => receivedOf('message.sent').length, (n) => n === 10);
+    await waitUntil(
+      async () => receivedOf('message.sent').length,
+      (n) => n === 10,
+    );
     expect(receivedOf('message.sent').map((r) => r.payload.data.messageId)).toEqual(ids);
   });
 
@@ -251,7 +315,10 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     await create({ events: ['session.status'], sessionId });
     expect((await call('PATCH', `/v1/sessions/${sessionId}/status`, { status: 'PAUSED' })).status).toBe(200);
     await call('POST', `/v1/sessions/${sessionId}/connect`);
-    await waitUntil(async () => receivedOf('session.status').map((r) => r.payload.data.status), (s) => s.includes('CONNECTED'));
+    await waitUntil(
+      async () => receivedOf('session.status').map((r) => r.payload.data.status),
+      (s) => s.includes('CONNECTED'),
+    );
     const statuses = receivedOf('session.status').map((r) => r.payload.data);
     expect(statuses[0]).toEqual({ sessionId, sessionName: 'main', status: 'PAUSED', phone: `${ME}@s.whatsapp.net`, lastError: null });
     expect(statuses.at(-1)).toMatchObject({ sessionId, status: 'CONNECTED', phone: `${ME}@s.whatsapp.net` });
@@ -259,15 +326,26 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
   });
 
   it('serves the same endpoints over GraphQL', async () => {
-    const made = await gql(ctx.app.baseUrl, ctx.key, `mutation($u: String!) { createWebhook(url: $u, events: ["session.status"]) { secret webhook { id events enabled } } }`, { u: receiver.url });
-    expect(made.data.createWebhook).toMatchObject({ secret: expect.stringMatching(/^whsec_/), webhook: { events: ['session.status'], enabled: true } });
+    const made = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      `mutation($u: String!) { createWebhook(url: $u, events: ["session.status"]) { secret webhook { id events enabled } } }`,
+      { u: receiver.url },
+    );
+    expect(made.data.createWebhook).toMatchObject({
+      secret: expect.stringMatching(/^whsec_/),
+      webhook: { events: ['session.status'], enabled: true },
+    });
     const id = made.data.createWebhook.webhook.id;
     const listed = await gql(ctx.app.baseUrl, ctx.key, `{ webhooks { id url } }`);
     expect(listed.data.webhooks).toEqual([{ id, url: receiver.url }]);
     const bad = await gql(ctx.app.baseUrl, ctx.key, `mutation { createWebhook(url: "nope", events: ["*"]) { secret } }`);
     expect(bad.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     const testEvent = await gql(ctx.app.baseUrl, ctx.key, `mutation($id: ID!) { sendTestWebhook(id: $id) }`, { id });
-    await waitUntil(async () => receiver.received.map((r) => r.id), (got) => got.includes(testEvent.data.sendTestWebhook));
+    await waitUntil(
+      async () => receiver.received.map((r) => r.id),
+      (got) => got.includes(testEvent.data.sendTestWebhook),
+    );
     expect((await gql(ctx.app.baseUrl, ctx.key, `mutation($id: ID!) { deleteWebhook(id: $id) }`, { id })).data.deleteWebhook).toBe(true);
   });
 });

@@ -57,11 +57,7 @@ export const me = (ctx: RequestContext): AccountView => ({
 
 const emailSchema = z.object({ email: z.email() });
 
-export const createAccount = async (
-  deps: Pick<Deps, 'db'>,
-  input: unknown,
-  apiKey: string = generateApiKey(),
-): Promise<AccountView> => {
+export const createAccount = async (deps: Pick<Deps, 'db'>, input: unknown, apiKey: string = generateApiKey()): Promise<AccountView> => {
   const { email } = parseInput(emailSchema, input);
   const existing = await deps.db.account.findUnique({ where: { email } });
   if (existing) throw new DomainError('CONFLICT', `An account with email ${email} already exists`);

@@ -39,7 +39,10 @@ export const fillPlaceholders = (template: string, values: ReadonlyMap<string, s
  */
 export const personaliseFor = (template: string, contact: Pick<Contact, 'jid' | 'name' | 'phone' | 'variables'>): string => {
   const phone = contact.phone || phoneOfJid(contact.jid) || contact.jid.split('@')[0] || '';
-  return fillPlaceholders(template, new Map([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]));
+  return fillPlaceholders(
+    template,
+    new Map([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]),
+  );
 };
 
 const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: Contact[], input: unknown): Promise<BulkResult> => {
@@ -71,7 +74,10 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
   try {
     onNetwork = unblocked.length > 0 ? await link.onNetwork(unblocked.map((c) => c.jid)) : new Set();
   } catch (err) {
-    throw new DomainError('NETWORK_ERROR', `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`);
+    throw new DomainError(
+      'NETWORK_ERROR',
+      `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   // Only what will be sent counts: blocked contacts and numbers not on the network take no quota.
   const sendable = unblocked.filter((c) => onNetwork.has(c.jid)).length;
@@ -90,7 +96,12 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
         try {
           // From here the unit is deliverNow's: it gives it back if the message does not leave.
           unused -= 1;
-          await deliverNow(ctx, session, { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' }, { quotaTakenAt: startedAt });
+          await deliverNow(
+            ctx,
+            session,
+            { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' },
+            { quotaTakenAt: startedAt },
+          );
           result.sent += 1;
         } catch (err) {
           if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;

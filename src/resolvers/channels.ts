@@ -11,10 +11,7 @@ export const CHANNELS_NOT_LISTED =
 
 export const sendSchema = z.object({ text: z.string().min(1, 'cannot be empty').max(65_536) });
 
-export const listChannels = async (
-  ctx: RequestContext,
-  sessionId: string,
-): Promise<{ ok: true; channels: never[]; message: string }> => {
+export const listChannels = async (ctx: RequestContext, sessionId: string): Promise<{ ok: true; channels: never[]; message: string }> => {
   await ownSession(ctx, sessionId);
   return { ok: true, channels: [], message: CHANNELS_NOT_LISTED };
 };

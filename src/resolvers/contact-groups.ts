@@ -104,7 +104,9 @@ export const addContactGroupMembers = async (ctx: RequestContext, groupId: strin
   const now = ctx.now();
   const inserted =
     contacts.length > 0
-      ? await ctx.db.$queryRaw<Array<{ contactId: string }>>`INSERT INTO "ContactGroupMember" ("groupId", "contactId", "addedAt") VALUES ${Prisma.join(
+      ? await ctx.db.$queryRaw<
+          Array<{ contactId: string }>
+        >`INSERT INTO "ContactGroupMember" ("groupId", "contactId", "addedAt") VALUES ${Prisma.join(
           contacts.map((c) => Prisma.sql`(${group.id}, ${c.id}, ${now})`),
         )} ON CONFLICT DO NOTHING RETURNING "contactId"`
       : [];

@@ -171,7 +171,9 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
     const matching = Prisma.sql`s."searchText" MATCH ${`"${search.toLowerCase().replaceAll('"', '""')}"`} AND o."accountId" = ${accountId}`;
     const withContact = Prisma.sql`${matches} CROSS JOIN "Contact" c ON c.rowid = s.rowid`;
     const [page_, counted] = await Promise.all([
-      ctx.db.$queryRaw<Array<{ id: string }>>`SELECT c."id" FROM ${withContact} WHERE ${matching}${tagFilter} ORDER BY s.rowid LIMIT ${limit} OFFSET ${skip}`,
+      ctx.db.$queryRaw<
+        Array<{ id: string }>
+      >`SELECT c."id" FROM ${withContact} WHERE ${matching}${tagFilter} ORDER BY s.rowid LIMIT ${limit} OFFSET ${skip}`,
       tag
         ? ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${withContact} WHERE ${matching}${tagFilter}`
         : ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${matches} WHERE ${matching}`,
@@ -188,8 +190,9 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
       SELECT m."id", (SELECT COUNT(*) FROM m) AS total FROM m ORDER BY m."createdAt", m."id" LIMIT ${limit} OFFSET ${skip}`;
     const counted =
       rows.length > 0 || skip === 0
-        ? rows[0]?.total ?? 0
-        : (await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`)[0]?.total ?? 0;
+        ? (rows[0]?.total ?? 0)
+        : ((await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`)[0]
+            ?.total ?? 0);
     ids = rows;
     total = Number(counted);
   }
@@ -333,7 +336,8 @@ const writeBulk = async (
   const writes = [
     ...(creates.length > 0
       ? [
-          ctx.db.$executeRaw`INSERT INTO "Contact" ("id", "accountId", "jid", "phone", "name", "email", "tags", "variables", "isBlocked", "searchText", "createdAt", "updatedAt") VALUES ${Prisma.join(contactRows)}`,
+          ctx.db
+            .$executeRaw`INSERT INTO "Contact" ("id", "accountId", "jid", "phone", "name", "email", "tags", "variables", "isBlocked", "searchText", "createdAt", "updatedAt") VALUES ${Prisma.join(contactRows)}`,
         ]
       : []),
     ...updates.map(({ before, next }) => ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next), select: { id: true } })),

@@ -133,9 +133,11 @@ export const deliverNow = async (
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
-    await writeWithEvents(ctx, ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } }), [
-      messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }),
-    ]);
+    await writeWithEvents(
+      ctx,
+      ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } }),
+      [messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null })],
+    );
     await refundQuota(ctx, 1, takenAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
@@ -143,7 +145,14 @@ export const deliverNow = async (
   ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'sent' });
   const sentAt = ctx.now();
   const done: OutgoingMessage = { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
-  ctx.outgoing.sent({ id: record.id, sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid, sentMessage: sentMessageOf(sent), event: messageEvent(done) });
+  ctx.outgoing.sent({
+    id: record.id,
+    sentAt,
+    waMessageId: sent.waMessageId,
+    remoteJid: sent.remoteJid,
+    sentMessage: sentMessageOf(sent),
+    event: messageEvent(done),
+  });
   return done;
 };
 
@@ -198,7 +207,12 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
   let error: string;
   try {
     // The refused message's quota unit goes to its copy; deliverNow gives it back if the copy cannot leave.
-    const fallback = await deliverNow(jobContext(deps, record.accountId), session, { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text' }, { quotaTakenAt: record.createdAt });
+    const fallback = await deliverNow(
+      jobContext(deps, record.accountId),
+      session,
+      { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text' },
+      { quotaTakenAt: record.createdAt },
+    );
     error = `${reason}; sent again as plain text (message ${fallback.id})`;
   } catch (err) {
     error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;

@@ -63,7 +63,8 @@ const onNetwork = async <T>(what: string, run: () => Promise<T>, options: { forb
     const status = (err as { output?: { statusCode?: number } }).output?.statusCode;
     const message = err instanceof Error ? err.message : String(err);
     if (status === 404 || /item-not-found|not-found/i.test(message)) throw new DomainError('NOT_FOUND', 'Group not found');
-    if (options.forbiddenIsNotFound && (status === 403 || /^forbidden$/i.test(message))) throw new DomainError('NOT_FOUND', 'Group not found');
+    if (options.forbiddenIsNotFound && (status === 403 || /^forbidden$/i.test(message)))
+      throw new DomainError('NOT_FOUND', 'Group not found');
     throw new DomainError('NETWORK_ERROR', `The network refused to ${what}: ${message}`);
   }
 };
@@ -210,7 +211,12 @@ export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupI
   return { ok: true, id: row.id };
 };
 
-export const sendMediaToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
+export const sendMediaToGroup = async (
+  ctx: RequestContext,
+  sessionId: string,
+  groupIdParam: string,
+  input: unknown,
+): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(groupMediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   await admit(ctx);

@@ -69,7 +69,9 @@ export const once = async <T>(
   }
   // Stored in the existing columns: the scope goes into the key, the body's hash beside the route.
   const id = { accountId: ctx.caller.accountId, key: `${request.method} ${request.path} ${key}` };
-  const route = `${request.method} ${request.path} sha256:${createHash('sha256').update(canonical(request.body ?? null)).digest('hex')}`;
+  const route = `${request.method} ${request.path} sha256:${createHash('sha256')
+    .update(canonical(request.body ?? null))
+    .digest('hex')}`;
   let claimed = false;
   let resumed = false;
   let claimedAt = 0;
@@ -84,7 +86,8 @@ export const once = async <T>(
       existing = null;
     }
     if (existing) {
-      if (existing.route !== route) throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
+      if (existing.route !== route)
+        throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
       if (existing.status === IN_PROGRESS) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
       if (existing.status === CUT_OFF) {
         const taken = await ctx.db.idempotentRequest.updateMany({ where: { ...id, status: CUT_OFF }, data: { status: IN_PROGRESS } });
@@ -156,6 +159,9 @@ export const earlierAttempt = async (ctx: RequestContext, recordId: string): Pro
  * sending them twice. Only keys taken before this process started are touched.
  */
 export const releaseUnfinished = async (deps: Pick<Deps, 'db'>, startedAt: Date): Promise<number> => {
-  const released = await deps.db.idempotentRequest.updateMany({ where: { status: IN_PROGRESS, createdAt: { lt: startedAt } }, data: { status: CUT_OFF } });
+  const released = await deps.db.idempotentRequest.updateMany({
+    where: { status: IN_PROGRESS, createdAt: { lt: startedAt } },
+    data: { status: CUT_OFF },
+  });
   return released.count;
 };

@@ -21,13 +21,16 @@ export const phoneOfJid = (jid: string): string => {
 
 export const JID_MESSAGE = 'must be a number (digits only, no +) or a full JID';
 
-export const jidSchema = z.string().trim().transform((value, ctx) => {
-  const jid = toJid(value);
-  if (!jid) {
-    ctx.addIssue({ code: 'custom', message: JID_MESSAGE });
-    return z.NEVER;
-  }
-  return jid;
-});
+export const jidSchema = z
+  .string()
+  .trim()
+  .transform((value, ctx) => {
+    const jid = toJid(value);
+    if (!jid) {
+      ctx.addIssue({ code: 'custom', message: JID_MESSAGE });
+      return z.NEVER;
+    }
+    return jid;
+  });
 
 export const phoneSchema = z.string().regex(/^\d{5,20}$/, 'must be 5 to 20 digits, without + or spaces');

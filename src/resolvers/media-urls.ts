@@ -12,7 +12,10 @@ export const isPrivateAddress = (address: string): boolean => ipaddr.process(add
 export const isLiteralPrivateHost = (rawUrl: string): boolean => {
   let host: string;
   try {
-    host = new URL(rawUrl).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+    host = new URL(rawUrl).hostname
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
   } catch {
     return false;
   }

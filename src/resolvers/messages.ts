@@ -56,7 +56,9 @@ export const MAX_HORIZON_MS = 365 * 24 * 3600 * 1000;
 
 /** A duration the spec types as a number: any finite number from 0, fractions rounded to whole ms. */
 export const durationMsSchema = ({ min = 0, max, required = 'is required' }: { min?: number; max?: number; required?: string } = {}) => {
-  const ms = z.number({ error: (issue) => (issue.input === undefined ? required : 'must be a number of milliseconds') }).min(min, `must be at least ${min}`);
+  const ms = z
+    .number({ error: (issue) => (issue.input === undefined ? required : 'must be a number of milliseconds') })
+    .min(min, `must be at least ${min}`);
   return (max === undefined ? ms : ms.max(max, `must be at most ${max}`)).transform((n) => Math.round(n));
 };
 
@@ -77,7 +79,10 @@ export const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is re
 const mediaShape = (allowPrivate: boolean) => ({
   mediaType: z.enum(['image', 'video', 'audio', 'document']),
   url: mediaUrlSchema(allowPrivate),
-  mimetype: z.string().regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg').optional(),
+  mimetype: z
+    .string()
+    .regex(/^[\w.+-]+\/[\w.+-]+/, 'must be a MIME type like image/jpeg')
+    .optional(),
   caption: z.string().max(4096).optional(),
   filename: z.string().min(1).max(255).optional(),
   ptt: z.boolean().optional(),
@@ -85,7 +90,9 @@ const mediaShape = (allowPrivate: boolean) => ({
 const pttOnlyForAudio = (v: { ptt?: boolean; mediaType: string }, ctx: z.RefinementCtx): void => {
   if (v.ptt && v.mediaType !== 'audio') ctx.addIssue({ code: 'custom', path: ['ptt'], message: 'only applies to audio' });
 };
-export const mediaSchema = bySetting((allowPrivate) => z.object({ to: jidSchema, ...mediaShape(allowPrivate) }).superRefine(pttOnlyForAudio));
+export const mediaSchema = bySetting((allowPrivate) =>
+  z.object({ to: jidSchema, ...mediaShape(allowPrivate) }).superRefine(pttOnlyForAudio),
+);
 export const groupMediaSchema = bySetting((allowPrivate) => z.object(mediaShape(allowPrivate)).superRefine(pttOnlyForAudio));
 
 const buttonSchema = z
@@ -94,7 +101,10 @@ const buttonSchema = z
     text: z.string().min(1, 'must be 1 to 20 characters').max(20, 'must be 1 to 20 characters'),
     id: z.string().min(1).max(256).optional(),
     url: httpUrl.optional(),
-    phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits').optional(),
+    phoneNumber: z
+      .string()
+      .regex(/^\d{6,15}$/, 'must be 6 to 15 digits')
+      .optional(),
     copyCode: z.string().min(1).max(512).optional(),
   })
   .superRefine((b, ctx) => {
@@ -122,39 +132,45 @@ export const interactiveSchema = z.object({ chatId: jidSchema, ...interactiveFie
 export const groupInteractiveSchema = z.object(interactiveFields).superRefine(requireButtons);
 
 export const richSchema = bySetting((allowPrivate) =>
-  z.object({
-    ...recipientShape,
-    documentUrl: mediaUrlSchema(allowPrivate).optional(),
-    fileName: z.string().min(1).max(255).optional(),
-    mimetype: z.string().optional(),
-    contactName: z.string().min(1).max(200).optional(),
-    contactPhone: z.string().regex(/^\d{5,20}$/, 'must be digits, without + or spaces').optional(),
-    latitude: z.number().min(-90).max(90).optional(),
-    longitude: z.number().min(-180).max(180).optional(),
-    locationName: z.string().max(200).optional(),
-    locationAddress: z.string().max(500).optional(),
-  }).superRefine((v, ctx) => {
-    checkRecipient(v, ctx);
-    const kinds = [
-      v.documentUrl !== undefined || v.fileName !== undefined ? 'document' : null,
-      v.contactName !== undefined || v.contactPhone !== undefined ? 'contact' : null,
-      v.latitude !== undefined || v.longitude !== undefined ? 'location' : null,
-    ].filter(Boolean);
-    if (kinds.length !== 1) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [],
-        message: `exactly one of a document (documentUrl), a contact (contactName, contactPhone) or a location (latitude, longitude) is required; got ${kinds.length === 0 ? 'none' : kinds.join(' and ')}`,
-      });
-      return;
-    }
-    const need = (field: keyof typeof v, what: string) => {
-      if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${what}` });
-    };
-    if (kinds[0] === 'document') need('documentUrl', 'document');
-    if (kinds[0] === 'contact') (need('contactName', 'contact'), need('contactPhone', 'contact'));
-    if (kinds[0] === 'location') (need('latitude', 'location'), need('longitude', 'location'));
-  }).transform(withJid),
+  z
+    .object({
+      ...recipientShape,
+      documentUrl: mediaUrlSchema(allowPrivate).optional(),
+      fileName: z.string().min(1).max(255).optional(),
+      mimetype: z.string().optional(),
+      contactName: z.string().min(1).max(200).optional(),
+      contactPhone: z
+        .string()
+        .regex(/^\d{5,20}$/, 'must be digits, without + or spaces')
+        .optional(),
+      latitude: z.number().min(-90).max(90).optional(),
+      longitude: z.number().min(-180).max(180).optional(),
+      locationName: z.string().max(200).optional(),
+      locationAddress: z.string().max(500).optional(),
+    })
+    .superRefine((v, ctx) => {
+      checkRecipient(v, ctx);
+      const kinds = [
+        v.documentUrl !== undefined || v.fileName !== undefined ? 'document' : null,
+        v.contactName !== undefined || v.contactPhone !== undefined ? 'contact' : null,
+        v.latitude !== undefined || v.longitude !== undefined ? 'location' : null,
+      ].filter(Boolean);
+      if (kinds.length !== 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [],
+          message: `exactly one of a document (documentUrl), a contact (contactName, contactPhone) or a location (latitude, longitude) is required; got ${kinds.length === 0 ? 'none' : kinds.join(' and ')}`,
+        });
+        return;
+      }
+      const need = (field: keyof typeof v, what: string) => {
+        if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${what}` });
+      };
+      if (kinds[0] === 'document') need('documentUrl', 'document');
+      if (kinds[0] === 'contact') need('contactName', 'contact'), need('contactPhone', 'contact');
+      if (kinds[0] === 'location') need('latitude', 'location'), need('longitude', 'location');
+    })
+    .transform(withJid),
 );
 
 export const typingSchema = z
@@ -170,7 +186,9 @@ export const historySchema = z.object({
 const booleanQuery = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 export const incomingSchema = z.object({
   limit: limitSchema,
-  waitMs: integerInput(0).default(0).transform((n) => Math.min(n, 30_000)),
+  waitMs: integerInput(0)
+    .default(0)
+    .transform((n) => Math.min(n, 30_000)),
   consume: booleanQuery.default(true),
 });
 
@@ -230,7 +248,12 @@ export const sendMedia = async (ctx: RequestContext, sessionId: string, input: u
 type InteractiveInput = z.output<typeof groupInteractiveSchema>;
 
 /** Buttons when they are allowed; otherwise, or when a button send fails, the same text without them. */
-export const sendInteractiveTo = async (ctx: RequestContext, sessionId: string, to: string, body: InteractiveInput): Promise<SendAnswer> => {
+export const sendInteractiveTo = async (
+  ctx: RequestContext,
+  sessionId: string,
+  to: string,
+  body: InteractiveInput,
+): Promise<SendAnswer> => {
   const session = await ownSessionId(ctx, sessionId);
   requireLink(ctx, session);
   const plainText = body.header ? `${body.header}\n\n${body.body}` : body.body;

@@ -23,6 +23,8 @@ export const limitSchema = integerInput(1)
 export const MAX_PAGE = 10_000_000;
 
 export const pageSchema = z.object({
-  page: integerInput(1).pipe(z.number().max(MAX_PAGE, `must be at most ${MAX_PAGE}`)).default(1),
+  page: integerInput(1)
+    .pipe(z.number().max(MAX_PAGE, `must be at most ${MAX_PAGE}`))
+    .default(1),
   limit: limitSchema,
 });

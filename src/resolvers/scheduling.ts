@@ -84,7 +84,13 @@ export const scheduleMessage = async (ctx: RequestContext, sessionId: string, in
   const earlier = await earlierAttempt(ctx, id);
   if (earlier?.sendAt) {
     const at = earlier.sendAt;
-    return { ok: true, scheduledInMs: at.getTime() - earlier.createdAt.getTime(), sendAt: at.toISOString(), messageId: earlier.id, jobId: earlier.jobId ?? '' };
+    return {
+      ok: true,
+      scheduledInMs: at.getTime() - earlier.createdAt.getTime(),
+      sendAt: at.toISOString(),
+      messageId: earlier.id,
+      jobId: earlier.jobId ?? '',
+    };
   }
   await takeQuota(ctx, 1);
   const jobId = randomUUID();
@@ -235,7 +241,12 @@ const spacingOf = (row: Pick<OutgoingMessage, 'campaignId' | 'payload'>): number
   row.campaignId ? ((JSON.parse(row.payload) as Partial<StoredPayload>).spacingMs ?? 0) : 0;
 
 /** A message of a spaced campaign is done (sent or failed): the next one is due `spacingMs` from now. */
-const armNextOfCampaign = async (deps: Deps, done: Pick<OutgoingMessage, 'id' | 'campaignId'>, spacingMs: number, at: Date): Promise<void> => {
+const armNextOfCampaign = async (
+  deps: Deps,
+  done: Pick<OutgoingMessage, 'id' | 'campaignId'>,
+  spacingMs: number,
+  at: Date,
+): Promise<void> => {
   if (!done.campaignId) return;
   const next = await deps.db.outgoingMessage.findFirst({
     where: { campaignId: done.campaignId, status: 'PENDING', claimedAt: null, id: { not: done.id } },
@@ -271,14 +282,26 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
   const link = deps.sessions.link(row.sessionId);
-  const finish = async (data: { status: string; error?: string; sentAt?: Date; remoteJid?: string; waMessageId?: string; sentMessage?: string | null }) => {
+  const finish = async (data: {
+    status: string;
+    error?: string;
+    sentAt?: Date;
+    remoteJid?: string;
+    waMessageId?: string;
+    sentMessage?: string | null;
+  }) => {
     await writeWithEvents(deps, deps.db.outgoingMessage.update({ where: { id: row.id }, data }), [messageEvent({ ...row, ...data })]);
     const spacingMs = spacingOf(row);
     if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
     if (row.campaignId) {
       const progress = await campaignProgress(deps, row.campaignId);
       deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);
-      await deps.webhooks.emit({ accountId: row.accountId, sessionId: row.sessionId, type: 'campaign.progress', data: { ...progress, sessionId: row.sessionId } });
+      await deps.webhooks.emit({
+        accountId: row.accountId,
+        sessionId: row.sessionId,
+        type: 'campaign.progress',
+        data: { ...progress, sessionId: row.sessionId },
+      });
     }
   };
   if (!link) {
@@ -301,7 +324,13 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         : await link.send(row.toNumber, await contentOfRecord(deps, row), { messageId: networkId });
     deps.metrics.sendSeconds.observe({ kind: row.kind }, (performance.now() - sending) / 1000);
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
-    await finish({ status: 'SENT', sentAt: deps.now(), remoteJid: sent.remoteJid, waMessageId: sent.waMessageId, sentMessage: sentMessageOf(sent) });
+    await finish({
+      status: 'SENT',
+      sentAt: deps.now(),
+      remoteJid: sent.remoteJid,
+      waMessageId: sent.waMessageId,
+      sentMessage: sentMessageOf(sent),
+    });
   } catch (err) {
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'failed' });
     deps.logger.warn({ err, messageId }, 'scheduled send failed');
@@ -327,7 +356,8 @@ export const runRecurring = async (deps: Deps, spec: RecurringSpec): Promise<voi
     }
     await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text' });
   } catch (err) {
-    if (err instanceof DomainError) deps.logger.warn({ timerId: spec.timerId, code: err.code }, `recurring message not sent: ${err.message}`);
+    if (err instanceof DomainError)
+      deps.logger.warn({ timerId: spec.timerId, code: err.code }, `recurring message not sent: ${err.message}`);
     else throw err;
   }
 };

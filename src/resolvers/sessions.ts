@@ -183,7 +183,10 @@ export const deleteSession = async (ctx: RequestContext, sessionId: string): Pro
     await ctx.sessions.remove(sessionId);
   } catch (err) {
     ctx.logger.warn({ err, sessionId }, 'deleting a session: the device could not be removed from the phone');
-    throw new DomainError('NETWORK_ERROR', `The device could not be removed from the phone, so the session was kept: ${err instanceof Error ? err.message : String(err)}`);
+    throw new DomainError(
+      'NETWORK_ERROR',
+      `The device could not be removed from the phone, so the session was kept: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   await ctx.jobs.cancelSession(sessionId);
   await ctx.db.session.delete({ where: { id: sessionId } });
@@ -221,7 +224,12 @@ export interface QrCodeView {
 }
 
 /** With the `waitMs` extension, waits for a QR code to be shown (or for the link to connect, when there is none to show). */
-export const sessionQrCode = async (ctx: RequestContext, sessionId: string, query: unknown = {}, signal?: AbortSignal): Promise<QrCodeView> => {
+export const sessionQrCode = async (
+  ctx: RequestContext,
+  sessionId: string,
+  query: unknown = {},
+  signal?: AbortSignal,
+): Promise<QrCodeView> => {
   const { waitMs } = parseInput(qrWaitSchema, query ?? {});
   const view = await waitForSession(ctx, sessionId, waitMs, (v) => v.qrCode !== null || v.status === 'CONNECTED', signal);
   return { sessionId, status: view.status, qrCode: view.qrCode, hasQrCode: view.qrCode !== null };

@@ -32,8 +32,10 @@ const payloadSchema = (allowPrivate: boolean) =>
       audience: z.literal('all_contacts', { message: 'must be "all_contacts"' }).optional(),
     })
     .superRefine((v, ctx) => {
-      if (v.type === 'text' && v.text === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required for a text status' });
-      if (v.type !== 'text' && v.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `is required for a ${v.type} status` });
+      if (v.type === 'text' && v.text === undefined)
+        ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required for a text status' });
+      if (v.type !== 'text' && v.url === undefined)
+        ctx.addIssue({ code: 'custom', path: ['url'], message: `is required for a ${v.type} status` });
       if (!v.statusJidList?.length && !v.audience) {
         ctx.addIssue({ code: 'custom', path: ['statusJidList'], message: 'give statusJidList, or audience "all_contacts"' });
       }
@@ -73,7 +75,8 @@ const contentOf = async (ctx: Pick<Deps, 'fetchMedia'>, payload: StatusPayload):
   return { kind: 'media', mediaType: payload.type, data: media.data, mimetype: media.mimetype, caption: payload.caption };
 };
 
-const summaryOf = (payload: StatusPayload): string => (payload.type === 'text' ? (payload.text ?? '') : payload.caption || `[${payload.type} status]`);
+const summaryOf = (payload: StatusPayload): string =>
+  payload.type === 'text' ? (payload.text ?? '') : payload.caption || `[${payload.type} status]`;
 
 /** Publishes now and records it; the record is what `messageId` names. */
 export const publishStatus = async (ctx: RequestContext, session: Session, payload: StatusPayload): Promise<StatusAnswer> => {
@@ -150,7 +153,11 @@ export const scheduleSchema = bySetting((allowPrivate) =>
 );
 
 /** Persisted like a scheduled message: it survives restarts and counts against the quota now. */
-export const scheduleStatus = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true; scheduledInMs: number }> => {
+export const scheduleStatus = async (
+  ctx: RequestContext,
+  sessionId: string,
+  input: unknown,
+): Promise<{ ok: true; scheduledInMs: number }> => {
   const { payload, delayMs } = parseInput(scheduleSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   await admit(ctx);
   const session = await ownSession(ctx, sessionId);

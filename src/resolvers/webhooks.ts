@@ -14,7 +14,21 @@ export const PREVIOUS_SECRET_VALID_MS = 24 * 60 * 60 * 1000;
 
 /** The event a message record's change gives to webhooks. */
 export const messageEvent = (
-  record: Pick<OutgoingMessage, 'id' | 'accountId' | 'sessionId' | 'toNumber' | 'kind' | 'content' | 'status' | 'error' | 'waMessageId' | 'remoteJid' | 'sentAt' | 'createdAt'>,
+  record: Pick<
+    OutgoingMessage,
+    | 'id'
+    | 'accountId'
+    | 'sessionId'
+    | 'toNumber'
+    | 'kind'
+    | 'content'
+    | 'status'
+    | 'error'
+    | 'waMessageId'
+    | 'remoteJid'
+    | 'sentAt'
+    | 'createdAt'
+  >,
 ): OutboxEvent => ({
   accountId: record.accountId,
   sessionId: record.sessionId,
@@ -38,7 +52,11 @@ export const messageEvent = (
  * A change and the webhook events it causes, in one transaction: the events exist exactly when the change
  * does. Events no endpoint wants add nothing.
  */
-export const writeWithEvents = async <T>(deps: Pick<Deps, 'db' | 'webhooks'>, change: Prisma.PrismaPromise<T>, events: OutboxEvent[]): Promise<void> => {
+export const writeWithEvents = async <T>(
+  deps: Pick<Deps, 'db' | 'webhooks'>,
+  change: Prisma.PrismaPromise<T>,
+  events: OutboxEvent[],
+): Promise<void> => {
   const rows = (await Promise.all(events.map((e) => deps.webhooks.rowsFor(e)))).filter((r) => r !== null);
   if (rows.length === 0) {
     await change;
@@ -76,11 +94,19 @@ export const updateSchema = bySetting((allowPrivate) =>
   }),
 );
 export const replaySchema = z
-  .strictObject({ eventId: z.string().min(1).optional(), since: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional() })
+  .strictObject({
+    eventId: z.string().min(1).optional(),
+    since: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
+  })
   .refine((v) => (v.eventId === undefined) !== (v.since === undefined), { message: 'give exactly one of eventId or since' });
 export const listSchema = z.object({
   status: z.enum(['PENDING', 'DELIVERED', 'FAILED']).optional(),
-  limit: z.coerce.number().int().min(1).transform((n) => Math.min(n, 100)).default(20),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .transform((n) => Math.min(n, 100))
+    .default(20),
 });
 
 export interface WebhookView {
@@ -219,7 +245,13 @@ const deliveryView = (row: WebhookDelivery & { attemptLog: WebhookAttempt[] }, t
   lastError: row.lastError,
   deliveredAt: row.deliveredAt?.toISOString() ?? null,
   createdAt: row.createdAt.toISOString(),
-  attemptLog: row.attemptLog.map((a) => ({ statusCode: a.statusCode, latencyMs: a.latencyMs, responseExcerpt: a.responseExcerpt, error: a.error, at: a.at.toISOString() })),
+  attemptLog: row.attemptLog.map((a) => ({
+    statusCode: a.statusCode,
+    latencyMs: a.latencyMs,
+    responseExcerpt: a.responseExcerpt,
+    error: a.error,
+    at: a.at.toISOString(),
+  })),
 });
 
 /** The delivery log of one endpoint, newest first, each with its attempts. */
@@ -255,13 +287,26 @@ export const replayWebhook = async (ctx: RequestContext, id: string, input: unkn
     if (!event) throw notFound('Event');
     await ctx.db.webhookDelivery.upsert({
       where: { id: `${event.id}_${endpoint.id}` },
-      create: { id: `${event.id}_${endpoint.id}`, eventId: event.id, endpointId: endpoint.id, accountId: endpoint.accountId, sessionId: event.sessionId, nextAttemptAt: now, createdAt: event.createdAt },
+      create: {
+        id: `${event.id}_${endpoint.id}`,
+        eventId: event.id,
+        endpointId: endpoint.id,
+        accountId: endpoint.accountId,
+        sessionId: event.sessionId,
+        nextAttemptAt: now,
+        createdAt: event.createdAt,
+      },
       update: again,
     });
     replayed = 1;
   } else {
     const since = new Date(body.since ?? 0);
-    replayed = (await ctx.db.webhookDelivery.updateMany({ where: { endpointId: endpoint.id, status: 'FAILED', createdAt: { gte: since } }, data: again })).count;
+    replayed = (
+      await ctx.db.webhookDelivery.updateMany({
+        where: { endpointId: endpoint.id, status: 'FAILED', createdAt: { gte: since } },
+        data: again,
+      })
+    ).count;
   }
   ctx.webhooks.written();
   return { ok: true, replayed };
@@ -271,7 +316,12 @@ export const replayWebhook = async (ctx: RequestContext, id: string, input: unkn
 export const sendTestWebhook = async (ctx: RequestContext, id: string): Promise<{ ok: true; eventId: string }> => {
   const endpoint = await ownEndpoint(ctx, id);
   const rows = await ctx.webhooks.rowsFor(
-    { accountId: endpoint.accountId, sessionId: null, type: TEST_EVENT_TYPE, data: { webhookId: endpoint.id, message: 'This is a test event' } },
+    {
+      accountId: endpoint.accountId,
+      sessionId: null,
+      type: TEST_EVENT_TYPE,
+      data: { webhookId: endpoint.id, message: 'This is a test event' },
+    },
     [{ id: endpoint.id, events: [TEST_EVENT_TYPE], sessionId: null }],
   );
   if (!rows) throw new Error('no rows for a test event');

@@ -65,8 +65,14 @@ export const groupsRouter = (): Router =>
     .get(`${base}/:groupId/invite-code`, async (req, res) => {
       res.json(await groupInviteCode(ctxOf(res), sessionParam(req), groupParam(req)));
     })
-    .post(`${base}/:groupId/send`, idempotent((req, res) => sendToGroup(ctxOf(res), sessionParam(req), groupParam(req), req.body)))
-    .post(`${base}/:groupId/send-media`, idempotent((req, res) => sendMediaToGroup(ctxOf(res), sessionParam(req), groupParam(req), req.body)))
+    .post(
+      `${base}/:groupId/send`,
+      idempotent((req, res) => sendToGroup(ctxOf(res), sessionParam(req), groupParam(req), req.body)),
+    )
+    .post(
+      `${base}/:groupId/send-media`,
+      idempotent((req, res) => sendMediaToGroup(ctxOf(res), sessionParam(req), groupParam(req), req.body)),
+    )
     .post(
       `${base}/:groupId/send-interactive`,
       idempotent((req, res) => sendInteractiveToGroup(ctxOf(res), sessionParam(req), groupParam(req), req.body)),

@@ -19,4 +19,3 @@ export const idempotent =
     if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
     res.status(result.status).json(result.body);
   };
-

@@ -24,13 +24,34 @@ export const sessionParam = (req: Request): string => String(req.params.sessionI
 export const sendRouter = (): Router =>
   Router()
     // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
-    .post('/sessions/api/send', idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)))
-    .post('/whatsapp/send', idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)))
-    .post('/sessions/:sessionId/send', idempotent((req, res) => sendText(ctxOf(res), sessionParam(req), req.body)))
-    .post('/sessions/:sessionId/send-media', idempotent((req, res) => sendMedia(ctxOf(res), sessionParam(req), req.body)))
-    .post('/sessions/:sessionId/send-interactive', idempotent((req, res) => sendInteractive(ctxOf(res), sessionParam(req), req.body)))
-    .post('/sessions/:sessionId/messages/rich', idempotent((req, res) => sendRich(ctxOf(res), sessionParam(req), req.body)))
-    .post('/sessions/:sessionId/messages/typing', idempotent((req, res) => sendTyping(ctxOf(res), sessionParam(req), req.body)))
+    .post(
+      '/sessions/api/send',
+      idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)),
+    )
+    .post(
+      '/whatsapp/send',
+      idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)),
+    )
+    .post(
+      '/sessions/:sessionId/send',
+      idempotent((req, res) => sendText(ctxOf(res), sessionParam(req), req.body)),
+    )
+    .post(
+      '/sessions/:sessionId/send-media',
+      idempotent((req, res) => sendMedia(ctxOf(res), sessionParam(req), req.body)),
+    )
+    .post(
+      '/sessions/:sessionId/send-interactive',
+      idempotent((req, res) => sendInteractive(ctxOf(res), sessionParam(req), req.body)),
+    )
+    .post(
+      '/sessions/:sessionId/messages/rich',
+      idempotent((req, res) => sendRich(ctxOf(res), sessionParam(req), req.body)),
+    )
+    .post(
+      '/sessions/:sessionId/messages/typing',
+      idempotent((req, res) => sendTyping(ctxOf(res), sessionParam(req), req.body)),
+    )
     .get('/sessions/:sessionId/incoming', async (req, res) => {
       const gone = new AbortController();
       res.on('close', () => gone.abort());

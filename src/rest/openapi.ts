@@ -78,7 +78,14 @@ const contactImport = z.object({
   errors: z.array(z.object({ index: z.number().int(), jid: z.string().optional(), reason: z.string() })),
 });
 const contactGroup = z
-  .object({ id: z.string(), name: z.string(), description: z.string(), color: z.string(), isSmartGroup: z.boolean(), contactCount: z.number().int() })
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    color: z.string(),
+    isSmartGroup: z.boolean(),
+    contactCount: z.number().int(),
+  })
   .meta({ id: 'ContactGroup' });
 const messageRecord = z
   .object({
@@ -119,7 +126,14 @@ const group = z
   .loose()
   .meta({ id: 'Group' });
 const schedule = z.object({ ok: z.literal(true), scheduledInMs: z.number(), sendAt: dateTime, messageId: z.string(), jobId: z.string() });
-const recurring = z.object({ timerId: z.string(), sessionId: z.string(), to: z.string(), message: z.string(), everyMs: z.number(), createdAt: dateTime });
+const recurring = z.object({
+  timerId: z.string(),
+  sessionId: z.string(),
+  to: z.string(),
+  message: z.string(),
+  everyMs: z.number(),
+  createdAt: dateTime,
+});
 const webhook = z
   .object({
     id: z.string(),
@@ -148,7 +162,13 @@ const webhookDelivery = z.object({
   deliveredAt: dateTime.nullable(),
   createdAt: dateTime,
   attemptLog: z.array(
-    z.object({ statusCode: z.number().int().nullable(), latencyMs: z.number(), responseExcerpt: z.string().nullable(), error: z.string().nullable(), at: dateTime }),
+    z.object({
+      statusCode: z.number().int().nullable(),
+      latencyMs: z.number(),
+      responseExcerpt: z.string().nullable(),
+      error: z.string().nullable(),
+      at: dateTime,
+    }),
   ),
 });
 /** Answers the spec does not show in full: an object, documented in prose. */
@@ -191,7 +211,15 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
     { method: 'get', path: '/accounts/me', summary: 'The calling account, with the key presented', tag: 'Accounts', response: account },
 
     { method: 'get', path: '/sessions', summary: 'List sessions', tag: 'Sessions', response: z.array(session) },
-    { method: 'post', path: '/sessions', summary: 'Create a session', tag: 'Sessions', body: sessions.nameSchema, response: session, status: 201 },
+    {
+      method: 'post',
+      path: '/sessions',
+      summary: 'Create a session',
+      tag: 'Sessions',
+      body: sessions.nameSchema,
+      response: session,
+      status: 201,
+    },
     { method: 'get', path: S, summary: 'Get a session', tag: 'Sessions', response: session },
     { method: 'patch', path: S, summary: 'Rename a session', tag: 'Sessions', body: sessions.renameSchema, response: session },
     { method: 'delete', path: S, summary: 'Log out (when linked) and delete a session', tag: 'Sessions', response: ok },
@@ -203,7 +231,14 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
       query: sessions.statusWaitSchema,
       response: session,
     },
-    { method: 'patch', path: `${S}/status`, summary: 'Manual status override', tag: 'Sessions', body: sessions.statusSchema, response: session },
+    {
+      method: 'patch',
+      path: `${S}/status`,
+      summary: 'Manual status override',
+      tag: 'Sessions',
+      body: sessions.statusSchema,
+      response: session,
+    },
     {
       method: 'get',
       path: `${S}/qrcode`,
@@ -230,8 +265,22 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
       query: sessions.statusWaitSchema.extend({ sessionId: z.string() }),
       response: session,
     },
-    { method: 'post', path: '/whatsapp/connect', summary: 'Shortcut: connect by body sessionId', tag: 'Sessions', body: z.object({ sessionId: z.string() }), response: session },
-    { method: 'post', path: '/whatsapp/disconnect', summary: 'Shortcut: disconnect by body sessionId', tag: 'Sessions', body: z.object({ sessionId: z.string() }), response: session },
+    {
+      method: 'post',
+      path: '/whatsapp/connect',
+      summary: 'Shortcut: connect by body sessionId',
+      tag: 'Sessions',
+      body: z.object({ sessionId: z.string() }),
+      response: session,
+    },
+    {
+      method: 'post',
+      path: '/whatsapp/disconnect',
+      summary: 'Shortcut: disconnect by body sessionId',
+      tag: 'Sessions',
+      body: z.object({ sessionId: z.string() }),
+      response: session,
+    },
 
     send('/sessions/api/send', 'Shortcut: send a text with sessionId in the body', 'Messages', messages.shortcutSendSchema),
     send('/whatsapp/send', 'Shortcut: send a text with sessionId in the body', 'Messages', messages.shortcutSendSchema),
@@ -260,58 +309,251 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
     },
 
     send(`${S}/messages/schedule`, 'Schedule a text', 'Scheduling', scheduling.scheduleSchema, schedule),
-    send(`${S}/messages/campaign`, 'Send a template to many contacts, paced', 'Scheduling', scheduling.campaignSchema, object('`{ok, campaignId, total, ...}`')),
+    send(
+      `${S}/messages/campaign`,
+      'Send a template to many contacts, paced',
+      'Scheduling',
+      scheduling.campaignSchema,
+      object('`{ok, campaignId, total, ...}`'),
+    ),
     send(`${S}/messages/bulk-send`, 'Alias of campaign', 'Scheduling', scheduling.campaignSchema, object('as campaign')),
-    send(`${S}/messages/variations`, 'Send one of several texts', 'Scheduling', scheduling.variationsSchema, object('`{ok, id, chosen...}`')),
-    send(`${S}/messages/recurring`, 'Send a text every everyMs', 'Scheduling', scheduling.recurringSchema(min), object('`{ok, recurringEveryMs, timerId}`')),
-    { method: 'get', path: `${S}/messages/recurring`, summary: "Extension: the session's recurring timers", tag: 'Scheduling', response: z.object({ count: z.number().int(), items: z.array(recurring) }) },
-    { method: 'delete', path: `${S}/messages/recurring/:timerId`, summary: 'Extension: cancel a recurring timer', tag: 'Scheduling', response: ok },
+    send(
+      `${S}/messages/variations`,
+      'Send one of several texts',
+      'Scheduling',
+      scheduling.variationsSchema,
+      object('`{ok, id, chosen...}`'),
+    ),
+    send(
+      `${S}/messages/recurring`,
+      'Send a text every everyMs',
+      'Scheduling',
+      scheduling.recurringSchema(min),
+      object('`{ok, recurringEveryMs, timerId}`'),
+    ),
+    {
+      method: 'get',
+      path: `${S}/messages/recurring`,
+      summary: "Extension: the session's recurring timers",
+      tag: 'Scheduling',
+      response: z.object({ count: z.number().int(), items: z.array(recurring) }),
+    },
+    {
+      method: 'delete',
+      path: `${S}/messages/recurring/:timerId`,
+      summary: 'Extension: cancel a recurring timer',
+      tag: 'Scheduling',
+      response: ok,
+    },
 
-    send(`${S}/bulk/contact-group/:groupId`, 'Send to every contact of a contact group', 'Bulk', bulk.bulkSchema, object('`{ok, total, sent, failed, ...}`')),
+    send(
+      `${S}/bulk/contact-group/:groupId`,
+      'Send to every contact of a contact group',
+      'Bulk',
+      bulk.bulkSchema,
+      object('`{ok, total, sent, failed, ...}`'),
+    ),
     send(`${S}/bulk/tag/:tag`, 'Send to every contact with a tag', 'Bulk', bulk.bulkSchema, object('`{ok, total, sent, failed, ...}`')),
 
-    { method: 'get', path: '/contacts', summary: 'List and search contacts', tag: 'Contacts', query: contacts.listSchema, response: contactPage },
-    { method: 'post', path: '/contacts', summary: 'Create or merge a contact (201 when created, 200 when updated)', tag: 'Contacts', body: contacts.upsertSchema, response: contact, status: 201 },
-    { method: 'post', path: '/contacts/bulk', summary: 'Import up to 500 contacts', tag: 'Contacts', body: contacts.bulkSchema, response: contactImport },
+    {
+      method: 'get',
+      path: '/contacts',
+      summary: 'List and search contacts',
+      tag: 'Contacts',
+      query: contacts.listSchema,
+      response: contactPage,
+    },
+    {
+      method: 'post',
+      path: '/contacts',
+      summary: 'Create or merge a contact (201 when created, 200 when updated)',
+      tag: 'Contacts',
+      body: contacts.upsertSchema,
+      response: contact,
+      status: 201,
+    },
+    {
+      method: 'post',
+      path: '/contacts/bulk',
+      summary: 'Import up to 500 contacts',
+      tag: 'Contacts',
+      body: contacts.bulkSchema,
+      response: contactImport,
+    },
     { method: 'get', path: '/contacts/:jid', summary: 'Get a contact', tag: 'Contacts', response: contact },
-    { method: 'patch', path: '/contacts/:jid', summary: 'Update a contact', tag: 'Contacts', body: contacts.patchSchema, response: contact },
+    {
+      method: 'patch',
+      path: '/contacts/:jid',
+      summary: 'Update a contact',
+      tag: 'Contacts',
+      body: contacts.patchSchema,
+      response: contact,
+    },
     { method: 'delete', path: '/contacts/:jid', summary: 'Delete a contact', tag: 'Contacts', response: ok },
     { method: 'get', path: '/contacts/groups', summary: 'List contact groups', tag: 'Contact groups', response: z.array(contactGroup) },
-    { method: 'post', path: '/contacts/groups', summary: 'Create a contact group', tag: 'Contact groups', body: contactGroups.createSchema, response: contactGroup, status: 201 },
-    { method: 'post', path: '/contacts/groups/:groupId/members', summary: 'Add contacts to a group', tag: 'Contact groups', body: contactGroups.membersSchema, response: object('`{ok, added, errors}`') },
-    { method: 'delete', path: '/contacts/groups/:groupId/members/:jid', summary: 'Remove a contact from a group', tag: 'Contact groups', response: ok },
+    {
+      method: 'post',
+      path: '/contacts/groups',
+      summary: 'Create a contact group',
+      tag: 'Contact groups',
+      body: contactGroups.createSchema,
+      response: contactGroup,
+      status: 201,
+    },
+    {
+      method: 'post',
+      path: '/contacts/groups/:groupId/members',
+      summary: 'Add contacts to a group',
+      tag: 'Contact groups',
+      body: contactGroups.membersSchema,
+      response: object('`{ok, added, errors}`'),
+    },
+    {
+      method: 'delete',
+      path: '/contacts/groups/:groupId/members/:jid',
+      summary: 'Remove a contact from a group',
+      tag: 'Contact groups',
+      response: ok,
+    },
 
     { method: 'get', path: `${S}/groups`, summary: 'WhatsApp groups the session is in', tag: 'Groups', response: z.array(group) },
     { method: 'get', path: `${S}/groups-count`, summary: 'How many groups', tag: 'Groups', response: object('`{count}`') },
     { method: 'post', path: `${S}/groups`, summary: 'Create a group', tag: 'Groups', body: groups.createSchema, response: group },
-    { method: 'post', path: `${S}/groups/join`, summary: 'Join by invite code', tag: 'Groups', body: groups.joinSchema, response: object('`{ok, groupId}`') },
+    {
+      method: 'post',
+      path: `${S}/groups/join`,
+      summary: 'Join by invite code',
+      tag: 'Groups',
+      body: groups.joinSchema,
+      response: object('`{ok, groupId}`'),
+    },
     { method: 'get', path: G, summary: 'Group details', tag: 'Groups', response: group },
     { method: 'get', path: `${G}/members`, summary: 'Group members', tag: 'Groups', response: object('members, by phone-number JID') },
-    { method: 'patch', path: G, summary: 'Change subject or description', tag: 'Groups', body: groups.patchSchema, response: object('the change') },
+    {
+      method: 'patch',
+      path: G,
+      summary: 'Change subject or description',
+      tag: 'Groups',
+      body: groups.patchSchema,
+      response: object('the change'),
+    },
     { method: 'delete', path: G, summary: 'Leave the group', tag: 'Groups', response: ok },
-    { method: 'post', path: `${G}/participants`, summary: 'Add, remove, promote or demote participants', tag: 'Groups', body: groups.actionSchema, response: object('`{ok, action, participants}`') },
-    { method: 'patch', path: `${G}/privacy`, summary: 'Only admins may send', tag: 'Groups', body: groups.privacySchema, response: object('the setting') },
-    { method: 'post', path: `${G}/promote`, summary: 'Make participants admins', tag: 'Groups', body: groups.promoteSchema, response: object('`{ok, action, participants}`') },
-    { method: 'post', path: `${G}/demote`, summary: 'Make admins participants', tag: 'Groups', body: groups.promoteSchema, response: object('`{ok, action, participants}`') },
+    {
+      method: 'post',
+      path: `${G}/participants`,
+      summary: 'Add, remove, promote or demote participants',
+      tag: 'Groups',
+      body: groups.actionSchema,
+      response: object('`{ok, action, participants}`'),
+    },
+    {
+      method: 'patch',
+      path: `${G}/privacy`,
+      summary: 'Only admins may send',
+      tag: 'Groups',
+      body: groups.privacySchema,
+      response: object('the setting'),
+    },
+    {
+      method: 'post',
+      path: `${G}/promote`,
+      summary: 'Make participants admins',
+      tag: 'Groups',
+      body: groups.promoteSchema,
+      response: object('`{ok, action, participants}`'),
+    },
+    {
+      method: 'post',
+      path: `${G}/demote`,
+      summary: 'Make admins participants',
+      tag: 'Groups',
+      body: groups.promoteSchema,
+      response: object('`{ok, action, participants}`'),
+    },
     { method: 'get', path: `${G}/invite-code`, summary: 'The invite code', tag: 'Groups', response: object('`{inviteCode, ...}`') },
     send(`${G}/send`, 'Send a text to the group', 'Groups', groups.textSchema),
     send(`${G}/send-media`, 'Send media to the group', 'Groups', messages.groupMediaSchema(priv)),
     send(`${G}/send-interactive`, 'Send buttons or a list to the group', 'Groups', messages.groupInteractiveSchema),
 
-    send(`${S}/status/send`, 'Publish a status', 'Statuses', statuses.statusPayloadSchema(priv), object('`{ok, accepted, messageId, ...}`')),
+    send(
+      `${S}/status/send`,
+      'Publish a status',
+      'Statuses',
+      statuses.statusPayloadSchema(priv),
+      object('`{ok, accepted, messageId, ...}`'),
+    ),
     send(`${S}/status/schedule`, 'Publish a status later', 'Statuses', statuses.scheduleSchema(priv), object('`{ok, scheduledInMs}`')),
-    send(`${S}/status/recurring`, 'Publish a status every everyMs', 'Statuses', statuses.recurringSchema(min, priv), object('`{ok, recurringEveryMs, timerId}`')),
+    send(
+      `${S}/status/recurring`,
+      'Publish a status every everyMs',
+      'Statuses',
+      statuses.recurringSchema(min, priv),
+      object('`{ok, recurringEveryMs, timerId}`'),
+    ),
 
-    { method: 'get', path: '/webhooks', summary: "Extension: the account's webhook endpoints", tag: 'Webhooks', response: z.array(webhook) },
-    { method: 'post', path: '/webhooks', summary: 'Extension: add a webhook endpoint (the secret is shown once)', tag: 'Webhooks', body: webhooks.createSchema(priv), response: webhookWithSecret, status: 201 },
+    {
+      method: 'get',
+      path: '/webhooks',
+      summary: "Extension: the account's webhook endpoints",
+      tag: 'Webhooks',
+      response: z.array(webhook),
+    },
+    {
+      method: 'post',
+      path: '/webhooks',
+      summary: 'Extension: add a webhook endpoint (the secret is shown once)',
+      tag: 'Webhooks',
+      body: webhooks.createSchema(priv),
+      response: webhookWithSecret,
+      status: 201,
+    },
     { method: 'get', path: '/webhooks/:webhookId', summary: 'Extension: one webhook endpoint', tag: 'Webhooks', response: webhook },
-    { method: 'patch', path: '/webhooks/:webhookId', summary: 'Extension: change a webhook endpoint', tag: 'Webhooks', body: webhooks.updateSchema(priv), response: webhook },
+    {
+      method: 'patch',
+      path: '/webhooks/:webhookId',
+      summary: 'Extension: change a webhook endpoint',
+      tag: 'Webhooks',
+      body: webhooks.updateSchema(priv),
+      response: webhook,
+    },
     { method: 'delete', path: '/webhooks/:webhookId', summary: 'Extension: remove a webhook endpoint', tag: 'Webhooks', response: ok },
-    { method: 'post', path: '/webhooks/:webhookId/rotate-secret', summary: 'Extension: a new secret (the old one signs too for 24 h)', tag: 'Webhooks', response: webhookWithSecret },
-    { method: 'get', path: '/webhooks/:webhookId/deliveries', summary: "Extension: an endpoint's deliveries with their attempts", tag: 'Webhooks', query: webhooks.listSchema, response: z.array(webhookDelivery) },
-    { method: 'post', path: '/webhooks/:webhookId/replay', summary: 'Extension: deliver one event again, or every failed one since a time', tag: 'Webhooks', body: webhooks.replaySchema, response: z.object({ ok: z.literal(true), replayed: z.number().int() }) },
-    { method: 'post', path: '/webhooks/:webhookId/test', summary: 'Extension: send a test event', tag: 'Webhooks', response: z.object({ ok: z.literal(true), eventId: z.string() }) },
-    { method: 'get', path: `${S}/channels`, summary: 'Channels (listing is not supported: an empty list)', tag: 'Channels', response: object('`{ok, channels, message}`') },
+    {
+      method: 'post',
+      path: '/webhooks/:webhookId/rotate-secret',
+      summary: 'Extension: a new secret (the old one signs too for 24 h)',
+      tag: 'Webhooks',
+      response: webhookWithSecret,
+    },
+    {
+      method: 'get',
+      path: '/webhooks/:webhookId/deliveries',
+      summary: "Extension: an endpoint's deliveries with their attempts",
+      tag: 'Webhooks',
+      query: webhooks.listSchema,
+      response: z.array(webhookDelivery),
+    },
+    {
+      method: 'post',
+      path: '/webhooks/:webhookId/replay',
+      summary: 'Extension: deliver one event again, or every failed one since a time',
+      tag: 'Webhooks',
+      body: webhooks.replaySchema,
+      response: z.object({ ok: z.literal(true), replayed: z.number().int() }),
+    },
+    {
+      method: 'post',
+      path: '/webhooks/:webhookId/test',
+      summary: 'Extension: send a test event',
+      tag: 'Webhooks',
+      response: z.object({ ok: z.literal(true), eventId: z.string() }),
+    },
+    {
+      method: 'get',
+      path: `${S}/channels`,
+      summary: 'Channels (listing is not supported: an empty list)',
+      tag: 'Channels',
+      response: object('`{ok, channels, message}`'),
+    },
     send(`${S}/channels/:channelJid/send`, 'Post to a channel', 'Channels', channels.sendSchema, object('`{ok, id}`')),
   ];
 };
@@ -334,7 +576,8 @@ type JsonSchema = Record<string, unknown>;
 const inputSchema = (schema: z.ZodType): JsonSchema =>
   z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
 
-const outputSchema = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+const outputSchema = (schema: z.ZodType): JsonSchema =>
+  z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
 
 const strip = (schema: JsonSchema): JsonSchema => {
   const { $schema: _drop, ...rest } = schema;
@@ -378,7 +621,15 @@ export const openApiDocument = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): J
         schema: hoist(schema, components),
       })),
       ...(route.idempotent
-        ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' }, description: 'a retry with the same key returns the first answer and sends nothing twice' }]
+        ? [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              schema: { type: 'string' },
+              description: 'a retry with the same key returns the first answer and sends nothing twice',
+            },
+          ]
         : []),
     ];
     const error = { description: 'An error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
@@ -388,9 +639,14 @@ export const openApiDocument = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): J
       summary: route.summary,
       tags: [route.tag],
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: hoist(inputSchema(route.body), components) } } } } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: hoist(inputSchema(route.body), components) } } } }
+        : {}),
       responses: {
-        [String(route.status ?? 200)]: { description: 'Success', content: { 'application/json': { schema: hoist(outputSchema(route.response), components) } } },
+        [String(route.status ?? 200)]: {
+          description: 'Success',
+          content: { 'application/json': { schema: hoist(outputSchema(route.response), components) } },
+        },
         '4XX': error,
         '5XX': error,
       },
@@ -401,7 +657,8 @@ export const openApiDocument = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): J
     info: {
       title: 'Multi-session WhatsApp messaging API',
       version: '1',
-      description: 'The REST interface of messaging-api-v1.md, with this service\'s extensions. Every route needs the x-api-key header. Errors: `{ok: false, error: {code, message, details?}}`.',
+      description:
+        "The REST interface of messaging-api-v1.md, with this service's extensions. Every route needs the x-api-key header. Errors: `{ok: false, error: {code, message, details?}}`.",
     },
     servers: [{ url: '/v1' }],
     security: [{ apiKey: [] }],

@@ -65,16 +65,33 @@ export const createDeps = (options: DepsOptions): Deps => {
       events.publish('incoming', item.sessionId, item);
       const { eventId: _eventId, ...data } = item;
       void accountOf(item.sessionId)
-        .then((accountId) => (accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined))
+        .then((accountId) =>
+          accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined,
+        )
         .catch((err: unknown) => logger.error({ err, sessionId: item.sessionId }, 'writing a message.received webhook event failed'));
     },
     (sessionId, dropped) =>
-      logger.warn({ sessionId, dropped, bound: settings.INCOMING_BUFFER_SIZE }, 'incoming buffer full: oldest messages dropped (read /incoming with consume, or raise INCOMING_BUFFER_SIZE)'),
+      logger.warn(
+        { sessionId, dropped, bound: settings.INCOMING_BUFFER_SIZE },
+        'incoming buffer full: oldest messages dropped (read /incoming with consume, or raise INCOMING_BUFFER_SIZE)',
+      ),
   );
   const target = options.target ?? {};
   const network = settings.NETWORK_THREAD
-    ? createThreadedNetwork({ databaseUrl: settings.DATABASE_URL, logger, target, keepAliveIntervalMs: options.keepAliveIntervalMs, deviceListTtlMs: settings.DEVICE_LIST_TTL_MS })
-    : createBaileysNetwork({ db, logger, socket: socketOptionsFor(target), keepAliveIntervalMs: options.keepAliveIntervalMs, deviceListTtlMs: settings.DEVICE_LIST_TTL_MS });
+    ? createThreadedNetwork({
+        databaseUrl: settings.DATABASE_URL,
+        logger,
+        target,
+        keepAliveIntervalMs: options.keepAliveIntervalMs,
+        deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+      })
+    : createBaileysNetwork({
+        db,
+        logger,
+        socket: socketOptionsFor(target),
+        keepAliveIntervalMs: options.keepAliveIntervalMs,
+        deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+      });
   const sessions = new SessionManager({
     db,
     logger,
@@ -83,7 +100,9 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     webhooks,
     onSendError: (sessionId, waMessageId, reason) => {
-      handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) => logger.error({ err, sessionId }, 'recording a refused message failed'));
+      handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
+        logger.error({ err, sessionId }, 'recording a refused message failed'),
+      );
     },
     ...options.sessionTuning,
   });
@@ -94,15 +113,19 @@ export const createDeps = (options: DepsOptions): Deps => {
     resolveHost: options.resolveHost,
   });
   const buttons = new ButtonGuard(settings.BUTTONS_ENABLED, settings.BUTTONS_FAILURE_THRESHOLD, settings.BUTTONS_COOLDOWN_MS);
-  const jobs: JobScheduler = new JobScheduler(logger, async (job) => {
-    if (job.kind === 'message') {
-      const retryAt = await runDueMessage(deps, job.messageId);
-      if (retryAt) await jobs.scheduleMessage(randomUUID(), job.messageId, retryAt);
-      return;
-    }
-    const spec = jobs.recurringSpec(job.timerId);
-    if (spec) await runRecurring(deps, spec);
-  }, () => now().getTime());
+  const jobs: JobScheduler = new JobScheduler(
+    logger,
+    async (job) => {
+      if (job.kind === 'message') {
+        const retryAt = await runDueMessage(deps, job.messageId);
+        if (retryAt) await jobs.scheduleMessage(randomUUID(), job.messageId, retryAt);
+        return;
+      }
+      const spec = jobs.recurringSpec(job.timerId);
+      if (spec) await runRecurring(deps, spec);
+    },
+    () => now().getTime(),
+  );
   jobs.onDueJob = (kind, lateMs) => {
     metrics.jobsDue.inc({ kind });
     if (lateMs === undefined) return;
@@ -129,6 +152,22 @@ export const createDeps = (options: DepsOptions): Deps => {
     retentionMs: settings.WEBHOOK_RETENTION_MS,
   });
   webhookDelivery.start();
-  const deps: Deps = { db, outgoing, logger, settings, now, sessions, events, incoming, fetchMedia, buttons, jobs, rateLimit, metrics, webhooks, webhookDelivery };
+  const deps: Deps = {
+    db,
+    outgoing,
+    logger,
+    settings,
+    now,
+    sessions,
+    events,
+    incoming,
+    fetchMedia,
+    buttons,
+    jobs,
+    rateLimit,
+    metrics,
+    webhooks,
+    webhookDelivery,
+  };
   return deps;
 };

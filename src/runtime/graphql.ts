@@ -114,7 +114,13 @@ const YOGA_CODES: Record<string, ErrorCode> = {
 };
 
 const codeForStatus = (status: unknown): ErrorCode =>
-  status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : typeof status === 'number' && status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED';
+  status === 413
+    ? 'PAYLOAD_TOO_LARGE'
+    : status === 415
+      ? 'UNSUPPORTED_MEDIA_TYPE'
+      : typeof status === 'number' && status >= 500
+        ? 'INTERNAL'
+        : 'VALIDATION_FAILED';
 
 /** decisions.md: every GraphQL error carries one of its codes. Changed in place, as markRefusal is. */
 const withKnownCode = (error: GraphQLError): GraphQLError => {
@@ -128,9 +134,11 @@ const withKnownCode = (error: GraphQLError): GraphQLError => {
 
 /** Validation errors are returned by yoga without passing through maskError, so they are marked here. */
 const useRefusalCodes: Plugin = {
-  onValidate: () => ({ result, setResult }) => {
-    setResult(result.map((error) => (isRefusal(error) ? markRefusal(error) : error)));
-  },
+  onValidate:
+    () =>
+    ({ result, setResult }) => {
+      setResult(result.map((error) => (isRefusal(error) ? markRefusal(error) : error)));
+    },
 };
 
 /** NUL in any string argument, literal or variable, named by argument or by variable path. */
@@ -154,7 +162,13 @@ const nulInRequest = (args: ExecutionArgs): ErrorDetail[] => {
  * IDs and other plain arguments reach the database without parseInput, and PostgreSQL fails on NUL, so
  * the whole request is checked once, as REST checks its path and query.
  */
-const refuseNul = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; setResultAndStopExecution: (result: ExecutionResult) => void }) => {
+const refuseNul = ({
+  args,
+  setResultAndStopExecution,
+}: {
+  args: ExecutionArgs;
+  setResultAndStopExecution: (result: ExecutionResult) => void;
+}) => {
   const details = nulInRequest(args);
   if (details.length === 0) return;
   const { message } = validationFailed(details);
@@ -228,7 +242,11 @@ const CACHE_MAX_SOURCE_CHARS = 2 * 1024 * 1024;
 const CACHE_MAX_ENTRY_CHARS = 64 * 1024;
 
 const boundedCache = <V extends {}>() => {
-  const cache = new LRUCache<string, V>({ max: 1024, maxSize: CACHE_MAX_SOURCE_CHARS, sizeCalculation: (_value, key) => Math.max(1, key.length) });
+  const cache = new LRUCache<string, V>({
+    max: 1024,
+    maxSize: CACHE_MAX_SOURCE_CHARS,
+    sizeCalculation: (_value, key) => Math.max(1, key.length),
+  });
   return {
     get: (key: string) => cache.get(key),
     set: (key: string, value: V) => {
@@ -396,17 +414,34 @@ export const attachSubscriptions = (server: Server, yoga: YogaServerInstance<Ser
         if (open) {
           // graphql-ws has already counted this subscription in ctx.subscriptions.
           if (open.subscriptions() > settings.MAX_SUBSCRIPTIONS_PER_SOCKET) {
-            return rateLimited(new DomainError('RATE_LIMITED', `At most ${settings.MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once on one connection`, { retryAfterSeconds: 1 }));
+            return rateLimited(
+              new DomainError('RATE_LIMITED', `At most ${settings.MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once on one connection`, {
+                retryAfterSeconds: 1,
+              }),
+            );
           }
           if (registry.subscriptions(open.accountId) > settings.MAX_SUBSCRIPTIONS_PER_ACCOUNT) {
-            return rateLimited(new DomainError('RATE_LIMITED', `At most ${settings.MAX_SUBSCRIPTIONS_PER_ACCOUNT} operations at once for one account`, { retryAfterSeconds: 1 }));
+            return rateLimited(
+              new DomainError('RATE_LIMITED', `At most ${settings.MAX_SUBSCRIPTIONS_PER_ACCOUNT} operations at once for one account`, {
+                retryAfterSeconds: 1,
+              }),
+            );
           }
           const retryAfterSeconds = await deps.rateLimit.take(open.accountId);
           if (retryAfterSeconds !== null) {
-            return rateLimited(new DomainError('RATE_LIMITED', `Too many requests for this key; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }));
+            return rateLimited(
+              new DomainError('RATE_LIMITED', `Too many requests for this key; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }),
+            );
           }
         }
-        const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+        const {
+          schema: envelopedSchema,
+          execute,
+          subscribe,
+          contextFactory,
+          parse,
+          validate,
+        } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
           socket: ctx.extra.socket,

@@ -23,9 +23,7 @@ await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KE
 if ((await db.account.count()) === 0) {
   // A brand-new install with no bootstrap settings still gets a usable key, shown this once.
   const account = await createAccount(deps, { email: 'admin@example.com' });
-  process.stdout.write(
-    `\nFirst start: created account ${account.email}\nAPI key (shown once, keep it): ${account.apiKey}\n\n`,
-  );
+  process.stdout.write(`\nFirst start: created account ${account.email}\nAPI key (shown once, keep it): ${account.apiKey}\n\n`);
 }
 
 const released = await releaseUnfinished(deps, startedAt);

@@ -23,11 +23,9 @@ export interface MediaFetchOptions {
 
 export type MediaFetcher = (url: string, field?: string) => Promise<FetchedMedia>;
 
-const refused = (field: string, message: string) =>
-  new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] });
+const refused = (field: string, message: string) => new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] });
 
-const defaultResolve = async (host: string): Promise<string[]> =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+const defaultResolve = async (host: string): Promise<string[]> => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 type Lookup = NonNullable<RequestOptions['lookup']>;
 
@@ -68,7 +66,11 @@ const get = (url: URL, lookup: Lookup | undefined, signal: AbortSignal): Promise
  * The SSRF rule for any URL the service calls on a user's behalf (media, webhooks): every address the host
  * resolves to is public. Returns those addresses, for a connection pinned to them.
  */
-export const assertPublicHost = async (url: URL, field: string, resolveHost: (host: string) => Promise<string[]> = defaultResolve): Promise<string[]> => {
+export const assertPublicHost = async (
+  url: URL,
+  field: string,
+  resolveHost: (host: string) => Promise<string[]> = defaultResolve,
+): Promise<string[]> => {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {

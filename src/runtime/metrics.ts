@@ -103,7 +103,12 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
         dropsSeen = total;
       },
     }),
-    jobsDue: new Counter({ name: `${PREFIX}scheduled_jobs_due_total`, help: 'Scheduled jobs that came due, by kind (message, recurring)', labelNames: ['kind'], registers }),
+    jobsDue: new Counter({
+      name: `${PREFIX}scheduled_jobs_due_total`,
+      help: 'Scheduled jobs that came due, by kind (message, recurring)',
+      labelNames: ['kind'],
+      registers,
+    }),
     jobsLate: new Counter({
       name: `${PREFIX}scheduled_jobs_late_total`,
       help: `Scheduled messages that fired more than ${LATE_AFTER_SECONDS} s after their time (after a restart, or a busy process)`,

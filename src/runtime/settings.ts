@@ -30,7 +30,11 @@ const settingsSchema = z.object({
   MAX_RECURRING_PER_ACCOUNT: intFrom(100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10_000),
   INCOMING_BUFFER_SIZE: z.coerce.number().int().min(1).default(1000),
-  MEDIA_MAX_BYTES: z.coerce.number().int().min(1).default(16 * 1024 * 1024),
+  MEDIA_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(16 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
   MEDIA_ALLOW_PRIVATE: z.stringbool().default(false),
   BUTTONS_ENABLED: z.stringbool().default(true),
@@ -45,16 +49,32 @@ const settingsSchema = z.object({
   NETWORK_THREAD: z.stringbool().default(true),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
-  DEVICE_LIST_TTL_MS: z.coerce.number().int().min(1_000).default(5 * 60 * 1000),
+  DEVICE_LIST_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(5 * 60 * 1000),
   WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
-  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).default(60 * 60 * 1000),
-  WEBHOOK_RETRY_FOR_MS: z.coerce.number().int().min(1).default(3 * 24 * 60 * 60 * 1000),
+  WEBHOOK_RETRY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(60 * 60 * 1000),
+  WEBHOOK_RETRY_FOR_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3 * 24 * 60 * 60 * 1000),
   WEBHOOK_ENDPOINT_CACHE_MS: intFrom(5_000),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1_000),
-  WEBHOOK_RETENTION_MS: z.coerce.number().int().min(1).default(7 * 24 * 60 * 60 * 1000),
+  WEBHOOK_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24 * 60 * 60 * 1000),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

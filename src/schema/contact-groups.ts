@@ -1,10 +1,5 @@
 import type { AddMembersResult } from '../resolvers/contact-groups.ts';
-import {
-  addContactGroupMembers,
-  createContactGroup,
-  listContactGroups,
-  removeContactGroupMember,
-} from '../resolvers/contact-groups.ts';
+import { addContactGroupMembers, createContactGroup, listContactGroups, removeContactGroupMember } from '../resolvers/contact-groups.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 builder.prismaObject('ContactGroup', {

@@ -49,7 +49,6 @@ const GroupInteractiveInput = builder.inputType('GroupInteractiveInput', {
   }),
 });
 
-
 builder.queryFields((t) => ({
   groups: t.field({
     type: [Group],
@@ -74,7 +73,11 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createGroup: t.field({
     type: Group,
-    args: { sessionId: t.arg.id({ required: true }), subject: t.arg.string({ required: true }), participants: t.arg.stringList({ required: true }) },
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      subject: t.arg.string({ required: true }),
+      participants: t.arg.stringList({ required: true }),
+    },
     resolve: (_root, { sessionId, ...args }, ctx) => createGroup(ctx, String(sessionId), args),
   }),
   joinGroup: t.id({
@@ -82,8 +85,14 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { sessionId, ...args }, ctx) => (await joinGroup(ctx, String(sessionId), args)).groupId,
   }),
   updateGroup: t.boolean({
-    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), subject: t.arg.string(), description: t.arg.string() },
-    resolve: async (_root, { sessionId, groupId, ...args }, ctx) => (await updateGroup(ctx, String(sessionId), String(groupId), withoutNulls(args))).ok,
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      groupId: t.arg.id({ required: true }),
+      subject: t.arg.string(),
+      description: t.arg.string(),
+    },
+    resolve: async (_root, { sessionId, groupId, ...args }, ctx) =>
+      (await updateGroup(ctx, String(sessionId), String(groupId), withoutNulls(args))).ok,
   }),
   leaveGroup: t.boolean({
     args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }) },
@@ -101,7 +110,8 @@ builder.mutationFields((t) => ({
   }),
   setGroupAdminOnly: t.boolean({
     args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), adminOnly: t.arg.boolean({ required: true }) },
-    resolve: async (_root, { sessionId, groupId, ...args }, ctx) => (await setGroupPrivacy(ctx, String(sessionId), String(groupId), args)).adminOnly,
+    resolve: async (_root, { sessionId, groupId, ...args }, ctx) =>
+      (await setGroupPrivacy(ctx, String(sessionId), String(groupId), args)).adminOnly,
   }),
   sendGroupText: t.field({
     type: SendResultRef,
@@ -110,7 +120,11 @@ builder.mutationFields((t) => ({
   }),
   sendGroupMedia: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), input: t.arg({ type: GroupMediaInput, required: true }) },
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      groupId: t.arg.id({ required: true }),
+      input: t.arg({ type: GroupMediaInput, required: true }),
+    },
     resolve: (_root, args, ctx) => sendMediaToGroup(ctx, String(args.sessionId), String(args.groupId), withoutNulls(args.input)),
   }),
   sendGroupInteractive: t.field({
@@ -123,4 +137,3 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => sendInteractiveToGroup(ctx, String(args.sessionId), String(args.groupId), cleanButtons(args.input)),
   }),
 }));
-

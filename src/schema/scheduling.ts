@@ -1,12 +1,5 @@
 import type { CampaignProgress, RecurringView, ScheduleAnswer } from '../resolvers/scheduling.ts';
-import {
-  cancelRecurring,
-  listRecurring,
-  scheduleMessage,
-  sendVariation,
-  startCampaign,
-  startRecurring,
-} from '../resolvers/scheduling.ts';
+import { cancelRecurring, listRecurring, scheduleMessage, sendVariation, startCampaign, startRecurring } from '../resolvers/scheduling.ts';
 import { DomainError } from '../resolvers/errors.ts';
 import { campaignTopic } from '../runtime/events.ts';
 import { builder, withoutNulls } from './builder.ts';

@@ -86,8 +86,7 @@ builder.mutationFields((t) => ({
   requestPairingCode: t.field({
     type: 'String',
     args: { id: t.arg.id({ required: true }), phoneNumber: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) =>
-      (await requestPairingCode(ctx, String(args.id), { phoneNumber: args.phoneNumber })).pairingCode,
+    resolve: async (_root, args, ctx) => (await requestPairingCode(ctx, String(args.id), { phoneNumber: args.phoneNumber })).pairingCode,
   }),
 }));
 

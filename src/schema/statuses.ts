@@ -44,12 +44,22 @@ builder.mutationFields((t) => ({
   }),
   scheduleStatus: t.field({
     type: StatusScheduled,
-    args: { sessionId: t.arg.id({ required: true }), payload: t.arg({ type: StatusInput, required: true }), delayMs: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => scheduleStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), delayMs: args.delayMs }),
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      payload: t.arg({ type: StatusInput, required: true }),
+      delayMs: t.arg.int({ required: true }),
+    },
+    resolve: (_root, args, ctx) =>
+      scheduleStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), delayMs: args.delayMs }),
   }),
   startRecurringStatus: t.field({
     type: StatusRecurring,
-    args: { sessionId: t.arg.id({ required: true }), payload: t.arg({ type: StatusInput, required: true }), everyMs: t.arg.int({ required: true }) },
-    resolve: (_root, args, ctx) => startRecurringStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), everyMs: args.everyMs }),
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      payload: t.arg({ type: StatusInput, required: true }),
+      everyMs: t.arg.int({ required: true }),
+    },
+    resolve: (_root, args, ctx) =>
+      startRecurringStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), everyMs: args.everyMs }),
   }),
 }));

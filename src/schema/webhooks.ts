@@ -73,7 +73,8 @@ builder.queryFields((t) => ({
   webhookDeliveries: t.field({
     type: [WebhookDeliveryRef],
     args: { id: t.arg.id({ required: true }), status: t.arg.string(), limit: t.arg.int() },
-    resolve: (_root, args, ctx) => listWebhookDeliveries(ctx, String(args.id), { status: args.status ?? undefined, limit: args.limit ?? undefined }),
+    resolve: (_root, args, ctx) =>
+      listWebhookDeliveries(ctx, String(args.id), { status: args.status ?? undefined, limit: args.limit ?? undefined }),
   }),
 }));
 
@@ -88,7 +89,13 @@ builder.mutationFields((t) => ({
       enabled: t.arg.boolean(),
     },
     resolve: (_root, args, ctx) =>
-      createWebhook(ctx, { url: args.url, events: args.events, sessionId: args.sessionId ?? undefined, description: args.description ?? undefined, enabled: args.enabled ?? undefined }),
+      createWebhook(ctx, {
+        url: args.url,
+        events: args.events,
+        sessionId: args.sessionId ?? undefined,
+        description: args.description ?? undefined,
+        enabled: args.enabled ?? undefined,
+      }),
   }),
   updateWebhook: t.field({
     type: WebhookRef,

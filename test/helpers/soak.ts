@@ -86,7 +86,11 @@ interface Side {
 }
 
 const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sandbox }> => {
-  const ctx = await startWithSandbox(options.db, { DEVICE_LIST_TTL_MS: options.deviceListTtlMs, INCOMING_BUFFER_SIZE: 10_000, DAILY_QUOTA: 0 });
+  const ctx = await startWithSandbox(options.db, {
+    DEVICE_LIST_TTL_MS: options.deviceListTtlMs,
+    INCOMING_BUFFER_SIZE: 10_000,
+    DAILY_QUOTA: 0,
+  });
   const sessionId = await linkSession(ctx, PHONE_NUMBER, 'soak');
   const received: string[] = [];
   const { baseUrl } = ctx.app;
@@ -103,22 +107,29 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
         const poll = async () => {
           while (!stopped()) {
             const res = await http(baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=1000&limit=200`, { key });
-            for (const item of (res.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>) if (!item.fromMe) received.push(item.content);
+            for (const item of (res.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>)
+              if (!item.fromMe) received.push(item.content);
           }
         };
         const query = async () => {
           while (!stopped()) {
-            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status } messages(sessionId: $id, limit: 20) { count } }', { id: sessionId });
+            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status } messages(sessionId: $id, limit: 20) { count } }', {
+              id: sessionId,
+            });
             await sleep(200);
           }
         };
         await Promise.all([poll(), query()]);
         // What arrived after the last poll.
         const rest = await http(baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?limit=200`, { key });
-        for (const item of (rest.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>) if (!item.fromMe) received.push(item.content);
+        for (const item of (rest.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>)
+          if (!item.fromMe) received.push(item.content);
       },
       failed: async () => {
-        const rows = await ctx.app.db.outgoingMessage.findMany({ where: { sessionId, status: 'FAILED' }, select: { content: true, error: true } });
+        const rows = await ctx.app.db.outgoingMessage.findMany({
+          where: { sessionId, status: 'FAILED' },
+          select: { content: true, error: true },
+        });
         return new Map(rows.map((r) => [r.content, r.error ?? '']));
       },
       collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
@@ -220,15 +231,20 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     while (outCount < Math.min(options.maxMessages, Math.round(seconds * options.sendRate))) {
       const text = `soak-out-${outCount++}`;
       track(
-          side.send(text).then(({ ok }) => {
-            if (ok) accepted.add(text);
-            else refused += 1;
-          }),
-        );
+        side.send(text).then(({ ok }) => {
+          if (ok) accepted.add(text);
+          else refused += 1;
+        }),
+      );
     }
     while (inCount < Math.min(options.maxMessages, Math.round(seconds * options.phoneRate))) {
       const text = `soak-in-${inCount++}`;
-      track(sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(({ delivered }) => delivered > 0 && phoneSent.add(text), () => undefined));
+      track(
+        sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
+          ({ delivered }) => delivered > 0 && phoneSent.add(text),
+          () => undefined,
+        ),
+      );
     }
     while (inFlight.size > 0) await Promise.race(inFlight);
 

@@ -99,12 +99,20 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
   let bob: Client;
   let charlie: Client;
   const extra: Client[] = [];
-  const names = { alice: `alice-${randomBytes(3).toString('hex')}`, bob: `bob-${randomBytes(3).toString('hex')}`, charlie: `charlie-${randomBytes(3).toString('hex')}` };
+  const names = {
+    alice: `alice-${randomBytes(3).toString('hex')}`,
+    bob: `bob-${randomBytes(3).toString('hex')}`,
+    charlie: `charlie-${randomBytes(3).toString('hex')}`,
+  };
 
   beforeAll(async () => {
     sandbox = await startSandbox({ bartender: { port: 0, advSecretKey: ADV_SECRET_KEY } });
     socketUrl = sandbox.bartender?.url ?? '';
-    [alice, bob, charlie] = await Promise.all([connectClient(socketUrl, names.alice), connectClient(socketUrl, names.bob), connectClient(socketUrl, names.charlie)]);
+    [alice, bob, charlie] = await Promise.all([
+      connectClient(socketUrl, names.alice),
+      connectClient(socketUrl, names.bob),
+      connectClient(socketUrl, names.charlie),
+    ]);
   });
   afterAll(async () => {
     for (const c of [alice, bob, charlie, ...extra]) c?.sock.end(undefined);
@@ -134,15 +142,22 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     const notQr = await postQr(socketUrl, 'hello');
     expect(notQr.status).toBe(400);
     expect(((await notQr.json()) as { error: string }).error).toMatch(/QR string/);
-    const stale = await postQr(socketUrl, `ref,${Buffer.alloc(32).toString('base64')},${Buffer.alloc(32).toString('base64')},${ADV_SECRET_KEY},WEB`);
+    const stale = await postQr(
+      socketUrl,
+      `ref,${Buffer.alloc(32).toString('base64')},${Buffer.alloc(32).toString('base64')},${ADV_SECRET_KEY},WEB`,
+    );
     expect(stale.status).toBe(404);
     await expect(connectClient(socketUrl, 'mallory', Buffer.alloc(32, 7).toString('base64'))).rejects.toThrow(/409.*ADV_SECRET_KEY/);
-    const unknown = await fetch(socketUrl.replace(/^wss:/, 'https:').replace('/ws/chat', '/admin/other'), { dispatcher: insecureFetch } as RequestInit);
+    const unknown = await fetch(socketUrl.replace(/^wss:/, 'https:').replace('/ws/chat', '/admin/other'), {
+      dispatcher: insecureFetch,
+    } as RequestInit);
     expect(unknown.status).toBe(404);
   });
 
   it('an IQ the sandbox does not model is answered with an error', async () => {
-    await expect(alice.sock.query({ tag: 'iq', attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'sandbox:not-modelled' } })).rejects.toThrow(/feature-not-implemented/);
+    await expect(
+      alice.sock.query({ tag: 'iq', attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'sandbox:not-modelled' } }),
+    ).rejects.toThrow(/feature-not-implemented/);
   });
 
   it('DMs go both ways between linked clients, with the sender push name', async () => {
@@ -150,7 +165,9 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     const atBob = await receivedText(bob, 'hello Bob');
     expect(atBob.key.fromMe).toBe(false);
     expect(atBob.pushName).toBe(names.alice);
-    expect(jidNormalizedUser(atBob.key.remoteJid ?? '')).toMatch(new RegExp(`^(${alice.meJid.split('@')[0]}@s\\.whatsapp\\.net|${alice.meLid?.split(':')[0]}@lid)$`));
+    expect(jidNormalizedUser(atBob.key.remoteJid ?? '')).toMatch(
+      new RegExp(`^(${alice.meJid.split('@')[0]}@s\\.whatsapp\\.net|${alice.meLid?.split(':')[0]}@lid)$`),
+    );
     await bob.sock.sendMessage(alice.meJid, { text: 'hello Alice' });
     const atAlice = await receivedText(alice, 'hello Alice');
     expect(atAlice.pushName).toBe(names.bob);
@@ -162,18 +179,26 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     const original = await alice.sock.sendMessage(bob.meJid, { text: 'typo here' });
     await receivedText(bob, 'typo here');
     await alice.sock.sendMessage(bob.meJid, { text: 'fixed here', edit: original?.key });
-    const edit = await waitFor(() => bob.received.find((m) => m.message?.protocolMessage?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT));
+    const edit = await waitFor(() =>
+      bob.received.find((m) => m.message?.protocolMessage?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT),
+    );
     expect(edit.message?.protocolMessage?.key?.id).toBe(original?.key.id);
-    expect(edit.message?.protocolMessage?.editedMessage?.conversation ?? edit.message?.protocolMessage?.editedMessage?.extendedTextMessage?.text).toBe('fixed here');
+    expect(
+      edit.message?.protocolMessage?.editedMessage?.conversation ?? edit.message?.protocolMessage?.editedMessage?.extendedTextMessage?.text,
+    ).toBe('fixed here');
 
-    await bob.sock.sendMessage(alice.meJid, { react: { text: '👍', key: { id: original?.key.id, fromMe: false, remoteJid: alice.meJid } } });
+    await bob.sock.sendMessage(alice.meJid, {
+      react: { text: '👍', key: { id: original?.key.id, fromMe: false, remoteJid: alice.meJid } },
+    });
     const reaction = await waitFor(() => alice.received.find((m) => m.message?.reactionMessage?.text === '👍'));
     expect(reaction.message?.reactionMessage?.key?.id).toBe(original?.key.id);
 
     const doomed = await alice.sock.sendMessage(bob.meJid, { text: 'to be revoked' });
     await receivedText(bob, 'to be revoked');
     await alice.sock.sendMessage(bob.meJid, { delete: keyOf(doomed) });
-    const revoke = await waitFor(() => bob.received.find((m) => m.message?.protocolMessage?.type === proto.Message.ProtocolMessage.Type.REVOKE));
+    const revoke = await waitFor(() =>
+      bob.received.find((m) => m.message?.protocolMessage?.type === proto.Message.ProtocolMessage.Type.REVOKE),
+    );
     expect(revoke.message?.protocolMessage?.key?.id).toBe(doomed?.key.id);
 
     const note = await bob.sock.sendMessage(alice.meJid, { text: 'pass this on' });
@@ -209,7 +234,10 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     const downloaded = await Promise.all(atBob.map((m) => download(m)));
     expect(downloaded.map(sha)).toEqual([files.image, files.video, files.audio, files.document, files.sticker].map(sha));
     // the sender's own copy, through the media host it was told about (Baileys' getMediaHost)
-    const own = await downloadMediaMessage(sent[0] as WAMessage, 'buffer', { host: alice.sock.getMediaHost(), options: { dispatcher: insecureFetch } as RequestInit });
+    const own = await downloadMediaMessage(sent[0] as WAMessage, 'buffer', {
+      host: alice.sock.getMediaHost(),
+      options: { dispatcher: insecureFetch } as RequestInit,
+    });
     expect(sha(own as Buffer)).toBe(sha(files.image));
   });
 
@@ -221,36 +249,49 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     const own = await waitFor(() => charlie.received.find((m) => m.key.id === sent?.key.id));
     const host = charlie.sock.getMediaHost();
     expect(host).toBe(new URL(socketUrl).host);
-    expect(sha((await downloadMediaMessage(own, 'buffer', { host, options: { dispatcher: insecureFetch } as RequestInit })) as Buffer)).toBe(sha(image));
+    expect(
+      sha((await downloadMediaMessage(own, 'buffer', { host, options: { dispatcher: insecureFetch } as RequestInit })) as Buffer),
+    ).toBe(sha(image));
     const command = await charlie.sock.sendMessage(charlie.meJid, { text: '-download' }, { quoted: own });
     const quoted = command?.message?.extendedTextMessage?.contextInfo?.quotedMessage?.imageMessage;
-    const stream = await downloadContentFromMessage({ url: quoted?.url, mediaKey: quoted?.mediaKey, directPath: quoted?.directPath }, 'image', {
-      host,
-      options: { dispatcher: insecureFetch } as RequestInit,
-    });
+    const stream = await downloadContentFromMessage(
+      { url: quoted?.url, mediaKey: quoted?.mediaKey, directPath: quoted?.directPath },
+      'image',
+      {
+        host,
+        options: { dispatcher: insecureFetch } as RequestInit,
+      },
+    );
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     expect(sha(Buffer.concat(chunks))).toBe(sha(image));
   });
 
   it('a poll and a vCard arrive whole', async () => {
-    const poll = await alice.sock.sendMessage(bob.meJid, { poll: { name: 'Lunch?', values: ['Pizza', 'Sushi', 'Salad'], selectableCount: 1 } });
+    const poll = await alice.sock.sendMessage(bob.meJid, {
+      poll: { name: 'Lunch?', values: ['Pizza', 'Sushi', 'Salad'], selectableCount: 1 },
+    });
     const atBob = await waitFor(() => bob.received.find((m) => m.key.id === poll?.key.id));
     const creation = atBob.message?.pollCreationMessageV3 ?? atBob.message?.pollCreationMessage;
     expect(creation?.name).toBe('Lunch?');
     expect(creation?.options?.map((o) => o.optionName)).toEqual(['Pizza', 'Sushi', 'Salad']);
     expect(atBob.message?.messageContextInfo?.messageSecret?.length).toBe(32);
 
-    const vcard = ['BEGIN:VCARD', 'VERSION:3.0', 'FN:Sandbox Contact', 'TEL;type=CELL;waid=15550001234:+1 555 000 1234', 'END:VCARD'].join('\n');
+    const vcard = ['BEGIN:VCARD', 'VERSION:3.0', 'FN:Sandbox Contact', 'TEL;type=CELL;waid=15550001234:+1 555 000 1234', 'END:VCARD'].join(
+      '\n',
+    );
     const card = await bob.sock.sendMessage(alice.meJid, { contacts: { displayName: 'Sandbox Contact', contacts: [{ vcard }] } });
     const atAlice = await waitFor(() => alice.received.find((m) => m.key.id === card?.key.id));
     expect(atAlice.message?.contactMessage?.vcard).toBe(vcard);
   });
 
   it('a three-member group: create, add, promote, demote, remove, with messages from two senders', async () => {
-    const saw = (c: Client, event: keyof BaileysEventMap, check: (data: never) => boolean) => waitFor(() => c.events.find((e) => e.event === event && check(e.data as never)));
+    const saw = (c: Client, event: keyof BaileysEventMap, check: (data: never) => boolean) =>
+      waitFor(() => c.events.find((e) => e.event === event && check(e.data as never)));
     const group = await alice.sock.groupCreate('Bartender group', [bob.meJid]);
-    await saw(bob, 'groups.upsert', (list: Array<{ id: string; subject: string }>) => list.some((g) => g.id === group.id && g.subject === 'Bartender group'));
+    await saw(bob, 'groups.upsert', (list: Array<{ id: string; subject: string }>) =>
+      list.some((g) => g.id === group.id && g.subject === 'Bartender group'),
+    );
 
     await alice.sock.sendMessage(group.id, { text: 'hello group' });
     await receivedText(bob, 'hello group', group.id);
@@ -271,7 +312,9 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     expect((await alice.sock.groupMetadata(group.id)).participants.find((p) => p.id === bob.meJid)?.admin).toBe('admin');
     expect((await alice.sock.groupParticipantsUpdate(group.id, [bob.meJid], 'demote'))[0]?.status).toBe('200');
     await saw(bob, 'group-participants.update', (u: { id: string; action: string }) => u.id === group.id && u.action === 'demote');
-    expect((await bob.sock.groupMetadata(group.id)).participants.map((p) => p.id).sort()).toEqual([alice.meJid, bob.meJid, charlie.meJid].sort());
+    expect((await bob.sock.groupMetadata(group.id)).participants.map((p) => p.id).sort()).toEqual(
+      [alice.meJid, bob.meJid, charlie.meJid].sort(),
+    );
 
     sandbox.control.setTrace(true);
     expect((await alice.sock.groupParticipantsUpdate(group.id, [charlie.meJid], 'remove'))[0]?.status).toBe('200');

@@ -5,7 +5,6 @@ import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts
 import type { TestSocket } from './helpers.ts';
 import { linkedSocket, memoryAuth, openSocket, waitFor } from './helpers.ts';
 
-
 const statusCode = (error: unknown) => (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
 
 describe('sandbox: faults, receipts, duplicates and the trace', () => {
@@ -41,8 +40,17 @@ describe('sandbox: faults, receipts, duplicates and the trace', () => {
     const me: TestSocket = await linkedSocket(sandbox, '15550600003');
     sandbox.control.setTrace(true);
     const sent = await me.sock.sendMessage('15550600002@s.whatsapp.net', { text: 'receipt please' });
-    await waitFor(() => sandbox.control.trace().find((t) => t.direction === 'in' && t.stanza.includes(`id='${sent?.key.id}'`) && t.stanza.includes("class='receipt'")));
-    expect(sandbox.control.trace().filter((t) => t.direction === 'out' && t.stanza.includes(`id='${sent?.key.id}'`)).map((t) => t.stanza.split(' ')[0])).toEqual(['<ack', '<receipt']);
+    await waitFor(() =>
+      sandbox.control
+        .trace()
+        .find((t) => t.direction === 'in' && t.stanza.includes(`id='${sent?.key.id}'`) && t.stanza.includes("class='receipt'")),
+    );
+    expect(
+      sandbox.control
+        .trace()
+        .filter((t) => t.direction === 'out' && t.stanza.includes(`id='${sent?.key.id}'`))
+        .map((t) => t.stanza.split(' ')[0]),
+    ).toEqual(['<ack', '<receipt']);
     sandbox.control.setAcks('15550600003', { withhold: true });
     const quiet = await me.sock.sendMessage('15550600002@s.whatsapp.net', { text: 'no receipt' });
     await waitFor(() => sandbox.control.inbox('15550600002').find((e) => e.id === quiet?.key.id));
@@ -65,7 +73,13 @@ describe('sandbox: faults, receipts, duplicates and the trace', () => {
   it('traces stanzas when switched on, and answers an unmodelled IQ with an error', async () => {
     const me = await linkedSocket(sandbox, '15550600005');
     sandbox.control.setTrace(true);
-    await expect(me.sock.query({ tag: 'iq', attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'w:not-modelled' }, content: [{ tag: 'thing', attrs: {} }] })).rejects.toThrow();
+    await expect(
+      me.sock.query({
+        tag: 'iq',
+        attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'w:not-modelled' },
+        content: [{ tag: 'thing', attrs: {} }],
+      }),
+    ).rejects.toThrow();
     const traced = await me.sock.sendMessage('15550600002@s.whatsapp.net', { text: 'traced' });
     await waitFor(() => sandbox.control.inbox('15550600002').find((e) => e.id === traced?.key.id));
     sandbox.control.setTrace(false);

@@ -4,7 +4,6 @@ import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts
 import type { TestSocket } from './helpers.ts';
 import { linkedSocket, waitFor } from './helpers.ts';
 
-
 describe('sandbox: groups, statuses and channels', () => {
   let sandbox: Sandbox;
   let owner: TestSocket;
@@ -24,12 +23,21 @@ describe('sandbox: groups, statuses and channels', () => {
   it('creates a group of three whose sends every member phone decrypts', async () => {
     const group = await owner.sock.groupCreate('Team', ['15557770002@s.whatsapp.net', '15557770003@s.whatsapp.net']);
     expect(group.id).toMatch(/@g\.us$/);
-    expect(group.participants.map((p) => p.id).sort()).toEqual(['15557770001@s.whatsapp.net', '15557770002@s.whatsapp.net', '15557770003@s.whatsapp.net']);
+    expect(group.participants.map((p) => p.id).sort()).toEqual([
+      '15557770001@s.whatsapp.net',
+      '15557770002@s.whatsapp.net',
+      '15557770003@s.whatsapp.net',
+    ]);
     const first = await owner.sock.sendMessage(group.id, { text: 'hello team' });
     const second = await owner.sock.sendMessage(group.id, { text: 'second round' });
     for (const n of ['15557770002', '15557770003']) {
       await waitFor(() => sandbox.control.inbox(n).find((e) => e.id === second?.key.id));
-      expect(sandbox.control.inbox(n).filter((e) => e.chat === group.id).map((e) => e.content)).toEqual(['hello team', 'second round']);
+      expect(
+        sandbox.control
+          .inbox(n)
+          .filter((e) => e.chat === group.id)
+          .map((e) => e.content),
+      ).toEqual(['hello team', 'second round']);
     }
     expect(sandbox.control.inbox('15557770002').find((e) => e.id === first?.key.id)?.from).toBe('15557770001@s.whatsapp.net');
   });
@@ -57,7 +65,11 @@ describe('sandbox: groups, statuses and channels', () => {
   });
 
   it('publishes a status that exactly the listed phones decrypt', async () => {
-    const sent = await owner.sock.sendMessage('status@broadcast', { text: 'my status' }, { statusJidList: ['15557770002@s.whatsapp.net', '15557770003@s.whatsapp.net'], broadcast: true });
+    const sent = await owner.sock.sendMessage(
+      'status@broadcast',
+      { text: 'my status' },
+      { statusJidList: ['15557770002@s.whatsapp.net', '15557770003@s.whatsapp.net'], broadcast: true },
+    );
     for (const n of ['15557770002', '15557770003']) {
       const entry = await waitFor(() => sandbox.control.inbox(n).find((e) => e.id === sent?.key.id));
       expect(entry).toMatchObject({ chat: 'status@broadcast', content: 'my status' });

@@ -1,5 +1,13 @@
 import makeWASocket, { initAuthCreds, BufferJSON } from 'baileys';
-import type { AuthenticationCreds, AuthenticationState, ConnectionState, SignalDataSet, SignalDataTypeMap, UserFacingSocketConfig, WASocket } from 'baileys';
+import type {
+  AuthenticationCreds,
+  AuthenticationState,
+  ConnectionState,
+  SignalDataSet,
+  SignalDataTypeMap,
+  UserFacingSocketConfig,
+  WASocket,
+} from 'baileys';
 import { pino } from 'pino';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { sandboxSocketOptions } from '../../src/runtime/sandbox/sandbox.ts';
@@ -38,7 +46,11 @@ export interface TestSocket {
   waitFor: (check: (u: Partial<ConnectionState>) => boolean, ms?: number) => Promise<Partial<ConnectionState>>;
 }
 
-export const openSocket = (sandbox: Sandbox, auth: { state: AuthenticationState }, extra: Partial<UserFacingSocketConfig> = {}): TestSocket => {
+export const openSocket = (
+  sandbox: Sandbox,
+  auth: { state: AuthenticationState },
+  extra: Partial<UserFacingSocketConfig> = {},
+): TestSocket => {
   const sock = makeWASocket({
     auth: auth.state,
     logger: pino({ level: process.env.BAILEYS_LOG ?? 'silent' }),
@@ -84,7 +96,6 @@ export const linkedSocket = async (sandbox: Sandbox, number: string, extra: Part
   await socket.waitFor((u) => u.connection === 'open');
   return socket;
 };
-
 
 /** Polls until `read` gives a value (not undefined or false), or fails after `ms`. */
 export const waitFor = async <T>(read: () => T | undefined | false, ms = 10_000): Promise<T> => {

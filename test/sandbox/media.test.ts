@@ -30,7 +30,11 @@ describe('sandbox: media through the local HTTPS media host', () => {
     const image = randomBytes(5000);
     const doc = Buffer.from('%PDF-1.4 sandbox document');
     const a = await me.sock.sendMessage('15559990002@s.whatsapp.net', { image, caption: 'a photo', mimetype: 'image/jpeg' });
-    const b = await me.sock.sendMessage('15559990002@s.whatsapp.net', { document: doc, mimetype: 'application/pdf', fileName: 'terms.pdf' });
+    const b = await me.sock.sendMessage('15559990002@s.whatsapp.net', {
+      document: doc,
+      mimetype: 'application/pdf',
+      fileName: 'terms.pdf',
+    });
     const photo = await waitFor(() => sandbox.control.inbox('15559990002').find((e) => e.id === a?.key.id && e.sha256));
     expect(photo).toMatchObject({ kind: 'image', caption: 'a photo', mimetype: 'image/jpeg', size: 5000, sha256: sha(image) });
     const file = await waitFor(() => sandbox.control.inbox('15559990002').find((e) => e.id === b?.key.id && e.sha256));
@@ -39,7 +43,12 @@ describe('sandbox: media through the local HTTPS media host', () => {
 
   it('a phone sends an image that Baileys decrypts and downloads', async () => {
     const data = randomBytes(3000);
-    const { id } = await sandbox.control.sendMedia('15559990002', '15559990001', { type: 'image', data, mimetype: 'image/png', caption: 'from Kim' });
+    const { id } = await sandbox.control.sendMedia('15559990002', '15559990001', {
+      type: 'image',
+      data,
+      mimetype: 'image/png',
+      caption: 'from Kim',
+    });
     const msg = await waitFor(() => received.find((m) => m.key.id === id));
     expect(msg.message?.imageMessage).toMatchObject({ caption: 'from Kim', mimetype: 'image/png' });
     const stream = await downloadContentFromMessage(msg.message?.imageMessage ?? {}, 'image', {

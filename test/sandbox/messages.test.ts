@@ -5,7 +5,6 @@ import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts
 import type { TestSocket } from './helpers.ts';
 import { linkedSocket, waitFor } from './helpers.ts';
 
-
 describe('sandbox: 1:1 messages with real Signal encryption', () => {
   let sandbox: Sandbox;
   let alice: TestSocket;

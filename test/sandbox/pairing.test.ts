@@ -23,7 +23,9 @@ describe('sandbox: linking a real Baileys socket', () => {
     const linked = await sandbox.control.scanQr('15550000001', qr ?? '');
     expect(linked.jid).toMatch(/^15550000001:\d+@s\.whatsapp\.net$/);
     const closed = await first.waitFor((u) => u.connection === 'close');
-    expect((closed.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(DisconnectReason.restartRequired);
+    expect((closed.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(
+      DisconnectReason.restartRequired,
+    );
     expect(auth.state.creds.me?.id).toBe(linked.jid);
 
     const second = openSocket(sandbox, auth);

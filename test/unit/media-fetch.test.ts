@@ -12,9 +12,16 @@ const files = setupServer(
   ),
   http.get('https://files.example.com/big.bin', () => HttpResponse.arrayBuffer(new Uint8Array(2048).buffer)),
   http.get('https://files.example.com/missing.png', () => new HttpResponse(null, { status: 404 })),
-  http.get('https://files.example.com/bad%ZZname.png', () => HttpResponse.arrayBuffer(new Uint8Array([1]).buffer, { headers: { 'content-type': 'image/png' } })),
-  http.get('https://files.example.com/moved.png', () => new HttpResponse(null, { status: 302, headers: { location: 'http://127.0.0.1/secret' } })),
-  http.get('https://rebind.example.com/file.png', () => HttpResponse.arrayBuffer(new Uint8Array([7]).buffer, { headers: { 'content-type': 'image/png' } })),
+  http.get('https://files.example.com/bad%ZZname.png', () =>
+    HttpResponse.arrayBuffer(new Uint8Array([1]).buffer, { headers: { 'content-type': 'image/png' } }),
+  ),
+  http.get(
+    'https://files.example.com/moved.png',
+    () => new HttpResponse(null, { status: 302, headers: { location: 'http://127.0.0.1/secret' } }),
+  ),
+  http.get('https://rebind.example.com/file.png', () =>
+    HttpResponse.arrayBuffer(new Uint8Array([7]).buffer, { headers: { 'content-type': 'image/png' } }),
+  ),
 );
 
 const publicDns = async (host: string) => (host === 'inside.example.com' ? ['10.1.2.3'] : ['93.184.216.34']);
@@ -41,7 +48,14 @@ describe('media fetch', () => {
   });
 
   it('refuses other schemes and private, loopback and link-local addresses with 400', async () => {
-    for (const url of ['ftp://files.example.com/a', 'http://127.0.0.1/a', 'http://[::1]/a', 'http://169.254.169.254/latest', 'http://192.168.1.1/x', 'https://inside.example.com/a']) {
+    for (const url of [
+      'ftp://files.example.com/a',
+      'http://127.0.0.1/a',
+      'http://[::1]/a',
+      'http://169.254.169.254/latest',
+      'http://192.168.1.1/x',
+      'https://inside.example.com/a',
+    ]) {
       expect(await failure(url), url).toMatchObject({ code: 'VALIDATION_FAILED' });
     }
   });
@@ -53,7 +67,10 @@ describe('media fetch', () => {
   });
 
   it('does not follow a redirect (it could point inside)', async () => {
-    expect(await failure('https://files.example.com/moved.png')).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('302') });
+    expect(await failure('https://files.example.com/moved.png')).toMatchObject({
+      code: 'NETWORK_ERROR',
+      message: expect.stringContaining('302'),
+    });
   });
 
   it('resolves a host once per fetch: a name that answers a private address the second time is never asked again', async () => {
@@ -90,7 +107,13 @@ describe('media fetch', () => {
   });
 
   it('refuses a file over the size bound with 400 and a failing fetch with 502', async () => {
-    expect(await failure('https://files.example.com/big.bin')).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('larger') });
-    expect(await failure('https://files.example.com/missing.png')).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('404') });
+    expect(await failure('https://files.example.com/big.bin')).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringContaining('larger'),
+    });
+    expect(await failure('https://files.example.com/missing.png')).toMatchObject({
+      code: 'NETWORK_ERROR',
+      message: expect.stringContaining('404'),
+    });
   });
 });

@@ -11,7 +11,9 @@ const contact = (variables: Record<string, string>, name = '') => ({
 describe('bulk personalisation', () => {
   it('fills {name}, {phone} and any variable key, spaces, accents and punctuation included', () => {
     const c = contact({ 'first name': 'Zoé', prénom: 'Zoé L.', 'ville/code': 'Paris 75', city: 'Lyon' }, 'Zoé Martin');
-    expect(personaliseFor('{name} {phone} {first name} {prénom} {ville/code} {city}', c)).toBe('Zoé Martin 15550001111 Zoé Zoé L. Paris 75 Lyon');
+    expect(personaliseFor('{name} {phone} {first name} {prénom} {ville/code} {city}', c)).toBe(
+      'Zoé Martin 15550001111 Zoé Zoé L. Paris 75 Lyon',
+    );
   });
 
   it('uses the number for {name} when there is no name', () => {
@@ -20,6 +22,8 @@ describe('bulk personalisation', () => {
 
   it('leaves unknown placeholders, nested braces and Object.prototype names as written', () => {
     const c = contact({ a: 'A' });
-    expect(personaliseFor('{unknown key} {{a}} {} {constructor} {__proto__} {toString}', c)).toBe('{unknown key} {A} {} {constructor} {__proto__} {toString}');
+    expect(personaliseFor('{unknown key} {{a}} {} {constructor} {__proto__} {toString}', c)).toBe(
+      '{unknown key} {A} {} {constructor} {__proto__} {toString}',
+    );
   });
 });

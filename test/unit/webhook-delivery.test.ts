@@ -49,9 +49,23 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
 
   const seed = async (url: string, failingSince: Date | null) => {
     const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'acc', url, events: '["*"]', secret: SECRET, failingSince } });
-    const event = await db.webhookEvent.create({ data: { id: `msg_${endpoint.id.slice(0, 8)}`, accountId: 'acc', type: 'session.status', data: '{"status":"CONNECTED"}', createdAt: clock } });
-    const delivery = await db.webhookDelivery.create({ data: { id: `${event.id}_${endpoint.id}`, eventId: event.id, endpointId: endpoint.id, accountId: 'acc', createdAt: clock } });
-    return { endpoint, event, claimed: { id: delivery.id, eventId: event.id, endpointId: endpoint.id, sessionId: null, attempts: 0, createdAt: clock } };
+    const event = await db.webhookEvent.create({
+      data: {
+        id: `msg_${endpoint.id.slice(0, 8)}`,
+        accountId: 'acc',
+        type: 'session.status',
+        data: '{"status":"CONNECTED"}',
+        createdAt: clock,
+      },
+    });
+    const delivery = await db.webhookDelivery.create({
+      data: { id: `${event.id}_${endpoint.id}`, eventId: event.id, endpointId: endpoint.id, accountId: 'acc', createdAt: clock },
+    });
+    return {
+      endpoint,
+      event,
+      claimed: { id: delivery.id, eventId: event.id, endpointId: endpoint.id, sessionId: null, attempts: 0, createdAt: clock },
+    };
   };
 
   beforeAll(async () => {
@@ -74,7 +88,11 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(headers['webhook-timestamp']).toBe(String(clock.getTime() / 1000));
     const payload = new Webhook(SECRET).verify(got?.body ?? '', headers as Record<string, string>);
     expect(payload).toEqual({ type: 'session.status', timestamp: clock.toISOString(), data: { status: 'CONNECTED' } });
-    expect(await db.webhookDelivery.findUniqueOrThrow({ where: { id: claimed.id } })).toMatchObject({ status: 'DELIVERED', attempts: 1, lastStatus: 200 });
+    expect(await db.webhookDelivery.findUniqueOrThrow({ where: { id: claimed.id } })).toMatchObject({
+      status: 'DELIVERED',
+      attempts: 1,
+      lastStatus: 200,
+    });
   });
 
   it('keeps retrying a failing endpoint with backoff, and disables it once it has failed for 3 days, with the reason', async () => {
@@ -92,7 +110,10 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
 
     clock = new Date(start.getTime() + 3 * DAY - 1);
     await delivery.attempt({ ...claimed, attempts: 1 });
-    expect(await db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).toMatchObject({ enabled: true, disabledReason: null });
+    expect(await db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+    });
 
     clock = new Date(start.getTime() + 3 * DAY);
     await delivery.attempt({ ...claimed, attempts: 2 });

@@ -47,5 +47,7 @@ export const createPrisma = (databaseUrl: string): Db => {
   // PostgreSQL's default random_page_cost (4) prices a page read as a disk seek, which makes a trigram
   // index look dearer than a full scan for a broad contact search (35 ms against 10); the service's data
   // is read from memory or SSD, for which 1.1 is the usual setting.
-  return new PostgresClient({ adapter: new PrismaPg({ connectionString: databaseUrl, options: '-c random_page_cost=1.1' }) }) as unknown as Db;
+  return new PostgresClient({
+    adapter: new PrismaPg({ connectionString: databaseUrl, options: '-c random_page_cost=1.1' }),
+  }) as unknown as Db;
 };

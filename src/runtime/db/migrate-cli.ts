@@ -36,7 +36,12 @@ const syncSchemas = (...args: string[]): boolean =>
 // Folders sort by name, so a new one must sort after every committed one even if the clock is behind.
 const nextFolder = (name: string): string => {
   const stamp = Number(new Date().toISOString().replace(/\D/g, '').slice(0, 14));
-  const latest = Math.max(0, ...PROVIDERS.flatMap((p) => (existsSync(migrationsDir(p)) ? readdirSync(migrationsDir(p)) : [])).map((f) => Number(f.slice(0, 14)) || 0));
+  const latest = Math.max(
+    0,
+    ...PROVIDERS.flatMap((p) => (existsSync(migrationsDir(p)) ? readdirSync(migrationsDir(p)) : [])).map(
+      (f) => Number(f.slice(0, 14)) || 0,
+    ),
+  );
   return `${Math.max(stamp, latest + 1)}_${name}`;
 };
 
@@ -63,7 +68,10 @@ const draftAll = async (name: string): Promise<Map<Provider, Draft>> => {
 };
 
 const create = async (rawName: string | undefined, empty: boolean): Promise<number> => {
-  const name = (rawName ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  const name = (rawName ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
   if (!name) throw new UsageError('give the migration a name: npm run db -- create <name>');
   if (!syncSchemas()) return 1;
   const folder = nextFolder(name);
@@ -85,7 +93,8 @@ const create = async (rawName: string | undefined, empty: boolean): Promise<numb
 const check = async (): Promise<number> => {
   if (!syncSchemas('--check')) return 1;
   const stale = [...(await draftAll('check'))].filter(([, draft]) => draft.script !== null);
-  for (const [provider, { script }] of stale) console.error(`${provider}: the committed migrations do not produce the schema; the missing migration:\n${script}`);
+  for (const [provider, { script }] of stale)
+    console.error(`${provider}: the committed migrations do not produce the schema; the missing migration:\n${script}`);
   if (stale.length > 0) {
     console.error('run npm run db -- create <name> and commit the new migrations');
     return 1;
@@ -117,7 +126,10 @@ const run = async ([command, ...args]: string[]): Promise<number> => {
       return 0;
     }
     case 'create':
-      return create(args.find((a) => !a.startsWith('--')), args.includes('--empty'));
+      return create(
+        args.find((a) => !a.startsWith('--')),
+        args.includes('--empty'),
+      );
     case 'check':
       return check();
     case 'reset':

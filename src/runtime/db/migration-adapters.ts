@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { PrismaLibSql } from '@prisma/adapter-libsql';
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory, SqlQuery, SqlQueryable, Transaction } from '@prisma/driver-adapter-utils';
+import type {
+  SqlDriverAdapter,
+  SqlMigrationAwareDriverAdapterFactory,
+  SqlQuery,
+  SqlQueryable,
+  Transaction,
+} from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 
 // Driver adapters for the schema engine, with the fixes each needs to serve it (the engine and
@@ -96,7 +102,8 @@ export const postgresTarget = (url: string): PostgresTarget => {
       user: decodeURIComponent(parsed.username) || undefined,
       password: decodeURIComponent(parsed.password) || undefined,
       database: decodeURIComponent(parsed.pathname.slice(1)) || undefined,
-      ssl: sslmode === 'require' || sslmode === 'no-verify' ? { rejectUnauthorized: false } : sslmode?.startsWith('verify') ? true : undefined,
+      ssl:
+        sslmode === 'require' || sslmode === 'no-verify' ? { rejectUnauthorized: false } : sslmode?.startsWith('verify') ? true : undefined,
     },
     schema: parsed.searchParams.get('schema') ?? undefined,
   };

@@ -48,14 +48,17 @@ const handWrittenObjects = (migrations: MigrationList): HandWritten => {
     }
     tables.push(...namesOf(sql, String.raw`CREATE\s+TABLE\s+${IF_NOT_EXISTS}${IDENT}`));
     for (const name of namesOf(sql, String.raw`\bON\s+${IDENT}`)) extended.add(name);
-    for (const name of namesOf(sql, String.raw`CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:CONCURRENTLY\s+)?${IF_NOT_EXISTS}${IDENT}`)) indexes.add(name);
+    for (const name of namesOf(sql, String.raw`CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:CONCURRENTLY\s+)?${IF_NOT_EXISTS}${IDENT}`))
+      indexes.add(name);
   }
   return { tables, indexes, extended };
 };
 
 const keepHandWrittenIndexes = (script: string, indexes: Set<string>): string =>
   script
-    .replace(/^(?:-- DropIndex\n)?DROP INDEX (?:"[^"]+"\.)?"([^"]+)";\n?/gm, (statement: string, name: string) => (indexes.has(name) ? '' : statement))
+    .replace(/^(?:-- DropIndex\n)?DROP INDEX (?:"[^"]+"\.)?"([^"]+)";\n?/gm, (statement: string, name: string) =>
+      indexes.has(name) ? '' : statement,
+    )
     .replace(/\n{3,}/g, '\n\n');
 
 // SQLite changes some columns by copying the table into a new one, which loses the indexes and
@@ -63,7 +66,10 @@ const keepHandWrittenIndexes = (script: string, indexes: Set<string>): string =>
 const rebuildWarnings = (script: string, extended: Set<string>): string[] =>
   namesOf(script, String.raw`CREATE\s+TABLE\s+"new_([^"]+)"`)
     .filter((table) => extended.has(table))
-    .map((table) => `this migration rebuilds table "${table}", which hand-written migrations extend: re-create their indexes and triggers on it at the end of the migration`);
+    .map(
+      (table) =>
+        `this migration rebuilds table "${table}", which hand-written migrations extend: re-create their indexes and triggers on it at the end of the migration`,
+    );
 
 const hasStatements = (script: string): boolean =>
   script

@@ -58,24 +58,33 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     await db.$executeRaw`INSERT INTO "OutgoingMessage" ("id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", "status", "waMessageId", "createdAt") VALUES ${rows}`;
   });
 
-  const marks = groupCommit<SentMark>(async (sent) => {
-    const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid}, ${m.sentMessage})`));
-    const update = db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4, "sentMessage" = v.column5
+  const marks = groupCommit<SentMark>(
+    async (sent) => {
+      const rows = Prisma.join(sent.map((m) => Prisma.sql`(${m.id}, ${m.sentAt}, ${m.waMessageId}, ${m.remoteJid}, ${m.sentMessage})`));
+      const update = db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v.column2${asTimestamp}, "waMessageId" = v.column3, "remoteJid" = v.column4, "sentMessage" = v.column5
       FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1 AND "OutgoingMessage"."status" = 'PENDING'`;
-    // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
-    const outbox = webhooks ? (await Promise.all(sent.map((m) => (m.event ? webhooks.rowsFor(m.event) : null)))).filter((r) => r !== null) : [];
-    if (outbox.length === 0 || !webhooks) {
-      await update;
-      return;
-    }
-    await db.$transaction([update, ...webhooks.writes(outbox)]);
-    webhooks.written();
-  }, { delayMs: SENT_MARK_DELAY_MS });
+      // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
+      const outbox = webhooks
+        ? (await Promise.all(sent.map((m) => (m.event ? webhooks.rowsFor(m.event) : null)))).filter((r) => r !== null)
+        : [];
+      if (outbox.length === 0 || !webhooks) {
+        await update;
+        return;
+      }
+      await db.$transaction([update, ...webhooks.writes(outbox)]);
+      webhooks.written();
+    },
+    { delayMs: SENT_MARK_DELAY_MS },
+  );
 
   return {
     pending: inserts.add,
     sent: (mark) => {
-      marks.add(mark).catch((err: unknown) => logger.error({ err, messageId: mark.id }, 'marking a sent message failed; it stays PENDING and is sent again at start'));
+      marks
+        .add(mark)
+        .catch((err: unknown) =>
+          logger.error({ err, messageId: mark.id }, 'marking a sent message failed; it stays PENDING and is sent again at start'),
+        );
     },
     settled: async () => {
       await inserts.settled();

@@ -124,7 +124,9 @@ export class WebhookDeliveryLoop {
     if (left.length > 0) {
       await this.options.db.webhookDelivery
         .updateMany({ where: { id: { in: left.map((c) => c.id) }, status: 'PENDING' }, data: { claimedUntil: null } })
-        .catch((err: unknown) => this.options.logger.warn({ err }, 'releasing claimed webhook deliveries failed; they are claimed again when their lease ends'));
+        .catch((err: unknown) =>
+          this.options.logger.warn({ err }, 'releasing claimed webhook deliveries failed; they are claimed again when their lease ends'),
+        );
     }
   }
 
@@ -201,7 +203,10 @@ export class WebhookDeliveryLoop {
       try {
         await this.attempt(row);
       } catch (err) {
-        this.options.logger.error({ err, deliveryId: row.id }, 'a webhook attempt could not be recorded; it is tried again when its lease ends');
+        this.options.logger.error(
+          { err, deliveryId: row.id },
+          'a webhook attempt could not be recorded; it is tried again when its lease ends',
+        );
       }
       this.outstanding -= 1;
       if (queue.length === 0) this.queues.delete(key);
@@ -254,7 +259,8 @@ export class WebhookDeliveryLoop {
     const body = JSON.stringify({ type: event.type, timestamp: event.createdAt.toISOString(), data: JSON.parse(event.data) as unknown });
     const sentAt = this.options.now();
     const secrets = [endpoint.secret];
-    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt) secrets.push(endpoint.previousSecret);
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt)
+      secrets.push(endpoint.previousSecret);
     const signature = secrets.map((s) => new Webhook(s).sign(event.id, sentAt, body)).join(' ');
 
     let statusCode: number | null = null;
@@ -287,10 +293,21 @@ export class WebhookDeliveryLoop {
     const at = this.options.now();
     const attempts = row.attempts + 1;
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
-    const attempt = { deliveryId: row.id, endpointId: endpoint.id, eventId: event.id, statusCode, latencyMs, responseExcerpt: excerpt, error, at };
+    const attempt = {
+      deliveryId: row.id,
+      endpointId: endpoint.id,
+      eventId: event.id,
+      statusCode,
+      latencyMs,
+      responseExcerpt: excerpt,
+      error,
+      at,
+    };
 
     if (ok) {
-      const followUps = endpoint.failingSince ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })] : [];
+      const followUps = endpoint.failingSince
+        ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })]
+        : [];
       await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
       return;
     }
@@ -307,14 +324,28 @@ export class WebhookDeliveryLoop {
         : null;
     const delivery =
       gone || expired || failingTooLong
-        ? { status: 'FAILED', lastError: gone ? 'the endpoint answered 410 Gone' : expired ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})` : lastError }
-        : { status: 'PENDING', lastError, nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)) };
-    await record({ attempt, followUps: [
-      db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
-      disabledReason
-        ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })
-        : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
-    ] });
+        ? {
+            status: 'FAILED',
+            lastError: gone
+              ? 'the endpoint answered 410 Gone'
+              : expired
+                ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})`
+                : lastError,
+          }
+        : {
+            status: 'PENDING',
+            lastError,
+            nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)),
+          };
+    await record({
+      attempt,
+      followUps: [
+        db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
+        disabledReason
+          ? db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { enabled: false, disabledReason, failingSince } })
+          : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
+      ],
+    });
     if (disabledReason) {
       this.options.outbox.invalidate(endpoint.accountId);
       logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');

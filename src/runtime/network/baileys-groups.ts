@@ -66,8 +66,12 @@ export const baileysGroups = (sock: WASocket, cache: GroupCache): GroupOps => ({
   setDescription: (groupId, description) => changing(cache, groupId, sock.groupUpdateDescription(groupId, description)),
   leave: (groupId) => changing(cache, groupId, sock.groupLeave(groupId)),
   participants: async (groupId, jids, action) =>
-    (await changing(cache, groupId, sock.groupParticipantsUpdate(groupId, jids, action))).map((r, i) => ({ jid: r.jid ?? jids[i] ?? '', status: r.status })),
-  setAdminOnly: (groupId, adminOnly) => changing(cache, groupId, sock.groupSettingUpdate(groupId, adminOnly ? 'announcement' : 'not_announcement')),
+    (await changing(cache, groupId, sock.groupParticipantsUpdate(groupId, jids, action))).map((r, i) => ({
+      jid: r.jid ?? jids[i] ?? '',
+      status: r.status,
+    })),
+  setAdminOnly: (groupId, adminOnly) =>
+    changing(cache, groupId, sock.groupSettingUpdate(groupId, adminOnly ? 'announcement' : 'not_announcement')),
   inviteCode: async (groupId) => {
     const code = await sock.groupInviteCode(groupId);
     if (!code) throw new Error('the network gave no invite code');

@@ -93,7 +93,10 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
     const groupCache = new GroupCache();
     const retries = new RetryCounts((waMessageId) => callbacks.onSendError(waMessageId, UNDECRYPTABLE_REASON));
-    const baileysLogger = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level });
+    const baileysLogger = log.child(
+      { module: 'baileys' },
+      { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level },
+    );
     const sock: WASocket = makeWASocket({
       // The store keeps recent keys in memory itself (see auth-store.ts).
       auth: auth.state,
@@ -135,7 +138,10 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       if (update.connection === 'close' && !closed) {
         closed = true;
         const error = update.lastDisconnect?.error;
-        callbacks.onClose(closeKindOf(error, Boolean(auth.state.creds.registered || auth.state.creds.me?.lid)), error?.message ?? 'connection closed');
+        callbacks.onClose(
+          closeKindOf(error, Boolean(auth.state.creds.registered || auth.state.creds.me?.lid)),
+          error?.message ?? 'connection closed',
+        );
       }
     });
     sock.ws.on('frame', () => callbacks.onActivity());

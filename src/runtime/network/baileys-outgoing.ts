@@ -7,7 +7,10 @@ const nativeFlowButton = (button: ButtonSpec): proto.Message.InteractiveMessage.
     case 'reply':
       return { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: button.text, id: button.id }) };
     case 'url':
-      return { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.url, merchant_url: button.url }) };
+      return {
+        name: 'cta_url',
+        buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.url, merchant_url: button.url }),
+      };
     case 'call':
       return { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: button.text, phone_number: button.phoneNumber }) };
     case 'copy':
@@ -29,7 +32,11 @@ const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyM
         case 'video':
           return { video: content.data, caption: content.caption, mimetype: content.mimetype };
         case 'audio':
-          return { audio: content.data, ptt: content.ptt ?? false, mimetype: content.mimetype ?? (content.ptt ? 'audio/ogg; codecs=opus' : 'audio/mpeg') };
+          return {
+            audio: content.data,
+            ptt: content.ptt ?? false,
+            mimetype: content.mimetype ?? (content.ptt ? 'audio/ogg; codecs=opus' : 'audio/mpeg'),
+          };
         case 'document':
           return {
             document: content.data,
@@ -40,7 +47,12 @@ const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyM
       }
       break;
     case 'contact':
-      return { contacts: { displayName: content.displayName, contacts: [{ displayName: content.displayName, vcard: vcardOf(content.displayName, content.phone) }] } };
+      return {
+        contacts: {
+          displayName: content.displayName,
+          contacts: [{ displayName: content.displayName, vcard: vcardOf(content.displayName, content.phone) }],
+        },
+      };
     case 'location':
       return {
         location: {
@@ -76,7 +88,12 @@ export const sendThrough = async (sock: WASocket, jid: string, content: Outgoing
 const STATUS_JID = 'status@broadcast';
 
 /** Statuses go to status@broadcast, encrypted for the listed recipients only. */
-export const sendStatusThrough = async (sock: WASocket, content: StatusContent, recipients: string[], options: SendOptions): Promise<SendResult> => {
+export const sendStatusThrough = async (
+  sock: WASocket,
+  content: StatusContent,
+  recipients: string[],
+  options: SendOptions,
+): Promise<SendResult> => {
   const message: AnyMessageContent =
     content.kind === 'text'
       ? { text: content.text }

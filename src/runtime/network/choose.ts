@@ -20,7 +20,11 @@ export const sandboxStateFile = (settings: Pick<Settings, 'SANDBOX_STATE_FILE' |
 export const networkOptions = async (settings: Settings, logger: Logger): Promise<NetworkChoice> => {
   if (settings.SANDBOX_EMBEDDED) {
     const stateFile = sandboxStateFile(settings);
-    const sandbox = await startSandbox({ logger: logger.child({ module: 'sandbox' }), controlPort: settings.SANDBOX_CONTROL_PORT, stateFile });
+    const sandbox = await startSandbox({
+      logger: logger.child({ module: 'sandbox' }),
+      controlPort: settings.SANDBOX_CONTROL_PORT,
+      stateFile,
+    });
     logger.info({ wsUrl: sandbox.wsUrl, controlUrl: sandbox.controlUrl, stateFile }, 'embedded sandbox network started (offline demo)');
     process.stdout.write(`\nEmbedded sandbox network: control API at ${sandbox.controlUrl}\n\n`);
     return { target: { sandbox: sandboxAddress(sandbox) }, close: () => sandbox.close() };

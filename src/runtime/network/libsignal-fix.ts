@@ -25,7 +25,8 @@ interface CipherInternals {
 
 const require = createRequire(import.meta.url);
 const { SessionError } = require('libsignal/src/errors.js') as { SessionError: new (message: string) => Error };
-const Entry = (SessionRecord as unknown as { createEntry: () => { constructor: { deserialize: (data: unknown) => Entry } } }).createEntry().constructor;
+const Entry = (SessionRecord as unknown as { createEntry: () => { constructor: { deserialize: (data: unknown) => Entry } } }).createEntry()
+  .constructor;
 const prototype = SessionCipher.prototype as unknown as CipherInternals & {
   decryptWithSessions: (data: Buffer, sessions: Entry[]) => Promise<{ session: Entry; plaintext: Buffer }>;
   __triesOnCopies?: true;

@@ -3,7 +3,17 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import type { CloseKind, GroupInfo, GroupOps, LinkCallbacks, Network, NetworkLink, ParticipantOutcome, SendResult, ThreadStats } from './types.ts';
+import type {
+  CloseKind,
+  GroupInfo,
+  GroupOps,
+  LinkCallbacks,
+  Network,
+  NetworkLink,
+  ParticipantOutcome,
+  SendResult,
+  ThreadStats,
+} from './types.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;

@@ -18,7 +18,13 @@ const data = workerData as NetworkThreadData;
 const db = createPrisma(data.databaseUrl);
 const logger = createLogger(data.logLevel).child({ thread: 'network' });
 routeLibsignalConsole(logger);
-const network = createBaileysNetwork({ db, logger, socket: socketOptionsFor(data.target), keepAliveIntervalMs: data.keepAliveIntervalMs, deviceListTtlMs: data.deviceListTtlMs });
+const network = createBaileysNetwork({
+  db,
+  logger,
+  socket: socketOptionsFor(data.target),
+  keepAliveIntervalMs: data.keepAliveIntervalMs,
+  deviceListTtlMs: data.deviceListTtlMs,
+});
 const links = new Map<number, NetworkLink>();
 
 const post = (message: ThreadMessage): void => port.postMessage(message);

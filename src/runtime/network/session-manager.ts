@@ -165,7 +165,10 @@ export class SessionManager {
       const logout = () => {
         if (!link || done) return;
         log.info('logging the device out from its stored credentials before deleting the session');
-        link.logout().then(() => finish(), (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))));
+        link.logout().then(
+          () => finish(),
+          (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
+        );
       };
       const timer = setTimeout(() => finish(new Error('the network could not be reached to remove the device')), this.unlinkTimeoutMs);
       this.options.network
@@ -251,7 +254,15 @@ export class SessionManager {
   private entry(sessionId: string): Live {
     let live = this.live.get(sessionId);
     if (!live) {
-      live = { status: 'DISCONNECTED', attempt: 0, lastActivity: 0, lastSeenWritten: 0, qrWaiters: [], generation: 0, written: Promise.resolve() };
+      live = {
+        status: 'DISCONNECTED',
+        attempt: 0,
+        lastActivity: 0,
+        lastSeenWritten: 0,
+        qrWaiters: [],
+        generation: 0,
+        written: Promise.resolve(),
+      };
       this.live.set(sessionId, live);
     }
     return live;

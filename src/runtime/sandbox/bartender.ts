@@ -43,7 +43,9 @@ const NUMBER_PREFIX = '55998';
 /** The same push name always gets the same number; another name that hashes onto a taken number moves on. */
 export const numberForPushName = (directory: Directory, pushName: string): string => {
   for (let attempt = 0; ; attempt += 1) {
-    const digest = createHash('sha256').update(attempt === 0 ? pushName : `${pushName}#${attempt}`).digest();
+    const digest = createHash('sha256')
+      .update(attempt === 0 ? pushName : `${pushName}#${attempt}`)
+      .digest();
     const number = NUMBER_PREFIX + String(digest.readUInt32BE(0) % 10_000_000).padStart(7, '0');
     const phone = directory.get(number);
     if (!phone || phone.name === pushName) return number;
@@ -132,7 +134,8 @@ export const startBartender = async (network: SandboxNetwork, options: Bartender
           const status = err instanceof ScanError ? err.status : 409;
           const message = err instanceof Error ? err.message : String(err);
           logger.warn({ status, err: message }, 'bartender: QR scan refused');
-          if (!res.headersSent) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: message }));
+          if (!res.headersSent)
+            res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: message }));
         });
       return;
     }
@@ -141,11 +144,15 @@ export const startBartender = async (network: SandboxNetwork, options: Bartender
       return;
     }
     if (path === '/' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(`WhatsApp sandbox (bartender layout): WebSocket ${CHAT_PATH}, POST ${ADMIN_SCAN_PATH}\n`);
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(`WhatsApp sandbox (bartender layout): WebSocket ${CHAT_PATH}, POST ${ADMIN_SCAN_PATH}\n`);
       return;
     }
     logger.warn({ method: req.method, path }, 'bartender: unmodelled HTTP route');
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: `no route ${req.method} ${path} in the sandbox's bartender layout` }));
+    res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ ok: false, error: `no route ${req.method} ${path} in the sandbox's bartender layout` }));
   };
 
   const server: Server = createServer({ key: pems.private, cert: pems.cert }, onRequest);

@@ -98,7 +98,9 @@ export const startControlApi = async (
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = err instanceof z.ZodError ? 400 : 409;
-    res.status(status).json({ ok: false, error: err instanceof z.ZodError ? err.issues : err instanceof Error ? err.message : String(err) });
+    res
+      .status(status)
+      .json({ ok: false, error: err instanceof z.ZodError ? err.issues : err instanceof Error ? err.message : String(err) });
   });
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));

@@ -56,7 +56,10 @@ export class SandboxControl {
     const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, media.type);
     const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
     const enc = Buffer.concat([cipher.update(media.data), cipher.final()]);
-    const mac = createHmac('sha256', macKey ?? Buffer.alloc(32)).update(Buffer.concat([iv, enc])).digest().subarray(0, 10);
+    const mac = createHmac('sha256', macKey ?? Buffer.alloc(32))
+      .update(Buffer.concat([iv, enc]))
+      .digest()
+      .subarray(0, 10);
     const file = Buffer.concat([enc, mac]);
     const { url, directPath } = this.network.media.put(file);
     const common = {

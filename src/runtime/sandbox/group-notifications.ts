@@ -43,7 +43,9 @@ export class GroupNotifier {
     if (!group) return answer;
     const members = this.network.groups.members(to);
     if (PARTICIPANT_CHANGES.has(child.tag) && Array.isArray(answer)) {
-      const changed = getBinaryNodeChildren(answer[0], 'participant').filter((p) => !p.attrs.error).map((p) => p.attrs.jid ?? '');
+      const changed = getBinaryNodeChildren(answer[0], 'participant')
+        .filter((p) => !p.attrs.error)
+        .map((p) => p.attrs.jid ?? '');
       if (changed.length === 0) return answer;
       const change = { tag: child.tag, attrs: {}, content: changed.map((jid) => ({ tag: 'participant', attrs: { jid } })) };
       const earlier = before.get(to) ?? [];
@@ -55,10 +57,21 @@ export class GroupNotifier {
         this.send(conn, child.tag === 'remove' ? earlier : members, this.notice(to, actor, change));
       }
     } else if (child.tag === 'subject') {
-      this.send(conn, members, this.notice(to, actor, { tag: 'subject', attrs: { subject: group.subject, s_o: actor.jid, s_t: String(Math.floor(Date.now() / 1000)) } }));
+      this.send(
+        conn,
+        members,
+        this.notice(to, actor, {
+          tag: 'subject',
+          attrs: { subject: group.subject, s_o: actor.jid, s_t: String(Math.floor(Date.now() / 1000)) },
+        }),
+      );
     } else if (child.tag === 'description') {
       const body = getBinaryNodeChild(child, 'body');
-      this.send(conn, members, this.notice(to, actor, { tag: 'description', attrs: { id: child.attrs.id ?? newTag() }, content: body ? [body] : [] }));
+      this.send(
+        conn,
+        members,
+        this.notice(to, actor, { tag: 'description', attrs: { id: child.attrs.id ?? newTag() }, content: body ? [body] : [] }),
+      );
     } else if (SETTINGS.has(child.tag)) {
       this.send(conn, members, this.notice(to, actor, { tag: child.tag, attrs: {} }));
     }
@@ -73,7 +86,14 @@ export class GroupNotifier {
   private notice(groupId: string, actor: VirtualPhone, child: BinaryNode): BinaryNode {
     return {
       tag: 'notification',
-      attrs: { from: groupId, type: 'w:gp2', id: newTag(), t: String(Math.floor(Date.now() / 1000)), participant: actor.jid, notify: actor.name },
+      attrs: {
+        from: groupId,
+        type: 'w:gp2',
+        id: newTag(),
+        t: String(Math.floor(Date.now() / 1000)),
+        participant: actor.jid,
+        notify: actor.name,
+      },
       content: [child],
     };
   }

@@ -64,7 +64,15 @@ export class GroupService {
       },
       content: [
         ...[...group.participants].map(([jid, role]) => ({ tag: 'participant', attrs: { jid, ...(role ? { type: role } : {}) } })),
-        ...(group.desc ? [{ tag: 'description', attrs: { id: 'd1', t: String(now()) }, content: [{ tag: 'body', attrs: {}, content: Buffer.from(group.desc) }] }] : []),
+        ...(group.desc
+          ? [
+              {
+                tag: 'description',
+                attrs: { id: 'd1', t: String(now()) },
+                content: [{ tag: 'body', attrs: {}, content: Buffer.from(group.desc) }],
+              },
+            ]
+          : []),
         ...(group.announce ? [{ tag: 'announcement', attrs: {} }] : []),
         ...(group.locked ? [{ tag: 'locked', attrs: {} }] : []),
       ],
@@ -137,7 +145,13 @@ export class GroupService {
       case 'promote':
       case 'demote':
         if (!isAdmin) return { error: 403, text: 'forbidden' };
-        return [{ tag: child.tag, attrs: {}, content: getBinaryNodeChildren(child, 'participant').map((p) => this.change(group, child.tag, p.attrs.jid ?? '')) }];
+        return [
+          {
+            tag: child.tag,
+            attrs: {},
+            content: getBinaryNodeChildren(child, 'participant').map((p) => this.change(group, child.tag, p.attrs.jid ?? '')),
+          },
+        ];
       default:
         return { error: 501, text: 'feature-not-implemented' };
     }

@@ -37,7 +37,9 @@ export class MediaHost {
         const id = randomBytes(12).toString('hex');
         this.blobs.set(id, Buffer.concat(chunks));
         const path = `/m/${id}`;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${host}${path}`, direct_path: path }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ url: `https://${host}${path}`, direct_path: path }));
       });
       return;
     }

@@ -19,7 +19,17 @@ import { answerUsync } from './usync.ts';
 type IqAnswer = BinaryNode[] | 'result' | 'unmodelled';
 
 /** Plain-result answers for the start-up queries whose content Baileys tolerates being empty. */
-const EMPTY_OK = new Set(['passive', 'w:p', 'urn:xmpp:whatsapp:dirty', 'w:stats', 'fb:thrift_iq', 'status', 'disappearing_mode', 'bot', 'w:profile:picture']);
+const EMPTY_OK = new Set([
+  'passive',
+  'w:p',
+  'urn:xmpp:whatsapp:dirty',
+  'w:stats',
+  'fb:thrift_iq',
+  'status',
+  'disappearing_mode',
+  'bot',
+  'w:profile:picture',
+]);
 
 const result = (iq: BinaryNode, content?: BinaryNode[]): BinaryNode => ({
   tag: 'iq',
@@ -62,14 +72,18 @@ export class SandboxNetwork {
       return [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }];
     });
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
-    this.stanzaHandlers.set('receipt', (conn, node) => (node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : undefined));
+    this.stanzaHandlers.set('receipt', (conn, node) =>
+      node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : undefined,
+    );
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
     this.extraIq.set('w:m', (conn) => [
       {
         tag: 'media_conn',
         attrs: { auth: 'sandbox', ttl: '3600', auth_ttl: '3600', max_buckets: '12' },
-        content: [{ tag: 'host', attrs: { hostname: conn.mediaHostname ?? this.media.hostname, maxContentLengthBytes: String(64 * 1024 * 1024) } }],
+        content: [
+          { tag: 'host', attrs: { hostname: conn.mediaHostname ?? this.media.hostname, maxContentLengthBytes: String(64 * 1024 * 1024) } },
+        ],
       },
     ]);
     this.server = new SandboxServer({
@@ -127,7 +141,8 @@ export class SandboxNetwork {
     });
     conn.send(pairSuccessNode(id, phone, deviceId, identity));
     const reply = await answered;
-    if (reply.attrs.type !== 'result' || !getBinaryNodeChild(reply, 'pair-device-sign')) throw new Error('the companion refused the pairing');
+    if (reply.attrs.type !== 'result' || !getBinaryNodeChild(reply, 'pair-device-sign'))
+      throw new Error('the companion refused the pairing');
     phone.devices.set(deviceId, newLinkedDevice(deviceId, conn.registration));
     conn.registration = undefined;
     conn.send({ tag: 'stream:error', attrs: { code: '515' } });
@@ -201,7 +216,15 @@ export class SandboxNetwork {
     }
     const answer = await this.answerIq(conn, iq);
     if (answer === 'unmodelled') {
-      this.logger.warn({ jid: conn.jid, xmlns, type, child: getBinaryNodeChildren(iq, '')[0]?.tag ?? (Array.isArray(iq.content) ? iq.content[0]?.tag : undefined) }, 'unmodelled IQ; answering an error');
+      this.logger.warn(
+        {
+          jid: conn.jid,
+          xmlns,
+          type,
+          child: getBinaryNodeChildren(iq, '')[0]?.tag ?? (Array.isArray(iq.content) ? iq.content[0]?.tag : undefined),
+        },
+        'unmodelled IQ; answering an error',
+      );
       conn.send({
         tag: 'iq',
         attrs: { from: 's.whatsapp.net', type: 'error', id: id ?? '' },
@@ -225,7 +248,8 @@ export class SandboxNetwork {
       case 'encrypt':
         if (!conn.device) return 'unmodelled';
         if (child?.tag === 'count') return [{ tag: 'count', attrs: { value: String(conn.device.preKeys.size) } }];
-        if (child?.tag === 'digest') return [{ tag: 'digest', attrs: {}, content: [{ tag: 'type', attrs: {}, content: Buffer.from([5]) }] }];
+        if (child?.tag === 'digest')
+          return [{ tag: 'digest', attrs: {}, content: [{ tag: 'type', attrs: {}, content: Buffer.from([5]) }] }];
         if (iq.attrs.type === 'set' && getBinaryNodeChild(iq, 'list')) {
           storeUploadedKeys(conn.device, iq);
           return 'result';
@@ -255,7 +279,8 @@ export class SandboxNetwork {
         // Baileys' logout: a linked device unlinks itself, and the phone's device list drops it.
         const removal = getBinaryNodeChild(iq, 'remove-companion-device');
         const target = jidDecode(removal?.attrs.jid);
-        if (!conn.phone || !conn.device || target?.user !== conn.phone.number || (target.device ?? 0) !== conn.device.deviceId) return 'unmodelled';
+        if (!conn.phone || !conn.device || target?.user !== conn.phone.number || (target.device ?? 0) !== conn.device.deviceId)
+          return 'unmodelled';
         conn.device.loggedOut = true;
         return 'result';
       }

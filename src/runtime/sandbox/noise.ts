@@ -28,7 +28,10 @@ export class NoiseServer {
   /** the client's static (noise) public key, known once the handshake finishes */
   clientStatic?: Uint8Array;
 
-  constructor(private readonly serverStatic: KeyPair, private readonly chain: Uint8Array) {
+  constructor(
+    private readonly serverStatic: KeyPair,
+    private readonly chain: Uint8Array,
+  ) {
     const mode = Buffer.from(NOISE_MODE);
     this.hash = mode;
     this.salt = mode;

@@ -26,7 +26,12 @@ const bufferChild = (node: BinaryNode | undefined, tag: string): Buffer | undefi
 export const companionHello = (conn: Connection, reg: BinaryNode): CodeRequest => {
   const wrapped = bufferChild(reg, 'link_code_pairing_wrapped_companion_ephemeral_pub');
   if (!wrapped) throw new Error('companion_hello without a wrapped ephemeral key');
-  return { conn, number: (reg.attrs.jid ?? '').split('@')[0]?.split(':')[0] ?? '', wrappedCompanionEphemeral: wrapped, ref: randomBytes(16) };
+  return {
+    conn,
+    number: (reg.attrs.jid ?? '').split('@')[0]?.split(':')[0] ?? '',
+    wrappedCompanionEphemeral: wrapped,
+    ref: randomBytes(16),
+  };
 };
 
 /** The phone enters the code: it unwraps the companion's key and sends its own, wrapped with the same code. */

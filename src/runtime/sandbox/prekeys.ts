@@ -2,8 +2,7 @@ import { getBinaryNodeChild, getBinaryNodeChildren } from 'baileys';
 import type { BinaryNode } from 'baileys';
 import type { LinkedDevice } from './directory.ts';
 
-const bytes = (node: BinaryNode | undefined): Uint8Array | undefined =>
-  node?.content instanceof Uint8Array ? node.content : undefined;
+const bytes = (node: BinaryNode | undefined): Uint8Array | undefined => (node?.content instanceof Uint8Array ? node.content : undefined);
 
 const bigEndian = (value: Uint8Array | undefined): number => (value ? [...value].reduce((n, b) => n * 256 + b, 0) : 0);
 
@@ -36,7 +35,11 @@ const encodeBigEndian = (value: number, length: number): Buffer => {
 /** A key bundle as `encrypt/get <key>` answers it; the one-time prekey is used up. */
 export const bundleNode = (
   jid: string,
-  identity: { registrationId: number; identityPublic: Uint8Array; signedPreKey: { keyId: number; publicKey: Uint8Array; signature: Uint8Array } },
+  identity: {
+    registrationId: number;
+    identityPublic: Uint8Array;
+    signedPreKey: { keyId: number; publicKey: Uint8Array; signature: Uint8Array };
+  },
   preKey?: { id: number; publicKey: Uint8Array },
 ): BinaryNode => ({
   tag: 'user',

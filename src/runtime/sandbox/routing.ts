@@ -41,13 +41,33 @@ export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kin
   const m = normalizeMessageContent(message) ?? message;
   if (m.conversation) return { kind: 'text', content: m.conversation };
   if (m.extendedTextMessage?.text) return { kind: 'text', content: m.extendedTextMessage.text };
-  if (m.imageMessage) return { kind: 'image', content: m.imageMessage.caption ?? '', caption: m.imageMessage.caption ?? undefined, mimetype: m.imageMessage.mimetype ?? undefined };
-  if (m.videoMessage) return { kind: 'video', content: m.videoMessage.caption ?? '', caption: m.videoMessage.caption ?? undefined, mimetype: m.videoMessage.mimetype ?? undefined };
+  if (m.imageMessage)
+    return {
+      kind: 'image',
+      content: m.imageMessage.caption ?? '',
+      caption: m.imageMessage.caption ?? undefined,
+      mimetype: m.imageMessage.mimetype ?? undefined,
+    };
+  if (m.videoMessage)
+    return {
+      kind: 'video',
+      content: m.videoMessage.caption ?? '',
+      caption: m.videoMessage.caption ?? undefined,
+      mimetype: m.videoMessage.mimetype ?? undefined,
+    };
   if (m.audioMessage) return { kind: m.audioMessage.ptt ? 'voice' : 'audio', content: '', mimetype: m.audioMessage.mimetype ?? undefined };
   const doc = m.documentMessage ?? m.documentWithCaptionMessage?.message?.documentMessage;
-  if (doc) return { kind: 'document', content: doc.caption ?? doc.fileName ?? '', caption: doc.caption ?? undefined, mimetype: doc.mimetype ?? undefined, fileName: doc.fileName ?? undefined };
+  if (doc)
+    return {
+      kind: 'document',
+      content: doc.caption ?? doc.fileName ?? '',
+      caption: doc.caption ?? undefined,
+      mimetype: doc.mimetype ?? undefined,
+      fileName: doc.fileName ?? undefined,
+    };
   if (m.contactMessage) return { kind: 'contact', content: m.contactMessage.displayName ?? '' };
-  if (m.contactsArrayMessage) return { kind: 'contact', content: m.contactsArrayMessage.contacts?.[0]?.displayName ?? m.contactsArrayMessage.displayName ?? '' };
+  if (m.contactsArrayMessage)
+    return { kind: 'contact', content: m.contactsArrayMessage.contacts?.[0]?.displayName ?? m.contactsArrayMessage.displayName ?? '' };
   if (m.locationMessage) {
     const l = m.locationMessage;
     return { kind: 'location', content: [`${l.degreesLatitude},${l.degreesLongitude}`, l.name, l.address].filter(Boolean).join(' ') };
@@ -56,7 +76,10 @@ export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kin
     const buttons = m.interactiveMessage.nativeFlowMessage?.buttons ?? [];
     return {
       kind: 'buttons',
-      content: [m.interactiveMessage.body?.text ?? '', ...buttons.map((b) => `[${(JSON.parse(b.buttonParamsJson ?? '{}') as { display_text?: string }).display_text ?? ''}]`)].join(' '),
+      content: [
+        m.interactiveMessage.body?.text ?? '',
+        ...buttons.map((b) => `[${(JSON.parse(b.buttonParamsJson ?? '{}') as { display_text?: string }).display_text ?? ''}]`),
+      ].join(' '),
     };
   }
   if (m.protocolMessage?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) {
@@ -77,7 +100,15 @@ export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, ch
     existing.duplicates += 1;
     return existing;
   }
-  const entry: InboxEntry = { id, from, chat, ...describeForInbox(message), raw: proto.Message.toObject(proto.Message.fromObject(message)), receivedAt: new Date().toISOString(), duplicates: 0 };
+  const entry: InboxEntry = {
+    id,
+    from,
+    chat,
+    ...describeForInbox(message),
+    raw: proto.Message.toObject(proto.Message.fromObject(message)),
+    receivedAt: new Date().toISOString(),
+    duplicates: 0,
+  };
   if (entry.kind === 'edit') {
     const editedId = inner.protocolMessage?.key?.id;
     const original = phone.inboxIndex.get(`${chat}\u0000${editedId}`);
@@ -198,7 +229,14 @@ export class Router {
       for (const peer of this.network.server.connectionsOf(phone.number).filter((c) => c.device?.deviceId === deviceId && c !== conn)) {
         peer.send({
           tag: 'message',
-          attrs: { from: phone === sender ? this.chatJid(to) : senderJid, id, t: now(), type: node.attrs.type ?? 'text', notify: sender.name, ...(phone === sender ? { recipient: this.chatJid(to) } : {}) },
+          attrs: {
+            from: phone === sender ? this.chatJid(to) : senderJid,
+            id,
+            t: now(),
+            type: node.attrs.type ?? 'text',
+            notify: sender.name,
+            ...(phone === sender ? { recipient: this.chatJid(to) } : {}),
+          },
           content: [target.enc],
         });
       }

@@ -53,13 +53,15 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   await network.media.start(options.host ?? '127.0.0.1');
   const control = new SandboxControl(network);
   const bartender = options.bartender
-    ? await startBartender(network, { ...options.bartender, port: options.bartender.port ?? 8080, host: options.host ?? '127.0.0.1' }, logger).catch(
-        async (err: unknown) => {
-          await network.server.close();
-          await network.media.close();
-          throw err;
-        },
-      )
+    ? await startBartender(
+        network,
+        { ...options.bartender, port: options.bartender.port ?? 8080, host: options.host ?? '127.0.0.1' },
+        logger,
+      ).catch(async (err: unknown) => {
+        await network.server.close();
+        await network.media.close();
+        throw err;
+      })
     : undefined;
   const api = await startControlApi(
     control,

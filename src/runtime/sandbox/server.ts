@@ -183,7 +183,12 @@ export class SandboxServer {
     conn.device = device;
     conn.send({
       tag: 'success',
-      attrs: { t: String(Math.floor(Date.now() / 1000)), lid: `${phone.lid.split('@')[0]}:${device.deviceId}@lid`, props: '1', location: 'sbx' },
+      attrs: {
+        t: String(Math.floor(Date.now() / 1000)),
+        lid: `${phone.lid.split('@')[0]}:${device.deviceId}@lid`,
+        props: '1',
+        location: 'sbx',
+      },
     });
     conn.send({ tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: '0' } }] });
     this.options.onLogin(conn);

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import '../network/libsignal-fix.ts';
 import { Curve, generateSignalPubKey, signedKeyPair } from 'baileys';
 import type { KeyPair } from 'baileys';
-import { GroupCipher, GroupSessionBuilder, SenderKeyDistributionMessage, SenderKeyName, SenderKeyRecord } from 'baileys/lib/Signal/Group/index.js';
+import {
+  GroupCipher,
+  GroupSessionBuilder,
+  SenderKeyDistributionMessage,
+  SenderKeyName,
+  SenderKeyRecord,
+} from 'baileys/lib/Signal/Group/index.js';
 import { ProtocolAddress, SessionBuilder, SessionCipher, SessionRecord } from 'libsignal';
 import type { SignalStorage } from 'libsignal';
 
@@ -92,13 +98,20 @@ export class PhoneSignal {
         pubKey: Buffer.from(generateSignalPubKey(this.signedPreKey.keyPair.public)),
       }),
       getOurRegistrationId: () => this.registrationId,
-      getOurIdentity: () => ({ privKey: Buffer.from(this.identity.private), pubKey: Buffer.from(generateSignalPubKey(this.identity.public)) }),
+      getOurIdentity: () => ({
+        privKey: Buffer.from(this.identity.private),
+        pubKey: Buffer.from(generateSignalPubKey(this.identity.public)),
+      }),
     };
   }
 
   state(): PhoneSignalState {
     return {
-      signedPreKey: { keyId: this.signedPreKey.keyId, keyPair: keyPairTo(this.signedPreKey.keyPair), signature: b64(this.signedPreKey.signature) },
+      signedPreKey: {
+        keyId: this.signedPreKey.keyId,
+        keyPair: keyPairTo(this.signedPreKey.keyPair),
+        signature: b64(this.signedPreKey.signature),
+      },
       preKeys: [...this.preKeys].map(([id, pair]) => [id, keyPairTo(pair)]),
       handedOut: [...this.handedOut],
       nextPreKeyId: this.nextPreKeyId,
@@ -135,7 +148,10 @@ export class PhoneSignal {
   /** A sender key a member handed out (inside a pairwise message) for a group or status list. */
   async processSenderKey(groupId: string, sender: ProtocolAddress, distribution: Uint8Array): Promise<void> {
     const name = new SenderKeyName(groupId, sender);
-    await new GroupSessionBuilder(this.senderKeyStore).process(name, new SenderKeyDistributionMessage(null, null, null, null, distribution));
+    await new GroupSessionBuilder(this.senderKeyStore).process(
+      name,
+      new SenderKeyDistributionMessage(null, null, null, null, distribution),
+    );
   }
 
   async decryptGroup(groupId: string, sender: ProtocolAddress, ciphertext: Uint8Array): Promise<Buffer> {
@@ -164,7 +180,11 @@ export class PhoneSignal {
   }
 
   /** Encrypts for a companion, starting a session from its uploaded bundle when there is none. */
-  async encrypt(recipient: ProtocolAddress, plaintext: Uint8Array, bundle: () => PublishedBundle): Promise<{ type: 'pkmsg' | 'msg'; body: Buffer }> {
+  async encrypt(
+    recipient: ProtocolAddress,
+    plaintext: Uint8Array,
+    bundle: () => PublishedBundle,
+  ): Promise<{ type: 'pkmsg' | 'msg'; body: Buffer }> {
     if (!this.sessions.has(recipient.toString())) {
       const b = bundle();
       if (this.stalePreKeyNext) {
@@ -174,7 +194,11 @@ export class PhoneSignal {
       await new SessionBuilder(this.storage, recipient).initOutgoing({
         registrationId: b.registrationId,
         identityKey: generateSignalPubKey(b.identityPublic),
-        signedPreKey: { keyId: b.signedPreKey.keyId, publicKey: generateSignalPubKey(b.signedPreKey.publicKey), signature: b.signedPreKey.signature },
+        signedPreKey: {
+          keyId: b.signedPreKey.keyId,
+          publicKey: generateSignalPubKey(b.signedPreKey.publicKey),
+          signature: b.signedPreKey.signature,
+        },
         preKey: b.preKey
           ? { keyId: b.preKey.id, publicKey: generateSignalPubKey(b.preKey.publicKey) }
           : (undefined as unknown as { keyId: number; publicKey: Uint8Array }),

@@ -52,7 +52,11 @@ const saveDevice = (device: LinkedDevice): SavedDevice => ({
   noisePublic: b64(device.noisePublic),
   identityPublic: b64(device.identityPublic),
   registrationId: device.registrationId,
-  signedPreKey: { keyId: device.signedPreKey.keyId, publicKey: b64(device.signedPreKey.publicKey), signature: b64(device.signedPreKey.signature) },
+  signedPreKey: {
+    keyId: device.signedPreKey.keyId,
+    publicKey: b64(device.signedPreKey.publicKey),
+    signature: b64(device.signedPreKey.signature),
+  },
   preKeys: [...device.preKeys].map(([id, key]) => [id, b64(key)]),
   loggedOut: device.loggedOut,
 });
@@ -62,7 +66,11 @@ const loadDevice = (saved: SavedDevice): LinkedDevice => ({
   noisePublic: bytes(saved.noisePublic),
   identityPublic: bytes(saved.identityPublic),
   registrationId: saved.registrationId,
-  signedPreKey: { keyId: saved.signedPreKey.keyId, publicKey: bytes(saved.signedPreKey.publicKey), signature: bytes(saved.signedPreKey.signature) },
+  signedPreKey: {
+    keyId: saved.signedPreKey.keyId,
+    publicKey: bytes(saved.signedPreKey.publicKey),
+    signature: bytes(saved.signedPreKey.signature),
+  },
   preKeys: new Map(saved.preKeys.map(([id, key]) => [id, bytes(key)])),
   loggedOut: saved.loggedOut,
 });

@@ -34,7 +34,16 @@ export const answerUsync = (directory: Directory, iq: BinaryNode): BinaryNode[] 
         content.push({
           tag: 'devices',
           attrs: {},
-          content: [{ tag: 'device-list', attrs: {}, content: (phone ? deviceIdsOf(phone) : []).map((id) => ({ tag: 'device', attrs: { id: String(id), ...(id === 0 ? {} : { 'key-index': String(id) }) } })) }],
+          content: [
+            {
+              tag: 'device-list',
+              attrs: {},
+              content: (phone ? deviceIdsOf(phone) : []).map((id) => ({
+                tag: 'device',
+                attrs: { id: String(id), ...(id === 0 ? {} : { 'key-index': String(id) }) },
+              })),
+            },
+          ],
         });
       } else if (protocol === 'lid') {
         if (phone) content.push({ tag: 'lid', attrs: { val: phone.lid } });
@@ -51,8 +60,17 @@ export const answerUsync = (directory: Directory, iq: BinaryNode): BinaryNode[] 
   return [
     {
       tag: 'usync',
-      attrs: { sid: usync?.attrs.sid ?? '', mode: usync?.attrs.mode ?? 'query', context: usync?.attrs.context ?? 'interactive', index: '0', last: 'true' },
-      content: [{ tag: 'result', attrs: {}, content: protocols.map((p) => ({ tag: p, attrs: {} })) }, { tag: 'list', attrs: {}, content: users }],
+      attrs: {
+        sid: usync?.attrs.sid ?? '',
+        mode: usync?.attrs.mode ?? 'query',
+        context: usync?.attrs.context ?? 'interactive',
+        index: '0',
+        last: 'true',
+      },
+      content: [
+        { tag: 'result', attrs: {}, content: protocols.map((p) => ({ tag: p, attrs: {} })) },
+        { tag: 'list', attrs: {}, content: users },
+      ],
     },
   ];
 };

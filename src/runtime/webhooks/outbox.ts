@@ -26,7 +26,15 @@ export interface EndpointRef {
 /** What one event adds to the outbox: the event row and one delivery per matching endpoint. */
 export interface OutboxRows {
   event: { id: string; accountId: string; sessionId: string | null; type: string; data: string; createdAt: Date };
-  deliveries: Array<{ id: string; eventId: string; endpointId: string; accountId: string; sessionId: string | null; nextAttemptAt: Date; createdAt: Date }>;
+  deliveries: Array<{
+    id: string;
+    eventId: string;
+    endpointId: string;
+    accountId: string;
+    sessionId: string | null;
+    nextAttemptAt: Date;
+    createdAt: Date;
+  }>;
 }
 
 export interface OutboxEvent {
@@ -106,7 +114,14 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     const createdAt = now();
     const id = newEventId(createdAt);
     return {
-      event: { id, accountId: event.accountId, sessionId: event.sessionId, type: event.type, data: JSON.stringify(event.data ?? {}), createdAt },
+      event: {
+        id,
+        accountId: event.accountId,
+        sessionId: event.sessionId,
+        type: event.type,
+        data: JSON.stringify(event.data ?? {}),
+        createdAt,
+      },
       deliveries: endpoints.map((e) => ({
         id: `${id}_${e.id}`,
         eventId: id,
