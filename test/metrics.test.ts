@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, startTestApp } from './helpers/app.ts';
 import type { TestApp } from './helpers/app.ts';
@@ -21,7 +23,7 @@ describe('GET /metrics (Prometheus)', () => {
     http<string>(ctx.app.baseUrl, 'GET', '/metrics', { headers: { authorization: `Bearer ${token}` } });
 
   beforeAll(async () => {
-    ctx = await startWithSandbox('sqlite', { METRICS_TOKEN: TOKEN });
+    ctx = await startWithSandbox('sqlite', { METRICS_TOKEN: TOKEN, WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_RETRY_BASE_MS: 50 });
     plain = await startTestApp('sqlite');
   });
   afterAll(async () => {
@@ -89,5 +91,40 @@ describe('GET /metrics (Prometheus)', () => {
     expect(delta('wa_incoming_messages_total')).toBe(1);
     expect(sample(after, 'wa_incoming_buffer_drops_total')).toBe(0);
     expect(sample(after, 'wa_network_thread_heap_used_bytes')).toBeGreaterThan(1_000_000);
+  });
+
+  it("counts webhook attempts by outcome, with the receivers' answer time", async () => {
+    let answer = 500;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(answer).end());
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      const before = (await scrape()).body;
+      const created = await http(ctx.app.baseUrl, 'POST', '/v1/webhooks', {
+        key: ctx.key,
+        body: { url: `http://127.0.0.1:${port}/hook`, events: ['*'] },
+      });
+      expect(created.status).toBe(201);
+      await http(ctx.app.baseUrl, 'POST', `/v1/webhooks/${created.body.id}/test`, { key: ctx.key });
+      await waitUntil(
+        scrape,
+        (r) =>
+          sample(r.body, 'wa_webhook_attempts_total{outcome="failed"}') > sample(before, 'wa_webhook_attempts_total{outcome="failed"}'),
+      );
+      answer = 204;
+      const after = await waitUntil(
+        scrape,
+        (r) =>
+          sample(r.body, 'wa_webhook_attempts_total{outcome="delivered"}') >
+          sample(before, 'wa_webhook_attempts_total{outcome="delivered"}'),
+      );
+      expect(sample(after.body, 'wa_webhook_attempt_duration_seconds_count')).toBeGreaterThanOrEqual(2);
+      await http(ctx.app.baseUrl, 'DELETE', `/v1/webhooks/${created.body.id}`, { key: ctx.key });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });

@@ -150,6 +150,10 @@ export const createDeps = (options: DepsOptions): Deps => {
     resolveHost: options.resolveHost,
     pollMs: settings.WEBHOOK_POLL_MS,
     retentionMs: settings.WEBHOOK_RETENTION_MS,
+    onAttempt: (outcome, seconds) => {
+      metrics.webhookAttempts.inc({ outcome });
+      metrics.webhookSeconds.observe(seconds);
+    },
   });
   webhookDelivery.start();
   const deps: Deps = {

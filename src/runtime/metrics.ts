@@ -27,6 +27,8 @@ export interface Metrics {
   jobsDue: Counter<'kind'>;
   jobsLate: Counter<'kind'>;
   jobLateness: Histogram<'kind'>;
+  webhookAttempts: Counter<'outcome'>;
+  webhookSeconds: Histogram;
   /** what the scrape reads from the running service; set once the session manager exists */
   watch: (sources: Sources) => void;
 }
@@ -120,6 +122,18 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       help: 'How long after its time a scheduled message fired',
       labelNames: ['kind'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300],
+      registers,
+    }),
+    webhookAttempts: new Counter({
+      name: `${PREFIX}webhook_attempts_total`,
+      help: 'Webhook delivery attempts, by outcome (delivered: a 2xx answer; failed: anything else, retried later)',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    webhookSeconds: new Histogram({
+      name: `${PREFIX}webhook_attempt_duration_seconds`,
+      help: 'How long a webhook receiver took to answer (or the timeout)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
     watch: (given) => {

@@ -29,6 +29,8 @@ export interface WebhookDeliveryOptions {
   pollMs?: number;
   /** finished deliveries, their attempts and events are deleted this long after the event */
   retentionMs: number;
+  /** told of every attempt, for the metrics */
+  onAttempt?: (outcome: 'delivered' | 'failed', seconds: number) => void;
 }
 
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
@@ -293,6 +295,7 @@ export class WebhookDeliveryLoop {
     const at = this.options.now();
     const attempts = row.attempts + 1;
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    this.options.onAttempt?.(ok ? 'delivered' : 'failed', latencyMs / 1000);
     const attempt = {
       deliveryId: row.id,
       endpointId: endpoint.id,
