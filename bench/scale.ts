@@ -92,12 +92,15 @@ const connectedCount = async (service: ServiceProcess): Promise<number> => {
 
 const linkThroughApi = async (service: ServiceProcess, controlUrl: string, number: string) => {
   const created = await json(`${service.baseUrl}/v1/sessions`, 'POST', { name: number }, KEY);
+  if (created.status !== 201) throw new Error(`creating a session answered ${created.status}: ${JSON.stringify(created.body)}`);
   const id = created.body.id as string;
   const paired = await json(`${service.baseUrl}/v1/sessions/${id}/pairing-code`, 'POST', { phoneNumber: number }, KEY);
   await json(`${controlUrl}/phones/${number}/pairing-code`, 'POST', { code: paired.body.pairingCode });
+  const until = Date.now() + 120_000;
   for (;;) {
     const status = await json(`${service.baseUrl}/v1/sessions/${id}/status`, 'GET', undefined, KEY);
     if (status.body.status === 'CONNECTED') return;
+    if (Date.now() > until) throw new Error(`session ${number} not CONNECTED after 120 s: ${JSON.stringify(status.body)}`);
     await sleep(100);
   }
 };
@@ -149,6 +152,9 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     BOOTSTRAP_EMAIL: 'scale@example.com',
     BOOTSTRAP_API_KEY: KEY,
     DAILY_QUOTA: '0',
+    // N sessions in one account, polled by the benchmark: the per-account cap and the rate limit would refuse them.
+    MAX_SESSIONS_PER_ACCOUNT: '0',
+    RATE_LIMIT_REQUESTS: '0',
   };
   let service = await spawnService(env);
   try {
