@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CODES } from '../resolvers/errors.ts';
 import * as bulk from '../resolvers/bulk.ts';
 import * as channels from '../resolvers/channels.ts';
 import * as contactGroups from '../resolvers/contact-groups.ts';
@@ -22,20 +23,8 @@ const errorSchema = z
   .object({
     ok: z.literal(false),
     error: z.object({
-      code: z.enum([
-        'VALIDATION_FAILED',
-        'INVALID_JSON',
-        'UNAUTHENTICATED',
-        'NOT_FOUND',
-        'SESSION_NOT_CONNECTED',
-        'CONFLICT',
-        'MESSAGE_NOT_EDITABLE',
-        'PAYLOAD_TOO_LARGE',
-        'UNSUPPORTED_MEDIA_TYPE',
-        'QUOTA_EXCEEDED',
-        'NETWORK_ERROR',
-        'INTERNAL',
-      ]),
+      // The one list of codes (decisions.md's), so the document cannot miss one.
+      code: z.enum([...ERROR_CODES] as [string, ...string[]]),
       message: z.string(),
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     }),
