@@ -51,6 +51,11 @@ export interface SoakReport {
   /** this thread's V8 heap in use (the sandbox, the HTTP server, the load), after collection */
   heapStartMb: number;
   heapEndMb: number;
+  externalStartMb: number;
+  externalEndMb: number;
+  /** the network thread's heap, when the side has one */
+  threadHeapStartMb?: number;
+  threadHeapEndMb?: number;
 }
 
 const PHONE_NUMBER = '15550007001';
@@ -82,6 +87,8 @@ interface Side {
   /** records of sends that ended FAILED, by text */
   failed: () => Promise<Map<string, string>>;
   collectGarbage: () => Promise<void>;
+  /** the network thread's heap in bytes, where the side has one */
+  threadHeap: () => Promise<number | undefined>;
   close: () => Promise<void>;
 }
 
@@ -133,6 +140,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
         return new Map(rows.map((r) => [r.content, r.error ?? '']));
       },
       collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
+      threadHeap: async () => (await ctx.app.deps.sessions.threadStats())?.heapUsedBytes,
       close: async () => {
         await ctx.app.close();
         await ctx.sandbox.close();
@@ -169,6 +177,7 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
       },
       failed: async () => new Map(),
       collectGarbage: async () => undefined,
+      threadHeap: async () => undefined,
       close: async () => {
         await sock.end(undefined);
         await sandbox.close();
@@ -184,6 +193,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     sandbox.control.addPhone(PEER_NUMBER, 'Soak peer');
     const rssStart = await collect(side.collectGarbage);
     const heapStart = process.memoryUsage().heapUsed;
+    const externalStart = process.memoryUsage().external;
+    const threadHeapStart = await side.threadHeap();
     log(`linked (${options.mode}, ${options.db}); RSS ${mb(rssStart)} MB; load for ${options.durationMs / 1000} s`);
 
     const started = Date.now();
@@ -287,6 +298,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       rssEndMb: mb(await collect(side.collectGarbage)),
       heapStartMb: mb(heapStart),
       heapEndMb: mb(process.memoryUsage().heapUsed),
+      externalStartMb: mb(externalStart),
+      externalEndMb: mb(process.memoryUsage().external),
+      threadHeapStartMb: threadHeapStart === undefined ? undefined : mb(threadHeapStart),
+      threadHeapEndMb: await side.threadHeap().then((b) => (b === undefined ? undefined : mb(b))),
     };
     return report;
   } finally {
@@ -299,5 +314,7 @@ export const formatSoakReport = (r: SoakReport): string =>
     `soak ${r.mode} on ${r.db}, ${r.seconds} s`,
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
-    `  RSS: start ${r.rssStartMb} MB, end ${r.rssEndMb} MB (${r.rssStartMb ? Math.round(((r.rssEndMb - r.rssStartMb) / r.rssStartMb) * 1000) / 10 : 0}%); main-thread heap ${r.heapStartMb} -> ${r.heapEndMb} MB`,
+    `  RSS: start ${r.rssStartMb} MB, end ${r.rssEndMb} MB (${r.rssStartMb ? Math.round(((r.rssEndMb - r.rssStartMb) / r.rssStartMb) * 1000) / 10 : 0}%); main-thread heap ${r.heapStartMb} -> ${r.heapEndMb} MB` +
+      (r.threadHeapStartMb === undefined ? '' : `, network-thread heap ${r.threadHeapStartMb} -> ${r.threadHeapEndMb} MB`) +
+      `, external ${r.externalStartMb} -> ${r.externalEndMb} MB`,
   ].join('\n');
