@@ -209,27 +209,33 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       inFlight.add(p);
       p.finally(() => inFlight.delete(p)).catch(() => undefined);
     };
+    const sendOut = () => {
+      const text = `soak-out-${outCount++}`;
+      track(
+        side.send(text).then(({ ok }) => {
+          if (ok) accepted.add(text);
+          else refused += 1;
+        }),
+      );
+    };
+    const sendIn = () => {
+      const text = `soak-in-${inCount++}`;
+      track(
+        sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
+          ({ delivered }) => delivered > 0 && phoneSent.add(text),
+          () => undefined,
+        ),
+      );
+    };
     const background = side.background(() => stopped);
     let lastReport = started;
     while (Date.now() - started < options.durationMs && (outCount < options.maxMessages || inCount < options.maxMessages)) {
       const elapsed = (Date.now() - started) / 1000;
       while (outCount < Math.min(options.maxMessages, Math.floor(elapsed * options.sendRate))) {
-        const text = `soak-out-${outCount++}`;
-        track(
-          side.send(text).then(({ ok }) => {
-            if (ok) accepted.add(text);
-            else refused += 1;
-          }),
-        );
+        sendOut();
       }
       while (inCount < Math.min(options.maxMessages, Math.floor(elapsed * options.phoneRate))) {
-        const text = `soak-in-${inCount++}`;
-        track(
-          sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
-            ({ delivered }) => delivered > 0 && phoneSent.add(text),
-            () => undefined,
-          ),
-        );
+        sendIn();
       }
       if (Date.now() - lastReport >= 10_000) {
         lastReport = Date.now();
@@ -240,22 +246,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     // The last tick may fall short of the rate by a message or two: the run sends exactly its share.
     const seconds = options.durationMs / 1000;
     while (outCount < Math.min(options.maxMessages, Math.round(seconds * options.sendRate))) {
-      const text = `soak-out-${outCount++}`;
-      track(
-        side.send(text).then(({ ok }) => {
-          if (ok) accepted.add(text);
-          else refused += 1;
-        }),
-      );
+      sendOut();
     }
     while (inCount < Math.min(options.maxMessages, Math.round(seconds * options.phoneRate))) {
-      const text = `soak-in-${inCount++}`;
-      track(
-        sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
-          ({ delivered }) => delivered > 0 && phoneSent.add(text),
-          () => undefined,
-        ),
-      );
+      sendIn();
     }
     while (inFlight.size > 0) await Promise.race(inFlight);
 
