@@ -4,12 +4,13 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import bytes from 'bytes';
 import { GraphQLError, visit } from 'graphql';
 import type { DocumentNode, ExecutionArgs, ExecutionResult, ValidationContext } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
-import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { GraphiQLOptions, Plugin, YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { WebSocketServer } from 'ws';
 import { authenticate, hashApiKey, takeRequest } from '../resolvers/accounts.ts';
@@ -255,13 +256,30 @@ const boundedCache = <V extends {}>() => {
   };
 };
 
+/**
+ * GraphiQL with its scripts, styles and workers inlined in the page (render-graphiql), so it works on
+ * a machine without internet. The page is ~9 MB; built once per process, on first request.
+ */
+let graphiqlHtml: string | undefined;
+const graphiqlPage = (options: GraphiQLOptions): string => {
+  graphiqlHtml ??= renderGraphiQL(options);
+  return graphiqlHtml;
+};
+
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> => {
   const callers = new WeakMap<Request, Caller>();
   return createYoga<ServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
-    graphiql: { subscriptionsProtocol: 'WS', title: 'Messaging API' },
+    graphiql: {
+      subscriptionsProtocol: 'WS',
+      title: 'Messaging API',
+      defaultEditorToolsVisibility: 'headers',
+      headers: JSON.stringify({ 'x-api-key': '' }, null, 2),
+      defaultQuery: 'query Me {\n  me {\n    id\n    email\n  }\n}\n',
+    },
+    renderGraphiQL: graphiqlPage,
     landingPage: false,
     maxRequestBodySize: bytes.parse(deps.settings.GRAPHQL_BODY_LIMIT) ?? 1024 * 1024,
     multipart: false,
