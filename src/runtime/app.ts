@@ -8,6 +8,7 @@ import { DomainError } from '../resolvers/errors.ts';
 import { errorHandler, notFoundRoute, sendError } from '../rest/errors.ts';
 import { docsRouter } from '../rest/docs.ts';
 import { restRouter } from '../rest/router.ts';
+import { dashboardRouter } from './dashboard.ts';
 import { attachSubscriptions, createGraphQL } from './graphql.ts';
 
 export interface App {
@@ -72,6 +73,7 @@ export const buildApp = (deps: Deps): App => {
   }
 
   app.use(docsRouter(deps.settings));
+  app.use(dashboardRouter(deps.logger));
   app.use('/v1', restRouter(deps));
 
   const yoga = createGraphQL(deps);

@@ -3,7 +3,8 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 // vitest's global setup: tests that start the service as a process run the compiled build (dist/), as
-// `npm start` does, so it is rebuilt first when any source is newer than the last build.
+// `npm start` does, and the browser tests load the dashboard from dist/dashboard, so it is rebuilt
+// first when any source is newer than the last build.
 const newestSource = (dir: string): number => {
   let newest = 0;
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
@@ -21,6 +22,6 @@ const builtAt = (): number => {
 };
 
 export const setup = (): void => {
-  if (builtAt() >= Math.max(newestSource('src'), statSync('tsconfig.build.json').mtimeMs)) return;
+  if (builtAt() >= Math.max(newestSource('src'), newestSource('dashboard/src'), statSync('tsconfig.build.json').mtimeMs)) return;
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 };

@@ -1,0 +1,326 @@
+import { graphql } from './generated/index.ts';
+
+// Every operation the dashboard sends, typed by `npm run codegen` from schema.graphql.
+
+export const MeQuery = graphql(`
+  query Me {
+    me {
+      id
+      email
+    }
+  }
+`);
+
+export const SessionFields = graphql(`
+  fragment SessionFields on Session {
+    id
+    sessionName
+    status
+    phone
+    qrCode
+    lastError
+    lastSeen
+  }
+`);
+
+export const SessionsQuery = graphql(`
+  query Sessions {
+    sessions {
+      ...SessionFields
+    }
+  }
+`);
+
+export const SessionQuery = graphql(`
+  query Session($id: ID!) {
+    session(id: $id) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const SessionUpdates = graphql(`
+  subscription SessionUpdates($sessionId: ID!) {
+    sessionUpdates(sessionId: $sessionId) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const CreateSession = graphql(`
+  mutation CreateSession($name: String!) {
+    createSession(name: $name) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const RenameSession = graphql(`
+  mutation RenameSession($id: ID!, $name: String!) {
+    renameSession(id: $id, sessionName: $name) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const DeleteSession = graphql(`
+  mutation DeleteSession($id: ID!) {
+    deleteSession(id: $id)
+  }
+`);
+
+export const ConnectSession = graphql(`
+  mutation ConnectSession($id: ID!) {
+    connectSession(id: $id) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const DisconnectSession = graphql(`
+  mutation DisconnectSession($id: ID!) {
+    disconnectSession(id: $id) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const SetSessionStatus = graphql(`
+  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {
+    setSessionStatus(id: $id, status: $status) {
+      ...SessionFields
+    }
+  }
+`);
+
+export const RequestPairingCode = graphql(`
+  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {
+    requestPairingCode(id: $id, phoneNumber: $phoneNumber)
+  }
+`);
+
+export const SendText = graphql(`
+  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {
+    sendText(sessionId: $sessionId, to: $to, message: $message) {
+      id
+    }
+  }
+`);
+
+export const SendMedia = graphql(`
+  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {
+    sendMedia(sessionId: $sessionId, input: $input) {
+      id
+    }
+  }
+`);
+
+export const SendInteractive = graphql(`
+  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {
+    sendInteractive(sessionId: $sessionId, input: $input) {
+      id
+    }
+  }
+`);
+
+export const MessagesQuery = graphql(`
+  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {
+    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {
+      count
+      items {
+        id
+        toNumber
+        content
+        status
+        error
+        createdAt
+        sentAt
+      }
+    }
+  }
+`);
+
+export const IncomingMessages = graphql(`
+  subscription IncomingMessages($sessionId: ID!) {
+    incomingMessages(sessionId: $sessionId) {
+      eventId
+      from
+      pushName
+      type
+      content
+      receivedAt
+    }
+  }
+`);
+
+export const ContactsQuery = graphql(`
+  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {
+    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {
+      total
+      page
+      limit
+      items {
+        id
+        jid
+        name
+        phone
+        email
+        tags
+      }
+    }
+  }
+`);
+
+export const ImportContacts = graphql(`
+  mutation ImportContacts($contacts: [ContactInput!]!) {
+    importContacts(contacts: $contacts) {
+      created
+      updated
+      skipped
+      errors {
+        index
+        jid
+        reason
+      }
+    }
+  }
+`);
+
+export const ContactGroupsQuery = graphql(`
+  query ContactGroups {
+    contactGroups {
+      id
+      name
+      description
+      contactCount
+    }
+  }
+`);
+
+export const CreateContactGroup = graphql(`
+  mutation CreateContactGroup($name: String!, $description: String) {
+    createContactGroup(name: $name, description: $description) {
+      id
+    }
+  }
+`);
+
+export const AddContactGroupMembers = graphql(`
+  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {
+    addContactGroupMembers(groupId: $groupId, jids: $jids) {
+      added
+      errors {
+        jid
+        reason
+      }
+    }
+  }
+`);
+
+export const RemoveContactGroupMember = graphql(`
+  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {
+    removeContactGroupMember(groupId: $groupId, jid: $jid)
+  }
+`);
+
+export const ScheduleMessage = graphql(`
+  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {
+    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {
+      messageId
+      sendAt
+    }
+  }
+`);
+
+export const RecurringQuery = graphql(`
+  query Recurring($sessionId: ID!) {
+    recurringMessages(sessionId: $sessionId) {
+      timerId
+      to
+      message
+      everyMs
+      createdAt
+    }
+  }
+`);
+
+export const CancelRecurring = graphql(`
+  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {
+    cancelRecurring(sessionId: $sessionId, timerId: $timerId)
+  }
+`);
+
+export const StartCampaign = graphql(`
+  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {
+    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {
+      campaignId
+      count
+    }
+  }
+`);
+
+export const CampaignProgress = graphql(`
+  subscription CampaignProgress($campaignId: ID!) {
+    campaignProgress(campaignId: $campaignId) {
+      campaignId
+      total
+      sent
+      failed
+      remaining
+    }
+  }
+`);
+
+export const WebhooksQuery = graphql(`
+  query Webhooks {
+    webhooks {
+      id
+      url
+      events
+      enabled
+      description
+      sessionId
+      failingSince
+      disabledReason
+    }
+  }
+`);
+
+export const CreateWebhook = graphql(`
+  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {
+    createWebhook(url: $url, events: $events, description: $description) {
+      secret
+      webhook {
+        id
+      }
+    }
+  }
+`);
+
+export const DeleteWebhook = graphql(`
+  mutation DeleteWebhook($id: ID!) {
+    deleteWebhook(id: $id)
+  }
+`);
+
+export const WebhookDeliveriesQuery = graphql(`
+  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {
+    webhookDeliveries(id: $id, status: $status, limit: $limit) {
+      id
+      eventId
+      type
+      status
+      attempts
+      lastStatus
+      lastError
+      createdAt
+      deliveredAt
+    }
+  }
+`);
+
+export const ReplayWebhook = graphql(`
+  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {
+    replayWebhook(id: $id, eventId: $eventId, since: $since)
+  }
+`);

@@ -1,0 +1,238 @@
+/* eslint-disable */
+import * as types from './graphql';
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n": typeof types.MeDocument,
+    "\n  fragment SessionFields on Session {\n    id\n    sessionName\n    status\n    phone\n    qrCode\n    lastError\n    lastSeen\n  }\n": typeof types.SessionFieldsFragmentDoc,
+    "\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n": typeof types.SessionsDocument,
+    "\n  query Session($id: ID!) {\n    session(id: $id) {\n      ...SessionFields\n    }\n  }\n": typeof types.SessionDocument,
+    "\n  subscription SessionUpdates($sessionId: ID!) {\n    sessionUpdates(sessionId: $sessionId) {\n      ...SessionFields\n    }\n  }\n": typeof types.SessionUpdatesDocument,
+    "\n  mutation CreateSession($name: String!) {\n    createSession(name: $name) {\n      ...SessionFields\n    }\n  }\n": typeof types.CreateSessionDocument,
+    "\n  mutation RenameSession($id: ID!, $name: String!) {\n    renameSession(id: $id, sessionName: $name) {\n      ...SessionFields\n    }\n  }\n": typeof types.RenameSessionDocument,
+    "\n  mutation DeleteSession($id: ID!) {\n    deleteSession(id: $id)\n  }\n": typeof types.DeleteSessionDocument,
+    "\n  mutation ConnectSession($id: ID!) {\n    connectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n": typeof types.ConnectSessionDocument,
+    "\n  mutation DisconnectSession($id: ID!) {\n    disconnectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n": typeof types.DisconnectSessionDocument,
+    "\n  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {\n    setSessionStatus(id: $id, status: $status) {\n      ...SessionFields\n    }\n  }\n": typeof types.SetSessionStatusDocument,
+    "\n  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {\n    requestPairingCode(id: $id, phoneNumber: $phoneNumber)\n  }\n": typeof types.RequestPairingCodeDocument,
+    "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {\n    sendText(sessionId: $sessionId, to: $to, message: $message) {\n      id\n    }\n  }\n": typeof types.SendTextDocument,
+    "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": typeof types.SendMediaDocument,
+    "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": typeof types.SendInteractiveDocument,
+    "\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n      }\n    }\n  }\n": typeof types.MessagesDocument,
+    "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n": typeof types.IncomingMessagesDocument,
+    "\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n": typeof types.ContactsDocument,
+    "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.ImportContactsDocument,
+    "\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n": typeof types.ContactGroupsDocument,
+    "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n": typeof types.CreateContactGroupDocument,
+    "\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.AddContactGroupMembersDocument,
+    "\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": typeof types.RemoveContactGroupMemberDocument,
+    "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": typeof types.ScheduleMessageDocument,
+    "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n": typeof types.RecurringDocument,
+    "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n": typeof types.CancelRecurringDocument,
+    "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n": typeof types.StartCampaignDocument,
+    "\n  subscription CampaignProgress($campaignId: ID!) {\n    campaignProgress(campaignId: $campaignId) {\n      campaignId\n      total\n      sent\n      failed\n      remaining\n    }\n  }\n": typeof types.CampaignProgressDocument,
+    "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n": typeof types.WebhooksDocument,
+    "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n": typeof types.CreateWebhookDocument,
+    "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n": typeof types.DeleteWebhookDocument,
+    "\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
+    "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": typeof types.ReplayWebhookDocument,
+};
+const documents: Documents = {
+    "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n": types.MeDocument,
+    "\n  fragment SessionFields on Session {\n    id\n    sessionName\n    status\n    phone\n    qrCode\n    lastError\n    lastSeen\n  }\n": types.SessionFieldsFragmentDoc,
+    "\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n": types.SessionsDocument,
+    "\n  query Session($id: ID!) {\n    session(id: $id) {\n      ...SessionFields\n    }\n  }\n": types.SessionDocument,
+    "\n  subscription SessionUpdates($sessionId: ID!) {\n    sessionUpdates(sessionId: $sessionId) {\n      ...SessionFields\n    }\n  }\n": types.SessionUpdatesDocument,
+    "\n  mutation CreateSession($name: String!) {\n    createSession(name: $name) {\n      ...SessionFields\n    }\n  }\n": types.CreateSessionDocument,
+    "\n  mutation RenameSession($id: ID!, $name: String!) {\n    renameSession(id: $id, sessionName: $name) {\n      ...SessionFields\n    }\n  }\n": types.RenameSessionDocument,
+    "\n  mutation DeleteSession($id: ID!) {\n    deleteSession(id: $id)\n  }\n": types.DeleteSessionDocument,
+    "\n  mutation ConnectSession($id: ID!) {\n    connectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n": types.ConnectSessionDocument,
+    "\n  mutation DisconnectSession($id: ID!) {\n    disconnectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n": types.DisconnectSessionDocument,
+    "\n  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {\n    setSessionStatus(id: $id, status: $status) {\n      ...SessionFields\n    }\n  }\n": types.SetSessionStatusDocument,
+    "\n  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {\n    requestPairingCode(id: $id, phoneNumber: $phoneNumber)\n  }\n": types.RequestPairingCodeDocument,
+    "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {\n    sendText(sessionId: $sessionId, to: $to, message: $message) {\n      id\n    }\n  }\n": types.SendTextDocument,
+    "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": types.SendMediaDocument,
+    "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": types.SendInteractiveDocument,
+    "\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n      }\n    }\n  }\n": types.MessagesDocument,
+    "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n": types.IncomingMessagesDocument,
+    "\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n": types.ContactsDocument,
+    "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n": types.ImportContactsDocument,
+    "\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n": types.ContactGroupsDocument,
+    "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n": types.CreateContactGroupDocument,
+    "\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": types.AddContactGroupMembersDocument,
+    "\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": types.RemoveContactGroupMemberDocument,
+    "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": types.ScheduleMessageDocument,
+    "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n": types.RecurringDocument,
+    "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n": types.CancelRecurringDocument,
+    "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n": types.StartCampaignDocument,
+    "\n  subscription CampaignProgress($campaignId: ID!) {\n    campaignProgress(campaignId: $campaignId) {\n      campaignId\n      total\n      sent\n      failed\n      remaining\n    }\n  }\n": types.CampaignProgressDocument,
+    "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n": types.WebhooksDocument,
+    "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n": types.CreateWebhookDocument,
+    "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n": types.DeleteWebhookDocument,
+    "\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": types.WebhookDeliveriesDocument,
+    "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": types.ReplayWebhookDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ *
+ *
+ * @example
+ * ```ts
+ * const query = graphql(`query GetUser($id: ID!) { user(id: $id) { name } }`);
+ * ```
+ *
+ * The query argument is unknown!
+ * Please regenerate the types.
+ */
+export function graphql(source: string): unknown;
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n"): (typeof documents)["\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment SessionFields on Session {\n    id\n    sessionName\n    status\n    phone\n    qrCode\n    lastError\n    lastSeen\n  }\n"): (typeof documents)["\n  fragment SessionFields on Session {\n    id\n    sessionName\n    status\n    phone\n    qrCode\n    lastError\n    lastSeen\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Session($id: ID!) {\n    session(id: $id) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  query Session($id: ID!) {\n    session(id: $id) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription SessionUpdates($sessionId: ID!) {\n    sessionUpdates(sessionId: $sessionId) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  subscription SessionUpdates($sessionId: ID!) {\n    sessionUpdates(sessionId: $sessionId) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateSession($name: String!) {\n    createSession(name: $name) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  mutation CreateSession($name: String!) {\n    createSession(name: $name) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RenameSession($id: ID!, $name: String!) {\n    renameSession(id: $id, sessionName: $name) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  mutation RenameSession($id: ID!, $name: String!) {\n    renameSession(id: $id, sessionName: $name) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteSession($id: ID!) {\n    deleteSession(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteSession($id: ID!) {\n    deleteSession(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConnectSession($id: ID!) {\n    connectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  mutation ConnectSession($id: ID!) {\n    connectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DisconnectSession($id: ID!) {\n    disconnectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  mutation DisconnectSession($id: ID!) {\n    disconnectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {\n    setSessionStatus(id: $id, status: $status) {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {\n    setSessionStatus(id: $id, status: $status) {\n      ...SessionFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {\n    requestPairingCode(id: $id, phoneNumber: $phoneNumber)\n  }\n"): (typeof documents)["\n  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {\n    requestPairingCode(id: $id, phoneNumber: $phoneNumber)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {\n    sendText(sessionId: $sessionId, to: $to, message: $message) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {\n    sendText(sessionId: $sessionId, to: $to, message: $message) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n"): (typeof documents)["\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n"): (typeof documents)["\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n"): (typeof documents)["\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n"): (typeof documents)["\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n"): (typeof documents)["\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n"): (typeof documents)["\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n"): (typeof documents)["\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n"): (typeof documents)["\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription CampaignProgress($campaignId: ID!) {\n    campaignProgress(campaignId: $campaignId) {\n      campaignId\n      total\n      sent\n      failed\n      remaining\n    }\n  }\n"): (typeof documents)["\n  subscription CampaignProgress($campaignId: ID!) {\n    campaignProgress(campaignId: $campaignId) {\n      campaignId\n      total\n      sent\n      failed\n      remaining\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n"): (typeof documents)["\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"): (typeof documents)["\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"];
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
+
+export type DocumentType<TDocumentNode extends DocumentNode<any, any>> = TDocumentNode extends DocumentNode<  infer TType,  any>  ? TType  : never;

@@ -1,0 +1,252 @@
+import Papa from 'papaparse';
+import { useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import {
+  AddContactGroupMembers,
+  ContactGroupsQuery,
+  ContactsQuery,
+  CreateContactGroup,
+  ImportContacts,
+  RemoveContactGroupMember,
+} from '../api.ts';
+import type { ContactInput, ImportContactsMutation } from '../generated/graphql.ts';
+import { ErrorBox, Field, Section } from '../ui.tsx';
+
+const PAGE_SIZE = 20;
+const KNOWN = new Set(['jid', 'phone', 'name', 'email', 'tags']);
+
+/** A CSV row as the bulk import takes it: known columns by name, tags split on ; or |, the rest as variables. */
+export const rowToContact = (row: Record<string, string>): ContactInput => {
+  const contact: ContactInput = {};
+  const variables: Record<string, string> = {};
+  for (const [column, raw] of Object.entries(row)) {
+    const key = column.trim().toLowerCase();
+    const value = (raw ?? '').trim();
+    if (value === '') continue;
+    if (key === 'tags')
+      contact.tags = value
+        .split(/[;|]/)
+        .map((t) => t.trim())
+        .filter(Boolean);
+    else if (KNOWN.has(key)) contact[key as 'jid' | 'phone' | 'name' | 'email'] = value;
+    else variables[column.trim()] = value;
+  }
+  if (Object.keys(variables).length > 0) contact.variables = variables;
+  return contact;
+};
+
+const CsvImport = () => {
+  const [state, run] = useMutation(ImportContacts);
+  const [parseError, setParseError] = useState<string | null>(null);
+  const [result, setResult] = useState<ImportContactsMutation['importContacts'] | null>(null);
+  return (
+    <Section title="Import contacts from CSV">
+      <p>
+        A header row with any of <code>phone</code>, <code>jid</code>, <code>name</code>, <code>email</code>, <code>tags</code> (separated
+        by ;); other columns become variables.
+      </p>
+      <div className="field">
+        <label htmlFor="csv-file">CSV file</label>
+        <input
+          id="csv-file"
+          type="file"
+          accept=".csv,text/csv"
+          onChange={(e) => {
+            const file = e.currentTarget.files?.[0];
+            if (!file) return;
+            setParseError(null);
+            setResult(null);
+            Papa.parse<Record<string, string>>(file, {
+              header: true,
+              skipEmptyLines: true,
+              complete: async (parsed) => {
+                if (parsed.errors.length > 0) {
+                  setParseError(parsed.errors.map((err) => `row ${err.row ?? '?'}: ${err.message}`).join('; '));
+                  return;
+                }
+                const r = await run({ contacts: parsed.data.map(rowToContact) }, { additionalTypenames: ['Contact', 'ContactPage'] });
+                if (r.data) setResult(r.data.importContacts);
+              },
+            });
+          }}
+        />
+      </div>
+      <ErrorBox error={parseError ?? state.error} />
+      {result ? (
+        <div role="status" className="import-result">
+          <p>
+            Created <strong data-testid="import-created">{result.created}</strong>, updated{' '}
+            <strong data-testid="import-updated">{result.updated}</strong>, skipped{' '}
+            <strong data-testid="import-skipped">{result.skipped}</strong>, errors{' '}
+            <strong data-testid="import-errors">{result.errors.length}</strong>
+          </p>
+          {result.errors.length > 0 ? (
+            <ul>
+              {result.errors.map((err) => (
+                <li key={err.index}>
+                  Row {err.index + 1}
+                  {err.jid ? ` (${err.jid})` : ''}: {err.reason}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
+      ) : null}
+    </Section>
+  );
+};
+
+const Groups = () => {
+  const [groups] = useQuery({ query: ContactGroupsQuery });
+  const [name, setName] = useState('');
+  const [created, create] = useMutation(CreateContactGroup);
+  const [groupId, setGroupId] = useState('');
+  const [jids, setJids] = useState('');
+  const [added, add] = useMutation(AddContactGroupMembers);
+  const [removed, remove] = useMutation(RemoveContactGroupMember);
+  const context = { additionalTypenames: ['ContactGroup'] };
+  return (
+    <Section title="Contact groups">
+      <ul className="plain">
+        {groups.data?.contactGroups.map((g) => (
+          <li key={g.id}>
+            <strong>{g.name}</strong> — {g.contactCount} members {g.description ? `· ${g.description}` : ''}
+          </li>
+        ))}
+      </ul>
+      <form
+        className="inline"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const r = await create({ name: name.trim() }, context);
+          if (!r.error) setName('');
+        }}
+      >
+        <Field label="New group name" value={name} onChange={setName} required />
+        <button type="submit">Create group</button>
+      </form>
+      <ErrorBox error={created.error ?? groups.error} />
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const list = jids
+            .split(/[\s,]+/)
+            .map((j) => j.trim())
+            .filter(Boolean);
+          void add({ groupId, jids: list }, context);
+        }}
+      >
+        <div className="field">
+          <label htmlFor="member-group">Group</label>
+          <select id="member-group" value={groupId} onChange={(e) => setGroupId(e.currentTarget.value)} required>
+            <option value="">Choose…</option>
+            {groups.data?.contactGroups.map((g) => (
+              <option key={g.id} value={g.id}>
+                {g.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <Field label="Contact JIDs (comma-separated)" value={jids} onChange={setJids} required />
+        <button type="submit">Add members</button>
+        <button
+          type="button"
+          onClick={() => {
+            for (const jid of jids.split(/[\s,]+/).filter(Boolean)) void remove({ groupId, jid }, context);
+          }}
+        >
+          Remove members
+        </button>
+      </form>
+      {added.data ? (
+        <p role="status">
+          Added {added.data.addContactGroupMembers.added}
+          {added.data.addContactGroupMembers.errors.map((err) => ` · ${err.jid}: ${err.reason}`).join('')}
+        </p>
+      ) : null}
+      <ErrorBox error={added.error ?? removed.error} />
+    </Section>
+  );
+};
+
+export const ContactsPage = () => {
+  const [search, setSearch] = useState('');
+  const [tag, setTag] = useState('');
+  const [page, setPage] = useState(1);
+  const [contacts] = useQuery({
+    query: ContactsQuery,
+    variables: { page, limit: PAGE_SIZE, ...(search.trim() ? { search: search.trim() } : {}), ...(tag.trim() ? { tag: tag.trim() } : {}) },
+  });
+  const data = contacts.data?.contacts;
+  const pages = data ? Math.max(1, Math.ceil(data.total / data.limit)) : 1;
+  return (
+    <>
+      <h1>Contacts</h1>
+      <Section title="Address book">
+        <div className="inline">
+          <Field
+            label="Search"
+            type="search"
+            value={search}
+            onChange={(v) => {
+              setSearch(v);
+              setPage(1);
+            }}
+          />
+          <Field
+            label="Tag"
+            value={tag}
+            onChange={(v) => {
+              setTag(v);
+              setPage(1);
+            }}
+          />
+        </div>
+        <ErrorBox error={contacts.error} />
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Contacts</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Phone</th>
+                <th scope="col">Email</th>
+                <th scope="col">Tags</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data?.items.map((c) => (
+                <tr key={c.id} data-jid={c.jid}>
+                  <td>{c.name}</td>
+                  <td>{c.phone}</td>
+                  <td>{c.email}</td>
+                  <td>
+                    {c.tags.map((t) => (
+                      <button type="button" className="tag" key={t} onClick={() => setTag(t)} aria-label={`Filter by tag ${t}`}>
+                        {t}
+                      </button>
+                    ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <nav className="pager" aria-label="Contact pages">
+          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            Page {page} of {pages} · {data?.total ?? 0} contacts
+          </span>
+          <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+            Next
+          </button>
+        </nav>
+      </Section>
+      <CsvImport />
+      <Groups />
+    </>
+  );
+};

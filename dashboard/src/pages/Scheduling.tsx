@@ -1,0 +1,122 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useSubscription } from 'urql';
+import { CampaignProgress, CancelRecurring, RecurringQuery, ScheduleMessage, SessionsQuery, StartCampaign } from '../api.ts';
+import { ErrorBox, Field, formatTime, Section, Select } from '../ui.tsx';
+
+const Progress = ({ campaignId, total }: { campaignId: string; total: number }) => {
+  const [progress] = useSubscription({ query: CampaignProgress, variables: { campaignId } });
+  const p = progress.data?.campaignProgress;
+  const done = p ? p.sent + p.failed : 0;
+  return (
+    <div className="campaign" data-campaign-id={campaignId}>
+      <label htmlFor={`progress-${campaignId}`}>
+        Campaign {campaignId}: {done} of {p?.total ?? total} done ({p?.sent ?? 0} sent, {p?.failed ?? 0} failed, {p?.remaining ?? total}{' '}
+        remaining)
+      </label>
+      <progress id={`progress-${campaignId}`} max={p?.total ?? total} value={done} />
+      <ErrorBox error={progress.error} />
+    </div>
+  );
+};
+
+export const SchedulingPage = () => {
+  const [sessions] = useQuery({ query: SessionsQuery });
+  const [sessionId, setSessionId] = useState('');
+  const current = sessionId || sessions.data?.sessions[0]?.id || '';
+  const [to, setTo] = useState('');
+  const [message, setMessage] = useState('');
+  const [sendAt, setSendAt] = useState('');
+  const [scheduled, schedule] = useMutation(ScheduleMessage);
+  const [recurring] = useQuery({ query: RecurringQuery, variables: { sessionId: current }, pause: !current });
+  const [cancelled, cancel] = useMutation(CancelRecurring);
+  const [template, setTemplate] = useState('Hello {{name}}!');
+  const [recipients, setRecipients] = useState('');
+  const [delay, setDelay] = useState('1000');
+  const [started, start] = useMutation(StartCampaign);
+  const [campaigns, setCampaigns] = useState<Array<{ id: string; total: number }>>([]);
+  return (
+    <>
+      <h1>Scheduling and campaigns</h1>
+      <Select
+        label="Session"
+        value={current}
+        onChange={setSessionId}
+        options={(sessions.data?.sessions ?? []).map((s) => [s.id, `${s.sessionName} (${s.status})`])}
+      />
+      <ErrorBox error={sessions.error} />
+      <Section title="Schedule a message">
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void schedule({ sessionId: current, to: to.trim(), message, ...(sendAt ? { sendAt: new Date(sendAt).toISOString() } : {}) });
+          }}
+        >
+          <Field label="To" value={to} onChange={setTo} required />
+          <Field label="Message" value={message} onChange={setMessage} required />
+          <Field label="Send at" type="datetime-local" value={sendAt} onChange={setSendAt} required />
+          <button type="submit" className="primary">
+            Schedule
+          </button>
+        </form>
+        {scheduled.data ? (
+          <p role="status">
+            Scheduled {scheduled.data.scheduleMessage.messageId} for {formatTime(scheduled.data.scheduleMessage.sendAt)}
+          </p>
+        ) : null}
+        <ErrorBox error={scheduled.error} />
+      </Section>
+      <Section title="Recurring messages">
+        <ErrorBox error={recurring.error ?? cancelled.error} />
+        {recurring.data?.recurringMessages.length === 0 ? <p>None.</p> : null}
+        <ul className="plain">
+          {recurring.data?.recurringMessages.map((r) => (
+            <li key={r.timerId}>
+              To {r.to} every {Math.round(r.everyMs / 1000)} s: “{r.message}”{' '}
+              <button
+                type="button"
+                onClick={() => void cancel({ sessionId: current, timerId: r.timerId }, { additionalTypenames: ['RecurringMessage'] })}
+              >
+                Cancel
+              </button>
+            </li>
+          ))}
+        </ul>
+      </Section>
+      <Section title="Start a campaign">
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const contacts = recipients
+              .split('\n')
+              .map((line) => line.split(',').map((part) => part.trim()))
+              .filter(([jid]) => jid)
+              .map(([jid, name]) => ({ jid, ...(name ? { name } : {}) }));
+            const r = await start({ sessionId: current, template, contacts, delayMs: Number(delay) });
+            const campaign = r.data?.startCampaign;
+            if (campaign) setCampaigns((list) => [{ id: campaign.campaignId, total: campaign.count }, ...list]);
+          }}
+        >
+          <Field label="Template ({{name}} is replaced)" value={template} onChange={setTemplate} required />
+          <div className="field">
+            <label htmlFor="campaign-recipients">Recipients, one per line: number or JID, then a comma and a name</label>
+            <textarea
+              id="campaign-recipients"
+              rows={4}
+              value={recipients}
+              onChange={(e) => setRecipients(e.currentTarget.value)}
+              required
+            />
+          </div>
+          <Field label="Delay between messages (ms)" type="number" value={delay} onChange={setDelay} />
+          <button type="submit" className="primary">
+            Start campaign
+          </button>
+        </form>
+        <ErrorBox error={started.error} />
+        {campaigns.map((c) => (
+          <Progress key={c.id} campaignId={c.id} total={c.total} />
+        ))}
+      </Section>
+    </>
+  );
+};

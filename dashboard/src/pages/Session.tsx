@@ -1,0 +1,189 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useSubscription } from 'urql';
+import { IncomingMessages, MessagesQuery, SendInteractive, SendMedia, SendText, SessionQuery } from '../api.ts';
+import type { IncomingMessagesSubscription } from '../generated/graphql.ts';
+import { href } from '../route.ts';
+import { ErrorBox, Field, formatTime, Section, Select, StatusBadge } from '../ui.tsx';
+import { SessionControls } from './Sessions.tsx';
+
+type Incoming = IncomingMessagesSubscription['incomingMessages'];
+
+const SendForms = ({ sessionId }: { sessionId: string }) => {
+  const [kind, setKind] = useState('text');
+  const [to, setTo] = useState('');
+  const [text, setText] = useState('');
+  const [url, setUrl] = useState('');
+  const [buttons, setButtons] = useState('Yes, No');
+  const [textState, sendText] = useMutation(SendText);
+  const [mediaState, sendMedia] = useMutation(SendMedia);
+  const [buttonState, sendButtons] = useMutation(SendInteractive);
+  const [sentId, setSentId] = useState<string | null>(null);
+  const state = kind === 'text' ? textState : kind === 'image' ? mediaState : buttonState;
+  const context = { additionalTypenames: ['MessageRecord'] };
+  return (
+    <Section title="Send">
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setSentId(null);
+          const target = to.trim();
+          let id: string | undefined;
+          if (kind === 'text') id = (await sendText({ sessionId, to: target, message: text }, context)).data?.sendText.id;
+          else if (kind === 'image') {
+            const input = { to: target, url: url.trim(), mediaType: 'image', ...(text ? { caption: text } : {}) };
+            id = (await sendMedia({ sessionId, input }, context)).data?.sendMedia.id;
+          } else {
+            const list = buttons
+              .split(',')
+              .map((b) => b.trim())
+              .filter(Boolean)
+              .map((b) => ({ type: 'reply', text: b }));
+            id = (await sendButtons({ sessionId, input: { chatId: target, body: text, buttons: list } }, context)).data?.sendInteractive.id;
+          }
+          if (id) setSentId(id);
+        }}
+      >
+        <Select
+          label="Kind"
+          value={kind}
+          onChange={setKind}
+          options={[
+            ['text', 'Text'],
+            ['image', 'Image by URL'],
+            ['buttons', 'Buttons'],
+          ]}
+        />
+        <Field label="To (phone number or JID)" name="to" value={to} onChange={setTo} placeholder="15551234567" required />
+        {kind === 'image' ? <Field label="Image URL" name="url" type="url" value={url} onChange={setUrl} required /> : null}
+        <div className="field">
+          <label htmlFor="send-text">{kind === 'image' ? 'Caption' : kind === 'buttons' ? 'Body' : 'Message'}</label>
+          <textarea id="send-text" name="message" value={text} onChange={(e) => setText(e.currentTarget.value)} rows={3} />
+        </div>
+        {kind === 'buttons' ? <Field label="Reply buttons (comma-separated)" value={buttons} onChange={setButtons} /> : null}
+        <button type="submit" className="primary">
+          Send
+        </button>
+        {sentId ? (
+          <p role="status" className="ok">
+            Queued as {sentId}
+          </p>
+        ) : null}
+        <ErrorBox error={state.error} />
+      </form>
+    </Section>
+  );
+};
+
+const PAGE = 20;
+
+const History = ({ sessionId }: { sessionId: string }) => {
+  const [status, setStatus] = useState('');
+  const [to, setTo] = useState('');
+  const [limit, setLimit] = useState(PAGE);
+  const [messages, refetch] = useQuery({
+    query: MessagesQuery,
+    variables: { sessionId, limit, ...(status ? { status } : {}), ...(to.trim() ? { to: to.trim() } : {}) },
+  });
+  const items = messages.data?.messages.items ?? [];
+  return (
+    <Section title="Outgoing messages">
+      <div className="inline">
+        <Select
+          label="Status"
+          value={status}
+          onChange={setStatus}
+          options={[
+            ['', 'Any'],
+            ['PENDING', 'Pending'],
+            ['SENT', 'Sent'],
+            ['FAILED', 'Failed'],
+          ]}
+        />
+        <Field label="To" value={to} onChange={setTo} placeholder="15551234567" />
+        <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
+          Refresh
+        </button>
+      </div>
+      <ErrorBox error={messages.error} />
+      <div className="table-wrap">
+        <table>
+          <caption className="sr-only">Outgoing messages, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">To</th>
+              <th scope="col">Content</th>
+              <th scope="col">Status</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((m) => (
+              <tr key={m.id} data-message-id={m.id}>
+                <td>{m.toNumber}</td>
+                <td className="content">{m.content}</td>
+                <td>
+                  <StatusBadge status={m.status} />
+                  {m.error ? <div className="last-error">{m.error}</div> : null}
+                </td>
+                <td>{formatTime(m.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p>
+        Showing {items.length} of {messages.data?.messages.count ?? 0}
+        {items.length >= limit ? (
+          <button type="button" onClick={() => setLimit(limit + PAGE)}>
+            Show more
+          </button>
+        ) : null}
+      </p>
+    </Section>
+  );
+};
+
+const IncomingFeed = ({ sessionId }: { sessionId: string }) => {
+  const [feed] = useSubscription(
+    { query: IncomingMessages, variables: { sessionId } },
+    (previous: Incoming[] = [], event: IncomingMessagesSubscription) => [event.incomingMessages, ...previous].slice(0, 200),
+  );
+  return (
+    <Section title="Incoming (live)">
+      <ErrorBox error={feed.error} />
+      {(feed.data ?? []).length === 0 ? <p>Waiting for messages… new ones appear here as they arrive.</p> : null}
+      <ul className="feed" aria-live="polite">
+        {(feed.data ?? []).map((m) => (
+          <li key={m.eventId} data-event-id={m.eventId}>
+            <span className="from">{m.pushName || m.from}</span> <span className="when">{formatTime(m.receivedAt)}</span>
+            <div className="content">{m.content || `(${m.type})`}</div>
+          </li>
+        ))}
+      </ul>
+    </Section>
+  );
+};
+
+export const SessionPage = ({ id }: { id: string }) => {
+  const [session] = useQuery({ query: SessionQuery, variables: { id } });
+  const s = session.data?.session;
+  return (
+    <>
+      <p>
+        <a href={href('sessions')}>← All sessions</a>
+      </p>
+      <h1>Session {s?.sessionName ?? ''}</h1>
+      <ErrorBox error={session.error} />
+      {s ? (
+        <div className="columns">
+          <div>
+            <SessionControls initial={s} />
+            <SendForms sessionId={id} />
+            <IncomingFeed sessionId={id} />
+          </div>
+          <History sessionId={id} />
+        </div>
+      ) : null}
+    </>
+  );
+};

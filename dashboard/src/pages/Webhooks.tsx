@@ -1,0 +1,136 @@
+import { useState } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { CreateWebhook, DeleteWebhook, ReplayWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
+import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge } from '../ui.tsx';
+
+const Deliveries = ({ id }: { id: string }) => {
+  const [status, setStatus] = useState('');
+  const [deliveries, refetch] = useQuery({ query: WebhookDeliveriesQuery, variables: { id, limit: 50, ...(status ? { status } : {}) } });
+  const [replayed, replay] = useMutation(ReplayWebhook);
+  const [since, setSince] = useState('');
+  return (
+    <div>
+      <div className="inline">
+        <Select
+          label="Delivery status"
+          value={status}
+          onChange={setStatus}
+          options={[
+            ['', 'Any'],
+            ['PENDING', 'Pending'],
+            ['DELIVERED', 'Delivered'],
+            ['FAILED', 'Failed'],
+          ]}
+        />
+        <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
+          Refresh
+        </button>
+      </div>
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void replay({ id, since: new Date(since).toISOString() });
+        }}
+      >
+        <Field label="Replay failed deliveries since" type="datetime-local" value={since} onChange={setSince} required />
+        <button type="submit">Replay</button>
+      </form>
+      {replayed.data ? <p role="status">Replaying {replayed.data.replayWebhook} deliveries</p> : null}
+      <ErrorBox error={deliveries.error ?? replayed.error} />
+      <div className="table-wrap">
+        <table>
+          <caption className="sr-only">Delivery log</caption>
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Created</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.data?.webhookDeliveries.map((d) => (
+              <tr key={d.id}>
+                <td>
+                  {d.type}
+                  <div className="muted">{d.eventId}</div>
+                </td>
+                <td>
+                  <StatusBadge status={d.status} />
+                  {d.lastError ? <div className="last-error">{d.lastError}</div> : null}
+                </td>
+                <td>
+                  {d.attempts}
+                  {d.lastStatus ? ` (HTTP ${d.lastStatus})` : ''}
+                </td>
+                <td>{formatTime(d.createdAt)}</td>
+                <td>
+                  <button type="button" onClick={() => void replay({ id, eventId: d.eventId })}>
+                    Replay
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+};
+
+export const WebhooksPage = () => {
+  const [webhooks] = useQuery({ query: WebhooksQuery });
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState('message.received, message.sent, message.failed, session.status');
+  const [created, create] = useMutation(CreateWebhook);
+  const [deleted, remove] = useMutation(DeleteWebhook);
+  const [open, setOpen] = useState<string | null>(null);
+  const context = { additionalTypenames: ['Webhook'] };
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <Section title="New endpoint">
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const list = events
+              .split(',')
+              .map((ev) => ev.trim())
+              .filter(Boolean);
+            void create({ url: url.trim(), events: list }, context);
+          }}
+        >
+          <Field label="URL" type="url" value={url} onChange={setUrl} required />
+          <Field label="Events (comma-separated)" value={events} onChange={setEvents} required />
+          <button type="submit" className="primary">
+            Add endpoint
+          </button>
+        </form>
+        {created.data ? (
+          <p role="status">
+            Signing secret (shown once): <code>{created.data.createWebhook.secret}</code>
+          </p>
+        ) : null}
+        <ErrorBox error={created.error} />
+      </Section>
+      <ErrorBox error={webhooks.error ?? deleted.error} />
+      {webhooks.data?.webhooks.map((w) => (
+        <Section key={w.id} title={w.url}>
+          <p>
+            {w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? `: ${w.disabledReason}` : ''}`} · {w.events.join(', ')}
+            {w.failingSince ? <span className="last-error"> · failing since {formatTime(w.failingSince)}</span> : null}
+          </p>
+          <div className="actions">
+            <button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
+              {open === w.id ? 'Hide deliveries' : 'Show deliveries'}
+            </button>
+            <ConfirmButton label="Delete" question={`Delete endpoint ${w.url}?`} onConfirm={() => void remove({ id: w.id }, context)} />
+          </div>
+          {open === w.id ? <Deliveries id={w.id} /> : null}
+        </Section>
+      ))}
+    </>
+  );
+};

@@ -1,0 +1,153 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gql, http } from './helpers/app.ts';
+import type { TestBrowser } from './helpers/browser.ts';
+import { hasChromium, openBrowser } from './helpers/browser.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { scanQrImage, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+// UPDATE_SCREENSHOTS=1 writes the README's pictures (docs/screenshots); otherwise they go to a scratch folder.
+const shots = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : join(tmpdir(), 'dashboard-screenshots');
+mkdirSync(shots, { recursive: true });
+const shoot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
+
+const ME = '15557100001';
+const BOB = '15557100002';
+
+describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against the service and the sandbox', () => {
+  let ctx: Linked;
+  let browser: TestBrowser | undefined;
+  let page: Page;
+  let sessionId = '';
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox('sqlite');
+    ctx.sandbox.control.addPhone(ME, 'Me');
+    ctx.sandbox.control.addPhone(BOB, 'Bob');
+    browser = await openBrowser({ width: 1100, height: 760 });
+    page = browser.page;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  const session = () => page.locator('article.session', { has: page.getByRole('link', { name: 'shop' }) });
+
+  it('refuses a wrong key with the API error, then signs in with the account key', { timeout: 120_000 }, async () => {
+    await page.goto(`${ctx.app.baseUrl}/`);
+    await page.getByLabel('API key').fill('not-a-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toContain('UNAUTHENTICATED');
+    await shoot(page, 'sign-in');
+    await page.getByLabel('API key').fill(ctx.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([ctx.key]);
+  });
+
+  it('creates a session and links it: the phone scans the QR shown on the page, CONNECTED appears without a reload', {
+    timeout: 120_000,
+  }, async () => {
+    await page.getByLabel('Session name').fill('shop');
+    await page.getByRole('button', { name: 'Create session' }).click();
+    await session().waitFor();
+    const created = await gql(ctx.app.baseUrl, ctx.key, '{ sessions { id sessionName status } }');
+    expect(created.data.sessions).toEqual([{ id: expect.any(String), sessionName: 'shop', status: 'DISCONNECTED' }]);
+    sessionId = created.data.sessions[0].id;
+
+    await session().getByRole('button', { name: 'Connect' }).click();
+    const qr = session().getByRole('img', { name: /QR code/ });
+    await qr.waitFor();
+    await shoot(page, 'sessions-qr');
+    const src = await qr.getAttribute('src');
+    expect(src).toMatch(/^data:image\/png;base64,/);
+    await ctx.sandbox.control.scanQr(ME, scanQrImage(src as string));
+    await expect.poll(() => session().getAttribute('data-status'), { timeout: 60_000 }).toBe('CONNECTED');
+    await expect.poll(() => session().innerText()).toContain(ME);
+    await shoot(page, 'sessions');
+  });
+
+  it('sends a text from the session page; the phone receives it and its reply shows in the live feed', { timeout: 120_000 }, async () => {
+    await session().getByRole('link', { name: 'shop' }).click();
+    await page.getByRole('heading', { name: 'Session shop' }).waitFor();
+    // An API refusal is shown with its field details.
+    await page.getByLabel('To (phone number or JID)').fill('not a number');
+    await page.getByLabel('Message', { exact: true }).fill('hello from the dashboard');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toContain('VALIDATION_FAILED');
+    expect(await page.getByRole('alert').innerText()).toMatch(/to: /);
+
+    await page.getByLabel('To (phone number or JID)').fill(BOB);
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Queued as' }).waitFor();
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(BOB).map((e) => e.content),
+      (contents) => contents.includes('hello from the dashboard'),
+      30_000,
+    );
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await expect.poll(() => page.locator('tr[data-message-id]').first().innerText(), { timeout: 30_000 }).toContain('SENT');
+
+    await ctx.sandbox.control.sendText(BOB, ME, 'reply from Bob');
+    const feed = page.getByRole('region', { name: 'Incoming (live)' });
+    await expect.poll(() => feed.innerText(), { timeout: 30_000 }).toContain('reply from Bob');
+    await shoot(page, 'session');
+    const stored = await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages`, { key: ctx.key });
+    expect(stored.body.items.map((m: { content: string }) => m.content)).toContain('hello from the dashboard');
+  });
+
+  it('imports a CSV of contacts through the bulk import and shows created, updated, skipped and errors', { timeout: 120_000 }, async () => {
+    await http(ctx.app.baseUrl, 'POST', '/v1/contacts', { key: ctx.key, body: { phone: '15557000003', name: 'Old name' } });
+    await page.getByRole('link', { name: 'Contacts' }).click();
+    await page.getByRole('heading', { name: 'Contacts', exact: true }).waitFor();
+    const csv = [
+      'phone,name,tags,city',
+      '15557000001,Ann,vip;csv,Paris',
+      '15557000002,Bob,csv,',
+      '15557000003,New name,csv,',
+      '15557000001,Ann again,,',
+      ',No id,,',
+    ].join('\n');
+    await page.getByLabel('CSV file').setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    const result = page.getByRole('status').filter({ hasText: 'Created' });
+    await result.waitFor();
+    expect(await result.getByTestId('import-created').innerText()).toBe('2');
+    expect(await result.getByTestId('import-updated').innerText()).toBe('1');
+    expect(await result.getByTestId('import-skipped').innerText()).toBe('1');
+    expect(await result.getByTestId('import-errors').innerText()).toBe('1');
+    expect(await result.innerText()).toContain('Row 5');
+
+    const stored = await http(ctx.app.baseUrl, 'GET', '/v1/contacts/15557000001', { key: ctx.key });
+    expect(stored.body).toMatchObject({ name: 'Ann', tags: ['vip', 'csv'], variables: { city: 'Paris' } });
+    await page.getByLabel('Tag', { exact: true }).fill('csv');
+    await expect.poll(() => page.locator('tr[data-jid]').count()).toBe(3);
+    await page.getByLabel('Tag', { exact: true }).fill('vip');
+    await expect.poll(() => page.locator('tr[data-jid]').count()).toBe(1);
+    await page.getByLabel('Tag', { exact: true }).fill('');
+    await shoot(page, 'contacts');
+  });
+
+  it('fits a 375 px wide screen without sideways scrolling', { timeout: 60_000 }, async () => {
+    await page.setViewportSize({ width: 375, height: 760 });
+    for (const hash of ['#/sessions', `#/sessions/${sessionId}`, '#/contacts', '#/scheduling', '#/webhooks']) {
+      await page.goto(`${ctx.app.baseUrl}/${hash}`);
+      await page.locator('main h1').first().waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(375);
+    }
+    await page.goto(`${ctx.app.baseUrl}/#/sessions`);
+    await session().waitFor();
+    await shoot(page, 'sessions-mobile');
+  });
+
+  it('signs out: the key leaves session storage and the sign-in form returns; nothing was fetched from outside', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([]);
+    expect(browser?.outside).toEqual([]);
+  });
+});
