@@ -17,7 +17,9 @@ describe.runIf(hasChromium)('GraphiQL at /graphql works offline', () => {
     await app?.close();
   });
 
-  it('loads with nothing from outside the service, takes x-api-key in the header editor and runs a query', { timeout: 180_000 }, async () => {
+  it('loads with nothing from outside the service, takes x-api-key in the header editor and runs a query', {
+    timeout: 180_000,
+  }, async () => {
     const account = await app.newAccount('graphiql@example.com');
     const { page, outside } = browser as TestBrowser;
     await page.goto(`${app.baseUrl}/graphql`);
