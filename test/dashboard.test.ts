@@ -7,6 +7,8 @@ import { gql, http } from './helpers/app.ts';
 import type { TestBrowser } from './helpers/browser.ts';
 import { hasChromium, openBrowser } from './helpers/browser.ts';
 import type { Linked } from './helpers/sandbox.ts';
+import type { Receiver } from './helpers/receiver.ts';
+import { startReceiver } from './helpers/receiver.ts';
 import { scanQrImage, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
 // UPDATE_SCREENSHOTS=1 writes the README's pictures (docs/screenshots); otherwise they go to a scratch folder.
@@ -22,9 +24,11 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
   let browser: TestBrowser | undefined;
   let page: Page;
   let sessionId = '';
+  let receiver: Receiver | undefined;
 
   beforeAll(async () => {
-    ctx = await startWithSandbox('sqlite');
+    ctx = await startWithSandbox('sqlite', { WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_POLL_MS: 50 });
+    receiver = await startReceiver();
     ctx.sandbox.control.addPhone(ME, 'Me');
     ctx.sandbox.control.addPhone(BOB, 'Bob');
     browser = await openBrowser({ width: 1100, height: 760 });
@@ -34,6 +38,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await browser?.close();
     await ctx?.app.close();
     await ctx?.sandbox.close();
+    await receiver?.close();
   });
 
   const session = () => page.locator('article.session', { has: page.getByRole('link', { name: 'shop' }) });
@@ -130,6 +135,56 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect.poll(() => page.locator('tr[data-jid]').count()).toBe(1);
     await page.getByLabel('Tag', { exact: true }).fill('');
     await shoot(page, 'contacts');
+  });
+
+  it('starts a campaign from the scheduling page and follows its progress live', { timeout: 120_000 }, async () => {
+    const CAROL = '15557100003';
+    ctx.sandbox.control.addPhone(CAROL, 'Carol');
+    await page.getByRole('link', { name: 'Scheduling' }).click();
+    await page.getByLabel('Recipients, one per line: number or JID, then a comma and a name').fill(`${BOB}, Bob\n${CAROL}, Carol`);
+    await page.getByLabel('Delay between messages (ms)').fill('200');
+    await page.getByRole('button', { name: 'Start campaign' }).click();
+    const progress = page.locator('.campaign');
+    await expect.poll(() => progress.innerText(), { timeout: 60_000 }).toContain('2 of 2 done (2 sent, 0 failed, 0 remaining)');
+    await shoot(page, 'scheduling');
+    expect(ctx.sandbox.control.inbox(CAROL).map((e) => e.content)).toContain('Hello Carol!');
+  });
+
+  it('adds a webhook endpoint, shows its delivery log and replays a delivery', { timeout: 120_000 }, async () => {
+    const hook = receiver as Receiver;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('URL', { exact: true }).fill(hook.url);
+    await page.getByLabel('Events (comma-separated)').fill('message.received');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = page.getByRole('status').filter({ hasText: 'Signing secret' }).locator('code');
+    hook.verifyWith(await secret.innerText());
+    await ctx.sandbox.control.sendText(BOB, ME, 'for the webhook');
+    await waitUntil(
+      async () => hook.received.filter((r) => r.verified).length,
+      (n) => n === 1,
+      30_000,
+    );
+    await page.getByRole('button', { name: 'Show deliveries' }).click();
+    // The receiver answers before the log records DELIVERED, so the log is read again until it does.
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return page.locator('tbody').innerText();
+        },
+        { timeout: 30_000 },
+      )
+      .toMatch(/message\.received[\s\S]*DELIVERED/);
+    const row = page.locator('tbody tr', { hasText: 'message.received' });
+    await row.getByRole('button', { name: 'Replay' }).click();
+    await page.getByRole('status').filter({ hasText: 'Replaying 1 deliveries' }).waitFor();
+    await waitUntil(
+      async () => hook.received.filter((r) => r.verified).length,
+      (n) => n === 2,
+      30_000,
+    );
+    expect(hook.received[1].payload.data).toMatchObject(hook.received[0].payload.data);
+    await shoot(page, 'webhooks');
   });
 
   it('fits a 375 px wide screen without sideways scrolling', { timeout: 60_000 }, async () => {

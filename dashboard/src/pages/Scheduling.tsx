@@ -29,7 +29,7 @@ export const SchedulingPage = () => {
   const [scheduled, schedule] = useMutation(ScheduleMessage);
   const [recurring] = useQuery({ query: RecurringQuery, variables: { sessionId: current }, pause: !current });
   const [cancelled, cancel] = useMutation(CancelRecurring);
-  const [template, setTemplate] = useState('Hello {{name}}!');
+  const [template, setTemplate] = useState('Hello {name}!');
   const [recipients, setRecipients] = useState('');
   const [delay, setDelay] = useState('1000');
   const [started, start] = useMutation(StartCampaign);
@@ -90,13 +90,16 @@ export const SchedulingPage = () => {
               .split('\n')
               .map((line) => line.split(',').map((part) => part.trim()))
               .filter(([jid]) => jid)
-              .map(([jid, name]) => ({ jid, ...(name ? { name } : {}) }));
+              .map(([to, name]) => ({
+                jid: /^\+?\d+$/.test(to) ? `${to.replace('+', '')}@s.whatsapp.net` : to,
+                ...(name ? { name } : {}),
+              }));
             const r = await start({ sessionId: current, template, contacts, delayMs: Number(delay) });
             const campaign = r.data?.startCampaign;
             if (campaign) setCampaigns((list) => [{ id: campaign.campaignId, total: campaign.count }, ...list]);
           }}
         >
-          <Field label="Template ({{name}} is replaced)" value={template} onChange={setTemplate} required />
+          <Field label="Template ({name} is replaced by each name)" value={template} onChange={setTemplate} required />
           <div className="field">
             <label htmlFor="campaign-recipients">Recipients, one per line: number or JID, then a comma and a name</label>
             <textarea
