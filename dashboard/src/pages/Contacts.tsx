@@ -13,6 +13,9 @@ import type { ContactInput, ImportContactsMutation } from '../generated/graphql.
 import { ErrorBox, Field, Section } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
+// An empty list names no type, so urql is told which mutations make it stale.
+const GROUP_LIST = { additionalTypenames: ['ContactGroup'] };
+const CONTACT_LIST = { additionalTypenames: ['Contact', 'ContactPage'] };
 const KNOWN = new Set(['jid', 'phone', 'name', 'email', 'tags']);
 
 /** A CSV row as the bulk import takes it: known columns by name, tags split on ; or |, the rest as variables. */
@@ -97,7 +100,7 @@ const CsvImport = () => {
 };
 
 const Groups = () => {
-  const [groups] = useQuery({ query: ContactGroupsQuery });
+  const [groups] = useQuery({ query: ContactGroupsQuery, context: GROUP_LIST });
   const [name, setName] = useState('');
   const [created, create] = useMutation(CreateContactGroup);
   const [groupId, setGroupId] = useState('');
@@ -176,6 +179,7 @@ export const ContactsPage = () => {
   const [page, setPage] = useState(1);
   const [contacts] = useQuery({
     query: ContactsQuery,
+    context: CONTACT_LIST,
     variables: { page, limit: PAGE_SIZE, ...(search.trim() ? { search: search.trim() } : {}), ...(tag.trim() ? { tag: tag.trim() } : {}) },
   });
   const data = contacts.data?.contacts;

@@ -3,6 +3,9 @@ import { useMutation, useQuery, useSubscription } from 'urql';
 import { CampaignProgress, CancelRecurring, RecurringQuery, ScheduleMessage, SessionsQuery, StartCampaign } from '../api.ts';
 import { ErrorBox, Field, formatTime, Section, Select } from '../ui.tsx';
 
+// An empty list names no type, so urql is told which mutations make it stale.
+const RECURRING_LIST = { additionalTypenames: ['RecurringMessage'] };
+
 const Progress = ({ campaignId, total }: { campaignId: string; total: number }) => {
   const [progress] = useSubscription({ query: CampaignProgress, variables: { campaignId } });
   const p = progress.data?.campaignProgress;
@@ -27,7 +30,7 @@ export const SchedulingPage = () => {
   const [message, setMessage] = useState('');
   const [sendAt, setSendAt] = useState('');
   const [scheduled, schedule] = useMutation(ScheduleMessage);
-  const [recurring] = useQuery({ query: RecurringQuery, variables: { sessionId: current }, pause: !current });
+  const [recurring] = useQuery({ query: RecurringQuery, variables: { sessionId: current }, pause: !current, context: RECURRING_LIST });
   const [cancelled, cancel] = useMutation(CancelRecurring);
   const [template, setTemplate] = useState('Hello {name}!');
   const [recipients, setRecipients] = useState('');

@@ -75,6 +75,8 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
 };
 
 const PAGE = 20;
+// An empty list names no type, so urql is told which mutations make it stale.
+const MESSAGE_LIST = { additionalTypenames: ['MessageRecord'] };
 
 const History = ({ sessionId }: { sessionId: string }) => {
   const [status, setStatus] = useState('');
@@ -82,6 +84,7 @@ const History = ({ sessionId }: { sessionId: string }) => {
   const [limit, setLimit] = useState(PAGE);
   const [messages, refetch] = useQuery({
     query: MessagesQuery,
+    context: MESSAGE_LIST,
     variables: { sessionId, limit, ...(status ? { status } : {}), ...(to.trim() ? { to: to.trim() } : {}) },
   });
   const items = messages.data?.messages.items ?? [];

@@ -15,6 +15,9 @@ import type { SessionFieldsFragment } from '../generated/graphql.ts';
 import { href } from '../route.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, StatusBadge } from '../ui.tsx';
 
+// An empty list names no type, so urql is told which mutations make it stale.
+const SESSION_LIST = { additionalTypenames: ['Session'] };
+
 /** The session as it is now: the query's answer, replaced by each sessionUpdates event. */
 export const useLiveSession = (session: SessionFieldsFragment): SessionFieldsFragment => {
   const [live] = useSubscription({ query: SessionUpdates, variables: { sessionId: session.id } });
@@ -135,7 +138,7 @@ export const SessionControls = ({ initial }: { initial: SessionFieldsFragment })
 };
 
 export const SessionsPage = () => {
-  const [sessions, refetch] = useQuery({ query: SessionsQuery });
+  const [sessions, refetch] = useQuery({ query: SessionsQuery, context: SESSION_LIST });
   const [name, setName] = useState('');
   const [created, create] = useMutation(CreateSession);
   return (

@@ -3,6 +3,9 @@ import { useMutation, useQuery } from 'urql';
 import { CreateWebhook, DeleteWebhook, ReplayWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge } from '../ui.tsx';
 
+// An empty list names no type, so urql is told which mutations make it stale.
+const WEBHOOK_LIST = { additionalTypenames: ['Webhook'] };
+
 const Deliveries = ({ id }: { id: string }) => {
   const [status, setStatus] = useState('');
   const [deliveries, refetch] = useQuery({ query: WebhookDeliveriesQuery, variables: { id, limit: 50, ...(status ? { status } : {}) } });
@@ -81,7 +84,7 @@ const Deliveries = ({ id }: { id: string }) => {
 };
 
 export const WebhooksPage = () => {
-  const [webhooks] = useQuery({ query: WebhooksQuery });
+  const [webhooks] = useQuery({ query: WebhooksQuery, context: WEBHOOK_LIST });
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState('message.received, message.sent, message.failed, session.status');
   const [created, create] = useMutation(CreateWebhook);
