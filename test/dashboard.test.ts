@@ -77,6 +77,38 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await shoot(page, 'sessions');
   });
 
+  it('links a second session by pairing code, renames, pauses and resumes it, and deletes it after confirming', {
+    timeout: 180_000,
+  }, async () => {
+    const PHONE = '15557100009';
+    ctx.sandbox.control.addPhone(PHONE, 'Second');
+    await page.getByLabel('Session name').fill('second');
+    await page.getByRole('button', { name: 'Create session' }).click();
+    const second = page.locator('article.session', { has: page.getByRole('link', { name: 'second' }) });
+    await second.getByLabel('Phone number for a pairing code').fill(PHONE);
+    await second.getByRole('button', { name: 'Get pairing code' }).click();
+    const code = await second.getByTestId('pairing-code').innerText();
+    expect(code).toMatch(/^[A-Z0-9]{4}-[A-Z0-9]{4}$/);
+    await ctx.sandbox.control.enterPairingCode(PHONE, code);
+    await expect.poll(() => second.getAttribute('data-status'), { timeout: 60_000 }).toBe('CONNECTED');
+
+    await second.getByRole('button', { name: 'Rename' }).click();
+    await second.getByLabel('New name').fill('renamed');
+    await second.getByRole('button', { name: 'Save' }).click();
+    const renamed = page.locator('article.session', { has: page.getByRole('link', { name: 'renamed' }) });
+    await renamed.waitFor();
+    await renamed.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => renamed.getAttribute('data-status'), { timeout: 60_000 }).toBe('PAUSED');
+    await renamed.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => renamed.getAttribute('data-status'), { timeout: 60_000 }).toBe('CONNECTED');
+
+    await renamed.getByRole('button', { name: 'Delete' }).click();
+    await renamed.getByRole('group', { name: 'Delete session renamed?' }).getByRole('button', { name: 'Yes, delete' }).click();
+    await renamed.waitFor({ state: 'detached' });
+    const left = await gql(ctx.app.baseUrl, ctx.key, '{ sessions { sessionName } }');
+    expect(left.data.sessions).toEqual([{ sessionName: 'shop' }]);
+  });
+
   it('sends a text from the session page; the phone receives it and its reply shows in the live feed', { timeout: 120_000 }, async () => {
     await session().getByRole('link', { name: 'shop' }).click();
     await page.getByRole('heading', { name: 'Session shop' }).waitFor();

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import {
   ConnectSession,
@@ -18,10 +18,18 @@ import { ConfirmButton, ErrorBox, Field, formatTime, Section, StatusBadge } from
 // An empty list names no type, so urql is told which mutations make it stale.
 const SESSION_LIST = { additionalTypenames: ['Session'] };
 
-/** The session as it is now: the query's answer, replaced by each sessionUpdates event. */
+/**
+ * The session as it is now: whichever came last of the query's answer (refetched after a mutation,
+ * such as a rename) and the sessionUpdates event.
+ */
 export const useLiveSession = (session: SessionFieldsFragment): SessionFieldsFragment => {
+  const [current, setCurrent] = useState(session);
   const [live] = useSubscription({ query: SessionUpdates, variables: { sessionId: session.id } });
-  return live.data?.sessionUpdates ?? session;
+  useEffect(() => setCurrent(session), [session]);
+  useEffect(() => {
+    if (live.data) setCurrent(live.data.sessionUpdates);
+  }, [live.data]);
+  return current;
 };
 
 const PairingCode = ({ id }: { id: string }) => {
