@@ -169,10 +169,18 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await shoot(page, 'contacts');
   });
 
-  it('starts a campaign from the scheduling page and follows its progress live', { timeout: 120_000 }, async () => {
+  it('schedules a message that waits in the pending list, starts a campaign and follows its progress live', { timeout: 120_000 }, async () => {
     const CAROL = '15557100003';
     ctx.sandbox.control.addPhone(CAROL, 'Carol');
     await page.getByRole('link', { name: 'Scheduling' }).click();
+    // A message scheduled an hour ahead waits in the pending list.
+    const inAnHour = new Date(Date.now() + 3_600_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await page.getByLabel('To', { exact: true }).fill(BOB);
+    await page.getByLabel('Message', { exact: true }).fill('see you in an hour');
+    await page.getByLabel('Send at').fill(inAnHour);
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Scheduled' }).waitFor();
+    await expect.poll(() => page.getByRole('region', { name: 'Pending messages' }).innerText()).toContain('see you in an hour');
     await page.getByLabel('Recipients, one per line: number or JID, then a comma and a name').fill(`${BOB}, Bob\n${CAROL}, Carol`);
     await page.getByLabel('Delay between messages (ms)').fill('200');
     await page.getByRole('button', { name: 'Start campaign' }).click();

@@ -1,10 +1,38 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
-import { CampaignProgress, CancelRecurring, RecurringQuery, ScheduleMessage, SessionsQuery, StartCampaign } from '../api.ts';
+import { CampaignProgress, CancelRecurring, MessagesQuery, RecurringQuery, ScheduleMessage, SessionsQuery, StartCampaign } from '../api.ts';
 import { ErrorBox, Field, formatTime, Section, Select } from '../ui.tsx';
 
 // An empty list names no type, so urql is told which mutations make it stale.
 const RECURRING_LIST = { additionalTypenames: ['RecurringMessage'] };
+
+const PENDING_LIST = { additionalTypenames: ['MessageRecord'] };
+
+/** Scheduled messages (and sends still queued) of a session: its outgoing messages still PENDING. */
+const Pending = ({ sessionId }: { sessionId: string }) => {
+  const [pending, refetch] = useQuery({
+    query: MessagesQuery,
+    variables: { sessionId, status: 'PENDING', limit: 50 },
+    context: PENDING_LIST,
+  });
+  const items = pending.data?.messages.items ?? [];
+  return (
+    <Section title="Pending messages">
+      <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
+        Refresh
+      </button>
+      <ErrorBox error={pending.error} />
+      {items.length === 0 ? <p>None.</p> : null}
+      <ul className="plain">
+        {items.map((m) => (
+          <li key={m.id}>
+            To {m.toNumber}: “{m.content}” <span className="muted">queued {formatTime(m.createdAt)}</span>
+          </li>
+        ))}
+      </ul>
+    </Section>
+  );
+};
 
 const Progress = ({ campaignId, total }: { campaignId: string; total: number }) => {
   const [progress] = useSubscription({ query: CampaignProgress, variables: { campaignId } });
@@ -51,7 +79,10 @@ export const SchedulingPage = () => {
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            void schedule({ sessionId: current, to: to.trim(), message, ...(sendAt ? { sendAt: new Date(sendAt).toISOString() } : {}) });
+            void schedule(
+              { sessionId: current, to: to.trim(), message, ...(sendAt ? { sendAt: new Date(sendAt).toISOString() } : {}) },
+              PENDING_LIST,
+            );
           }}
         >
           <Field label="To" value={to} onChange={setTo} required />
@@ -68,6 +99,7 @@ export const SchedulingPage = () => {
         ) : null}
         <ErrorBox error={scheduled.error} />
       </Section>
+      {current ? <Pending sessionId={current} /> : null}
       <Section title="Recurring messages">
         <ErrorBox error={recurring.error ?? cancelled.error} />
         {recurring.data?.recurringMessages.length === 0 ? <p>None.</p> : null}
