@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dbKinds, gql, http } from './helpers/app.ts';
+import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import type { Linked } from './helpers/sandbox.ts';
@@ -121,6 +121,45 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       }
     } finally {
       ctx.app.deps.settings.WEBHOOK_ALLOW_PRIVATE = true;
+    }
+  });
+
+  it('connects to the address the checked lookup gave, and refuses a name that resolves to a private address', async () => {
+    // The name exists only in the service's resolver (here: anything but *.example.com is 127.0.0.1), so
+    // reaching the receiver proves the connection went where the check looked.
+    const named = receiver.url.replace('127.0.0.1', 'hooks.pinned.test');
+    const hook = await call('POST', '/v1/webhooks', { url: named, events: ['*'] });
+    receiver.verifyWith(hook.body.secret);
+    await call('POST', `/v1/webhooks/${hook.body.id}/test`);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
+
+    const guarded = await startTestApp(
+      kind,
+      { WEBHOOK_ALLOW_PRIVATE: false, WEBHOOK_POLL_MS: 50 },
+      { resolveHost: async () => ['127.0.0.1'] },
+    );
+    try {
+      const { apiKey } = await guarded.newAccount();
+      const made = await http(guarded.baseUrl, 'POST', '/v1/webhooks', { key: apiKey, body: { url: named, events: ['*'] } });
+      expect(made.status).toBe(201);
+      await http(guarded.baseUrl, 'POST', `/v1/webhooks/${made.body.id}/test`, { key: apiKey });
+      const log = await waitUntil(
+        () => http(guarded.baseUrl, 'GET', `/v1/webhooks/${made.body.id}/deliveries`, { key: apiKey }),
+        (r) => r.body[0]?.attempts === 1,
+      );
+      expect(log.body[0]).toMatchObject({
+        status: 'PENDING',
+        lastStatus: null,
+        attemptLog: [
+          { statusCode: null, error: 'url must point to a public address (private, loopback and link-local addresses are refused)' },
+        ],
+      });
+      expect(receiver.requests).toBe(1);
+    } finally {
+      await guarded.close();
     }
   });
 

@@ -1,12 +1,14 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
+import { Agent } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
-import { assertPublicHost } from '../media-fetch.ts';
+import { isLiteralPrivateHost, PRIVATE_URL_MESSAGE } from '../../resolvers/media-urls.ts';
+import { guardedLookup } from '../media-fetch.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
@@ -79,6 +81,11 @@ export class WebhookDeliveryLoop {
   private readonly postgres: boolean;
   /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
   private readonly outcomes: GroupCommit<Outcome>;
+  /**
+   * Keeps connections to receivers open between deliveries. Each new connection resolves the host once
+   * and connects to the addresses it checked, so a name cannot pass the check and then point inside.
+   */
+  private agent: Agent | null = null;
 
   constructor(readonly options: WebhookDeliveryOptions) {
     this.postgres = providerOf(options.databaseUrl) === 'postgres';
@@ -123,6 +130,9 @@ export class WebhookDeliveryLoop {
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
     await Promise.all([...this.workers]);
     await this.outcomes.settled();
+    const agent = this.agent;
+    this.agent = null;
+    await agent?.close().catch(() => undefined);
     if (left.length > 0) {
       await this.options.db.webhookDelivery
         .updateMany({ where: { id: { in: left.map((c) => c.id) }, status: 'PENDING' }, data: { claimedUntil: null } })
@@ -271,8 +281,12 @@ export class WebhookDeliveryLoop {
     const started = performance.now();
     try {
       const url = new URL(endpoint.url);
-      if (!this.options.allowPrivate) await assertPublicHost(url, 'url', this.options.resolveHost);
-      const response = await fetch(url, {
+      // A literal address connects without a lookup, so the guard of the connections never sees it.
+      if (!this.options.allowPrivate && isLiteralPrivateHost(endpoint.url)) throw new Error(`url ${PRIVATE_URL_MESSAGE}`);
+      this.agent ??= new Agent({ connect: { lookup: guardedLookup(this.options.allowPrivate, this.options.resolveHost) } });
+      // Node's fetch takes an undici dispatcher; its RequestInit type does not name it.
+      const init: RequestInit & { dispatcher: Agent } = {
+        dispatcher: this.agent,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -284,12 +298,19 @@ export class WebhookDeliveryLoop {
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      };
+      const response = await fetch(url, init);
       statusCode = response.status;
       excerpt = (await response.text()).slice(0, EXCERPT_CHARS);
     } catch (err) {
       const e = err as Error;
-      error = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : e.message;
+      // fetch says only "fetch failed"; what went wrong (refused address, connection refused...) is its cause.
+      error =
+        e.name === 'TimeoutError'
+          ? `no answer within ${this.options.timeoutMs} ms`
+          : e.cause instanceof Error
+            ? e.cause.message
+            : e.message;
     }
     const latencyMs = Math.round(performance.now() - started);
     const at = this.options.now();
