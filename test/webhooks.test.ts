@@ -364,6 +364,27 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(receivedOf('session.status').every((r) => r.verified)).toBe(true);
   });
 
+  it("sends campaign.progress with each campaign message's result, counted with that message", async () => {
+    await create({ events: ['campaign.progress', 'message.sent'], sessionId });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/campaign`, {
+      contacts: [{ jid: BOB }, { jid: BOB }, { jid: BOB }],
+      template: 'campaign hook',
+      delayMs: 0,
+    });
+    expect(res.status).toBe(200);
+    const progress = await waitUntil(
+      async () => receivedOf('campaign.progress').map((r) => r.payload.data),
+      (p) => p.length === 3,
+    );
+    const campaignId = res.body.campaignId;
+    expect([...progress].sort((a, b) => Number(a.sent) - Number(b.sent))).toEqual([
+      { campaignId, sessionId, total: 3, sent: 1, failed: 0, remaining: 2 },
+      { campaignId, sessionId, total: 3, sent: 2, failed: 0, remaining: 1 },
+      { campaignId, sessionId, total: 3, sent: 3, failed: 0, remaining: 0 },
+    ]);
+    expect(receivedOf('message.sent')).toHaveLength(3);
+  });
+
   it('serves the same endpoints over GraphQL', async () => {
     const made = await gql(
       ctx.app.baseUrl,
