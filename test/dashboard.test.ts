@@ -169,7 +169,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await shoot(page, 'contacts');
   });
 
-  it('schedules a message that waits in the pending list, starts a campaign and follows its progress live', { timeout: 120_000 }, async () => {
+  it('schedules a message into the pending list, starts a campaign and follows its progress live', { timeout: 120_000 }, async () => {
     const CAROL = '15557100003';
     ctx.sandbox.control.addPhone(CAROL, 'Carol');
     await page.getByRole('link', { name: 'Scheduling' }).click();
