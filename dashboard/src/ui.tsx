@@ -1,5 +1,5 @@
 import type { CombinedError } from 'urql';
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { ReactNode } from 'react';
 
 interface Detail {
@@ -122,6 +122,11 @@ export const StatusBadge = ({ status }: { status: string }) => (
 /** A button that asks before doing something that cannot be undone. */
 export const ConfirmButton = ({ label, question, onConfirm }: { label: string; question: string; onConfirm: () => void }) => {
   const [asking, setAsking] = useState(false);
+  const cancel = useRef<HTMLButtonElement>(null);
+  // Keyboard users land on the safe choice when the question appears.
+  useEffect(() => {
+    if (asking) cancel.current?.focus();
+  }, [asking]);
   if (!asking) {
     return (
       <button type="button" className="danger" onClick={() => setAsking(true)}>
@@ -142,7 +147,7 @@ export const ConfirmButton = ({ label, question, onConfirm }: { label: string; q
       >
         Yes, {label.toLowerCase()}
       </button>
-      <button type="button" onClick={() => setAsking(false)}>
+      <button type="button" ref={cancel} onClick={() => setAsking(false)}>
         Cancel
       </button>
     </fieldset>

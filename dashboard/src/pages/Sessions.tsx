@@ -71,7 +71,9 @@ export const SessionControls = ({ initial }: { initial: SessionFieldsFragment })
         <h3>
           <a href={href('sessions', s.id)}>{s.sessionName}</a>
         </h3>
-        <StatusBadge status={s.status} />
+        <span aria-live="polite">
+          <StatusBadge status={s.status} />
+        </span>
       </header>
       <dl className="facts">
         <dt>Phone</dt>
