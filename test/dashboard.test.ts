@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -15,6 +16,16 @@ import { scanQrImage, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 const shots = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : join(tmpdir(), 'dashboard-screenshots');
 mkdirSync(shots, { recursive: true });
 const shoot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
+
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** axe-core's WCAG 2 A and AA rules (labels, contrast, roles, names) over the page as it is now. */
+const accessibilityViolations = (page: Page): Promise<string[]> =>
+  page.evaluate(async () => {
+    const { axe } = window as unknown as { axe: typeof import('axe-core') };
+    const result = await axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] });
+    return result.violations.map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
 
 const ME = '15557100001';
 const BOB = '15557100002';
@@ -33,6 +44,8 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     ctx.sandbox.control.addPhone(BOB, 'Bob');
     browser = await openBrowser({ width: 1100, height: 760 });
     page = browser.page;
+    // From node_modules, into every document the page loads.
+    await page.addInitScript({ path: axePath });
   });
   afterAll(async () => {
     await browser?.close();
@@ -227,12 +240,15 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await shoot(page, 'webhooks');
   });
 
-  it('fits a 375 px wide screen without sideways scrolling', { timeout: 60_000 }, async () => {
+  it('fits a 375 px wide screen without sideways scrolling, and axe finds no WCAG 2 AA violation', { timeout: 120_000 }, async () => {
     await page.setViewportSize({ width: 375, height: 760 });
     for (const hash of ['#/sessions', `#/sessions/${sessionId}`, '#/contacts', '#/scheduling', '#/webhooks']) {
       await page.goto(`${ctx.app.baseUrl}/${hash}`);
+      await page.reload();
       await page.locator('main h1').first().waitFor();
+      await page.locator('main .card').first().waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(375);
+      expect(await accessibilityViolations(page), hash).toEqual([]);
     }
     await page.goto(`${ctx.app.baseUrl}/#/sessions`);
     await session().waitFor();
@@ -242,6 +258,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
   it('signs out: the key leaves session storage and the sign-in form returns; nothing was fetched from outside', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([]);
     expect(browser?.outside).toEqual([]);
   });

@@ -155,3 +155,11 @@ export const ConfirmButton = ({ label, question, onConfirm }: { label: string; q
 };
 
 export const formatTime = (value: string | null | undefined): string => (value ? new Date(value).toLocaleString() : '—');
+
+/** A wide table that scrolls sideways on a narrow screen; focusable, so the keyboard can scroll it too. */
+export const TableWrap = ({ label, children }: { label: string; children: ReactNode }) => (
+  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1)
+  <section className="table-wrap" aria-label={label} tabIndex={0}>
+    {children}
+  </section>
+);

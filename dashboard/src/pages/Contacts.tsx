@@ -10,7 +10,7 @@ import {
   RemoveContactGroupMember,
 } from '../api.ts';
 import type { ContactInput, ImportContactsMutation } from '../generated/graphql.ts';
-import { ErrorBox, Field, Section } from '../ui.tsx';
+import { ErrorBox, Field, Section, TableWrap } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 // An empty list names no type, so urql is told which mutations make it stale.
@@ -208,7 +208,7 @@ export const ContactsPage = () => {
           />
         </div>
         <ErrorBox error={contacts.error} />
-        <div className="table-wrap">
+        <TableWrap label="Contacts table">
           <table>
             <caption className="sr-only">Contacts</caption>
             <thead>
@@ -236,7 +236,7 @@ export const ContactsPage = () => {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
         <nav className="pager" aria-label="Contact pages">
           <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
             Previous

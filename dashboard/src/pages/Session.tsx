@@ -3,7 +3,7 @@ import { useMutation, useQuery, useSubscription } from 'urql';
 import { IncomingMessages, MessagesQuery, SendInteractive, SendMedia, SendText, SessionQuery } from '../api.ts';
 import type { IncomingMessagesSubscription } from '../generated/graphql.ts';
 import { href } from '../route.ts';
-import { ErrorBox, Field, formatTime, Section, Select, StatusBadge } from '../ui.tsx';
+import { ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 import { SessionControls } from './Sessions.tsx';
 
 type Incoming = IncomingMessagesSubscription['incomingMessages'];
@@ -108,7 +108,7 @@ const History = ({ sessionId }: { sessionId: string }) => {
         </button>
       </div>
       <ErrorBox error={messages.error} />
-      <div className="table-wrap">
+      <TableWrap label="Outgoing messages table">
         <table>
           <caption className="sr-only">Outgoing messages, newest first</caption>
           <thead>
@@ -133,7 +133,7 @@ const History = ({ sessionId }: { sessionId: string }) => {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <p>
         Showing {items.length} of {messages.data?.messages.count ?? 0}
         {items.length >= limit ? (

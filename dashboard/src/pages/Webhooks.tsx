@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { CreateWebhook, DeleteWebhook, ReplayWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
-import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge } from '../ui.tsx';
+import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 
 // An empty list names no type, so urql is told which mutations make it stale.
 const WEBHOOK_LIST = { additionalTypenames: ['Webhook'] };
@@ -41,7 +41,7 @@ const Deliveries = ({ id }: { id: string }) => {
       </form>
       {replayed.data ? <p role="status">Replaying {replayed.data.replayWebhook} deliveries</p> : null}
       <ErrorBox error={deliveries.error ?? replayed.error} />
-      <div className="table-wrap">
+      <TableWrap label="Delivery log table">
         <table>
           <caption className="sr-only">Delivery log</caption>
           <thead>
@@ -78,7 +78,7 @@ const Deliveries = ({ id }: { id: string }) => {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </div>
   );
 };
