@@ -62,8 +62,9 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toContain('UNAUTHENTICATED');
     await shoot(page, 'sign-in');
+    // By keyboard: Enter in the field submits the form.
     await page.getByLabel('API key').fill(ctx.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('API key').press('Enter');
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([ctx.key]);
   });
@@ -116,6 +117,8 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect.poll(() => renamed.getAttribute('data-status'), { timeout: 60_000 }).toBe('CONNECTED');
 
     await renamed.getByRole('button', { name: 'Delete' }).click();
+    // The question takes the focus on its safe answer.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await renamed.getByRole('group', { name: 'Delete session renamed?' }).getByRole('button', { name: 'Yes, delete' }).click();
     await renamed.waitFor({ state: 'detached' });
     const left = await http(ctx.app.baseUrl, 'GET', '/v1/sessions', { key: ctx.key });
