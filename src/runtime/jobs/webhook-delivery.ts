@@ -2,12 +2,13 @@ import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
-import type { Db } from '../db/client.ts';
+import type { Db } from '../ports/db.ts';
+import type { UrlRules } from '../ports/media.ts';
+import type { WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
 import { assertPublicHost } from '../media-fetch.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
   db: Db;
@@ -24,6 +25,8 @@ export interface WebhookDeliveryOptions {
   /** an event is retried for this long; an endpoint failing this long is disabled */
   retryForMs: number;
   allowPrivate: boolean;
+  /** the domain's rule and errors for the URL of an endpoint */
+  urlRules: UrlRules;
   resolveHost?: (host: string) => Promise<string[]>;
   /** how often due retries and other nodes' events are looked for when nothing wakes the loop */
   pollMs?: number;
@@ -67,7 +70,7 @@ export const retryDelay = (attempt: number, baseMs: number, maxMs: number, rando
  * and session go out one at a time in the order they were written, so a healthy receiver sees them in
  * order; one that fails is retried later and does not hold back those behind it.
  */
-export class WebhookDeliveryLoop {
+export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly queues = new Map<string, Claimed[]>();
   private outstanding = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -271,7 +274,7 @@ export class WebhookDeliveryLoop {
     const started = performance.now();
     try {
       const url = new URL(endpoint.url);
-      if (!this.options.allowPrivate) await assertPublicHost(url, 'url', this.options.resolveHost);
+      if (!this.options.allowPrivate) await assertPublicHost(url, 'url', this.options.urlRules, this.options.resolveHost);
       const response = await fetch(url, {
         method: 'POST',
         headers: {

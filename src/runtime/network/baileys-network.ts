@@ -10,7 +10,7 @@ import { toIncoming } from './baileys-incoming.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { deviceListCache } from './baileys-target.ts';
-import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
+import type { CloseKind, LinkCallbacks, Network, NetworkLink } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;

@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
+import { urlRules } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
+import { searchContacts } from '../db/contact-search.ts';
+import { providerOf } from '../db/migrate.ts';
 import type { Db } from '../db/client.ts';
 import { createOutgoingWrites } from '../db/outgoing-writes.ts';
 import { createEventBus } from '../events.ts';
@@ -106,10 +109,12 @@ export const createDeps = (options: DepsOptions): Deps => {
     },
     ...options.sessionTuning,
   });
+  const provider = providerOf(settings.DATABASE_URL);
   const fetchMedia = createMediaFetcher({
     maxBytes: settings.MEDIA_MAX_BYTES,
     timeoutMs: settings.MEDIA_FETCH_TIMEOUT_MS,
     allowPrivate: settings.MEDIA_ALLOW_PRIVATE,
+    urlRules,
     resolveHost: options.resolveHost,
   });
   const buttons = new ButtonGuard(settings.BUTTONS_ENABLED, settings.BUTTONS_FAILURE_THRESHOLD, settings.BUTTONS_COOLDOWN_MS);
@@ -147,6 +152,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     retryMaxMs: settings.WEBHOOK_RETRY_MAX_MS,
     retryForMs: settings.WEBHOOK_RETRY_FOR_MS,
     allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
+    urlRules,
     resolveHost: options.resolveHost,
     pollMs: settings.WEBHOOK_POLL_MS,
     retentionMs: settings.WEBHOOK_RETENTION_MS,
@@ -172,6 +178,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     metrics,
     webhooks,
     webhookDelivery,
+    searchContacts: (client, query) => searchContacts(client, provider, query),
   };
   return deps;
 };
