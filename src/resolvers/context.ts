@@ -8,7 +8,7 @@ import type { MediaFetcher } from '../runtime/ports/media.ts';
 import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
-import type { Settings } from '../runtime/ports/settings.ts';
+import type { Settings } from '../runtime/settings.ts';
 import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
 /** What the domain logic may use, as port types; built once by runtime/root/deps.ts and passed to buildApp. */
