@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../ports/db.ts';
-import type { EndpointRef, OutboxEvent, OutboxRows, WebhookOutbox } from '../ports/webhooks.ts';
+import type { EndpointRef, OutboxRows, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 
 let lastMs = 0;
