@@ -1,6 +1,5 @@
-import type { Incoming, IncomingInput, IncomingItem } from './ports/incoming.ts';
-
 /** The spec's in-memory buffer of incoming messages: per session, oldest first, bounded. */
+import type { Incoming, IncomingInput, IncomingItem } from './ports/incoming.ts';
 
 interface Queue {
   items: IncomingItem[];
