@@ -42,6 +42,7 @@ export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate
 /** What the root gives the runtime's fetchers (media, webhooks): this rule, and the domain's errors. */
 export const urlRules: UrlRules = {
   isPrivateAddress,
+  isLiteralPrivateHost,
   privateMessage: PRIVATE_URL_MESSAGE,
   refused: (field, message) => new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] }),
   unreachable: (message) => new DomainError('NETWORK_ERROR', message),

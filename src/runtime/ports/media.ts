@@ -13,6 +13,8 @@ export type MediaFetcher = (url: string, field?: string) => Promise<FetchedMedia
  */
 export interface UrlRules {
   isPrivateAddress: (address: string) => boolean;
+  /** an IP literal outside public unicast, or a localhost name: known from the URL's text alone */
+  isLiteralPrivateHost: (rawUrl: string) => boolean;
   /** an input that may not be fetched (VALIDATION_FAILED on `field`) */
   refused: (field: string, message: string) => Error;
   /** a fetch that failed on the way (NETWORK_ERROR) */
