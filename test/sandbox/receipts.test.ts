@@ -68,7 +68,10 @@ describe('sandbox: delivery, read and played receipts from the phones', () => {
   });
 
   it('in a group each member phone sends its own receipts, naming itself as participant', async () => {
-    const group = await owner.sock.groupCreate('Receipts', ['15557880002', '15557880003', '15557880004'].map((n) => `${n}@s.whatsapp.net`));
+    const group = await owner.sock.groupCreate(
+      'Receipts',
+      ['15557880002', '15557880003', '15557880004'].map((n) => `${n}@s.whatsapp.net`),
+    );
     const sent = await owner.sock.sendMessage(group.id, { text: 'hello all' });
     const delivered = () =>
       groupReceipts

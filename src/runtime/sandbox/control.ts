@@ -143,7 +143,8 @@ export class SandboxControl {
     const phone = this.network.requirePhone(number);
     const chat = which.chat === undefined ? undefined : which.chat.includes('@') ? which.chat : `${which.chat}@s.whatsapp.net`;
     const entries = phone.inbox.filter(
-      (e) => e.kind !== 'edit' && e.kind !== 'reaction' && ((which.ids?.includes(e.id) ?? false) || (chat !== undefined && e.chat === chat)),
+      (e) =>
+        e.kind !== 'edit' && e.kind !== 'reaction' && ((which.ids?.includes(e.id) ?? false) || (chat !== undefined && e.chat === chat)),
     );
     const missing = (which.ids ?? []).filter((id) => !entries.some((e) => e.id === id));
     if (missing.length > 0) throw new Error(`${number} did not receive ${missing.join(', ')}`);
