@@ -146,7 +146,15 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
   metrics.watch({ db, sessions, incoming });
-  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
+  const outgoing = {
+    ...writes,
+    settled: async () => {
+      await writes.settled();
+      await receipts.settled();
+    },
+  };
   const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
   const webhookDelivery = new WebhookDeliveryLoop({
     db,
