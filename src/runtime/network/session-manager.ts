@@ -4,7 +4,7 @@ import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming } from '../ports/incoming.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from '../ports/network.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -42,6 +42,8 @@ export interface SessionManagerOptions {
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
+  /** recipients acknowledged messages a session sent */
+  onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -190,6 +192,7 @@ export class SessionManager implements Sessions {
           onActivity: () => undefined,
           onIncoming: () => undefined,
           onSendError: () => undefined,
+          onReceipts: () => undefined,
         })
         .then(
           (opening) => {
@@ -296,6 +299,9 @@ export class SessionManager implements Sessions {
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
+        },
+        onReceipts: (receipts) => {
+          this.options.onReceipts?.(sessionId, receipts);
         },
       });
       live.lastActivity = Date.now();
