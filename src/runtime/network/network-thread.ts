@@ -13,7 +13,7 @@ import type {
   ParticipantOutcome,
   SendResult,
   ThreadStats,
-} from './types.ts';
+} from '../ports/network.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;
@@ -75,6 +75,9 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
         return;
       case 'sendError':
         link.onSendError(message.waMessageId, message.reason);
+        return;
+      case 'receipts':
+        link.onReceipts(message.receipts);
         return;
     }
   };
