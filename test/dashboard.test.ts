@@ -143,8 +143,16 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
       (contents) => contents.includes('hello from the dashboard'),
       30_000,
     );
-    await page.getByRole('button', { name: 'Refresh' }).click();
-    await expect.poll(() => page.locator('tr[data-message-id]').first().innerText(), { timeout: 30_000 }).toContain('SENT');
+    // The phone's delivery receipt shows in the history (read again until it has arrived).
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return page.locator('tr[data-message-id]').first().innerText();
+        },
+        { timeout: 30_000 },
+      )
+      .toMatch(/SENT[\s\S]*Delivered/);
 
     await ctx.sandbox.control.sendText(BOB, ME, 'reply from Bob');
     const feed = page.getByRole('region', { name: 'Incoming (live)' });

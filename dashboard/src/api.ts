@@ -135,6 +135,9 @@ export const MessagesQuery = graphql(`
         error
         createdAt
         sentAt
+        deliveredAt
+        readAt
+        playedAt
       }
     }
   }

@@ -127,6 +127,9 @@ const History = ({ sessionId }: { sessionId: string }) => {
                 <td>
                   <StatusBadge status={m.status} />
                   {m.error ? <div className="last-error">{m.error}</div> : null}
+                  {m.deliveredAt ? <div className="muted">Delivered {formatTime(m.deliveredAt)}</div> : null}
+                  {m.readAt ? <div className="muted">Read {formatTime(m.readAt)}</div> : null}
+                  {m.playedAt ? <div className="muted">Played {formatTime(m.playedAt)}</div> : null}
                 </td>
                 <td>{formatTime(m.createdAt)}</td>
               </tr>
