@@ -26,7 +26,9 @@ export interface ThreadedNetworkOptions {
 
 // Compiled (dist/*.js), the thread runs its compiled module; from sources, an entry that registers tsx.
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './network-worker.mjs' : './network-worker.js', import.meta.url);
-const ACTIVITY_EVERY_MS = 1_000;
+// Links heard from are reported together at most this often: the watchdog waits 75 s and lastSeen is
+// written every 10 s, while a message per keep-alive of each idle link was most of the thread's idle time.
+const ACTIVITY_EVERY_MS = 5_000;
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
@@ -53,6 +55,10 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       else waiting?.reject(new Error(message.message));
       return;
     }
+    if (message.kind === 'activity') {
+      for (const linkId of message.linkIds) callbacks.get(linkId)?.onActivity();
+      return;
+    }
     if (message.kind !== 'event') return;
     const link = callbacks.get(message.linkId);
     if (!link) return;
@@ -66,9 +72,6 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       case 'close':
         callbacks.delete(message.linkId);
         link.onClose(message.closeKind as CloseKind, message.message);
-        return;
-      case 'activity':
-        link.onActivity();
         return;
       case 'incoming':
         link.onIncoming(message.item as Parameters<LinkCallbacks['onIncoming']>[0]);

@@ -61,18 +61,28 @@ const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]):
   }
 };
 
+// Links heard from since the last report; one message for all of them every activityEveryMs.
+const alive = new Set<number>();
+let aliveTimer: NodeJS.Timeout | undefined;
+const reportAlive = (): void => {
+  aliveTimer = undefined;
+  const linkIds = [...alive].filter((linkId) => links.has(linkId));
+  alive.clear();
+  if (linkIds.length > 0) post({ kind: 'activity', linkIds });
+};
+
 const open = async (sessionId: string, linkId: number): Promise<void> => {
-  let lastActivity = 0;
   const link = await network.open(sessionId, {
     onQr: (qr) => post({ kind: 'event', linkId, event: 'qr', qr }),
     onOpen: (account) => post({ kind: 'event', linkId, event: 'open', account }),
     onClose: (closeKind, message) => post({ kind: 'event', linkId, event: 'close', closeKind, message }),
     onActivity: () => {
       // Every frame counts as life; the main thread only needs to hear it now and then.
-      const now = Date.now();
-      if (now - lastActivity < data.activityEveryMs) return;
-      lastActivity = now;
-      post({ kind: 'event', linkId, event: 'activity' });
+      alive.add(linkId);
+      if (!aliveTimer) {
+        aliveTimer = setTimeout(reportAlive, data.activityEveryMs);
+        aliveTimer.unref();
+      }
     },
     onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
@@ -104,6 +114,9 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       (globalThis as { gc?: () => void }).gc?.();
       return null;
     case 'shutdown':
+      if (aliveTimer) clearTimeout(aliveTimer);
+      aliveTimer = undefined;
+      alive.clear();
       await Promise.all([...links.values()].map((link) => link.close()));
       links.clear();
       await db.$disconnect();

@@ -8,7 +8,7 @@ export interface NetworkThreadData {
   target: NetworkTarget;
   keepAliveIntervalMs?: number;
   deviceListTtlMs?: number;
-  /** how often at most the thread reports that a link is alive */
+  /** how often at most the thread reports which links are alive (in one message for all of them) */
   activityEveryMs: number;
 }
 
@@ -36,6 +36,6 @@ export type ThreadMessage =
   | { kind: 'event'; linkId: number; event: 'qr'; qr: string }
   | { kind: 'event'; linkId: number; event: 'open'; account: { jid: string; lid?: string; name?: string } }
   | { kind: 'event'; linkId: number; event: 'close'; closeKind: string; message: string }
-  | { kind: 'event'; linkId: number; event: 'activity' }
+  | { kind: 'activity'; linkIds: number[] }
   | { kind: 'event'; linkId: number; event: 'incoming'; item: unknown }
   | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string };
