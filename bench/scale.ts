@@ -108,12 +108,12 @@ const linkThroughApi = async (service: ServiceProcess, controlUrl: string, numbe
   const id = created.body.id as string;
   const paired = await json(`${service.baseUrl}/v1/sessions/${id}/pairing-code`, 'POST', { phoneNumber: number }, KEY);
   await json(`${controlUrl}/phones/${number}/pairing-code`, 'POST', { code: paired.body.pairingCode });
+  // As the README tells a user to wait: the status long-poll, which answers once CONNECTED.
   const until = Date.now() + 120_000;
   for (;;) {
-    const status = await json(`${service.baseUrl}/v1/sessions/${id}/status`, 'GET', undefined, KEY);
+    const status = await json(`${service.baseUrl}/v1/sessions/${id}/status?waitFor=CONNECTED&waitMs=30000`, 'GET', undefined, KEY);
     if (status.body.status === 'CONNECTED') return;
     if (Date.now() > until) throw new Error(`session ${number} not CONNECTED after 120 s: ${JSON.stringify(status.body)}`);
-    await sleep(100);
   }
 };
 
