@@ -225,7 +225,10 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
 };
 
 const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => {
-  const child = fork('bench/bare-sockets.ts', [], { execArgv: ['--import', 'tsx', ...profileArgs], env: { ...process.env, WA_SANDBOX_URL: controlUrl } });
+  const child = fork('bench/bare-sockets.ts', [], {
+    execArgv: ['--import', 'tsx', ...profileArgs],
+    env: { ...process.env, WA_SANDBOX_URL: controlUrl },
+  });
   const ask = (request: FloorRequest) =>
     new Promise<FloorReport>((resolve) => {
       child.once('message', (report: FloorReport) => resolve(report));
