@@ -84,6 +84,8 @@ export const createDeps = (options: DepsOptions): Deps => {
         target,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+        // Well inside the watchdog's window when a test shortens it.
+        activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
       })
     : createBaileysNetwork({
         db,

@@ -22,6 +22,8 @@ export interface ThreadedNetworkOptions {
   keepAliveIntervalMs?: number;
   /** how long Baileys trusts a contact's device list before asking the network again */
   deviceListTtlMs?: number;
+  /** how often at most the thread reports which links were heard from (default 5 s) */
+  activityEveryMs?: number;
 }
 
 // Compiled (dist/*.js), the thread runs its compiled module; from sources, an entry that registers tsx.
@@ -101,7 +103,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       target: options.target,
       keepAliveIntervalMs: options.keepAliveIntervalMs,
       deviceListTtlMs: options.deviceListTtlMs,
-      activityEveryMs: ACTIVITY_EVERY_MS,
+      activityEveryMs: options.activityEveryMs ?? ACTIVITY_EVERY_MS,
     };
     started = new Promise<Worker>((resolve, reject) => {
       // No inherited execArgv: the entry registers its own TypeScript loader.
