@@ -4,6 +4,7 @@ import type { OutgoingWrites } from '../runtime/db/outgoing-writes.ts';
 import type { EventBus } from '../runtime/events.ts';
 import type { ButtonGuard } from '../runtime/button-guard.ts';
 import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
+import type { IncomingMediaStore } from '../runtime/incoming-media.ts';
 import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
 import type { WebhookDeliveryLoop } from '../runtime/jobs/webhook-delivery.ts';
 import type { WebhookOutbox } from '../runtime/webhooks/outbox.ts';
@@ -24,6 +25,8 @@ export interface Deps {
   sessions: SessionManager;
   events: EventBus;
   incoming: IncomingBuffer;
+  /** received files: their records, retention and URLs */
+  incomingMedia: IncomingMediaStore;
   fetchMedia: MediaFetcher;
   buttons: ButtonGuard;
   jobs: JobScheduler;

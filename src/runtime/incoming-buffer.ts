@@ -1,5 +1,16 @@
 /** The spec's in-memory buffer of incoming messages: per session, oldest first, bounded. */
 
+/** An extension of the spec's item: a received file, downloadable from `url` for the retention window. */
+export interface IncomingMediaView {
+  mimetype: string;
+  /** bytes of the decrypted file */
+  size: number;
+  /** as the sender named it (documents); null when it gave none */
+  fileName: string | null;
+  /** our own API's URL of the file: path-relative (/v1/...), or absolute when PUBLIC_URL is set */
+  url: string;
+}
+
 export interface IncomingItem {
   eventId: number;
   sessionId: string;
@@ -11,6 +22,8 @@ export interface IncomingItem {
   pushName: string;
   messageTimestamp: number;
   receivedAt: string;
+  /** only on items with media */
+  media?: IncomingMediaView;
 }
 
 export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receivedAt'>;

@@ -51,6 +51,7 @@ export const startTestApp = async (
       await app.close();
       await deps.jobs.stop();
       await deps.webhookDelivery.stop();
+      deps.incomingMedia.stop();
       await deps.sessions.closeAll();
       await deps.outgoing.settled();
       await db.$disconnect();

@@ -2,9 +2,9 @@ import QRCode from 'qrcode';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
-import type { IncomingBuffer } from '../incoming-buffer.ts';
+import type { IncomingBuffer, IncomingInput } from '../incoming-buffer.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
+import type { CloseKind, LinkedAccount, MediaLocator, Network, NetworkLink, ReceivedMessage, ThreadStats } from './types.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
@@ -28,6 +28,8 @@ interface Live {
   generation: number;
   /** the row writes of status changes, chained so they land in the order the changes happened */
   written: Promise<void>;
+  /** received messages on their way into the buffer, chained so they keep the order they arrived in */
+  received: Promise<void>;
 }
 
 export interface SessionManagerOptions {
@@ -36,6 +38,8 @@ export interface SessionManagerOptions {
   network: Network;
   events: EventBus;
   incoming: IncomingBuffer;
+  /** turns a received message into its buffer item (recording its media first); by default drops what the item does not show */
+  receive?: (sessionId: string, message: ReceivedMessage) => Promise<IncomingInput>;
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
@@ -241,6 +245,11 @@ export class SessionManager {
     await this.options.network.close();
   }
 
+  /** A received file, fetched and decrypted by the network (see Network.downloadMedia); needs no live link. */
+  downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>> {
+    return this.options.network.downloadMedia(media);
+  }
+
   /** See Network.threadStats. */
   threadStats(): Promise<ThreadStats | undefined> {
     return this.options.network.threadStats();
@@ -262,6 +271,7 @@ export class SessionManager {
         qrWaiters: [],
         generation: 0,
         written: Promise.resolve(),
+        received: Promise.resolve(),
       };
       this.live.set(sessionId, live);
     }
@@ -290,7 +300,14 @@ export class SessionManager {
           if (current()) this.onActivity(sessionId, live);
         },
         onIncoming: (message) => {
-          this.options.incoming.push(sessionId, message);
+          live.received = live.received
+            .then(() => this.toItem(sessionId, message))
+            .then(
+              (item) => {
+                this.options.incoming.push(sessionId, item);
+              },
+              (err: unknown) => this.options.logger.error({ err, sessionId }, 'a received message was lost'),
+            );
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
@@ -302,6 +319,12 @@ export class SessionManager {
       this.options.logger.error({ err, sessionId }, 'opening the link failed');
       if (current()) await this.onClose(sessionId, live, 'transient', err instanceof Error ? err.message : String(err));
     }
+  }
+
+  private toItem(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
+    if (this.options.receive) return this.options.receive(sessionId, message);
+    const { messageId: _messageId, media: _media, ...input } = message;
+    return Promise.resolve(input);
   }
 
   private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {
