@@ -43,6 +43,9 @@ export const downloadIncomingMedia = async (ctx: RequestContext, sessionId: stri
       throw new DomainError('MEDIA_GONE', `The network's media host no longer has this file: ${err.message}`);
     }
     ctx.logger.warn({ err, sessionId, messageId }, 'downloading a received file failed');
-    throw new DomainError('NETWORK_ERROR', `The file could not be fetched from the network's media host: ${err instanceof Error ? err.message : String(err)}`);
+    throw new DomainError(
+      'NETWORK_ERROR',
+      `The file could not be fetched from the network's media host: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 };

@@ -94,7 +94,12 @@ export class IncomingMediaStore {
       this.options.logger.error({ err, sessionId, messageId }, 'recording a received file failed; its item goes out without media');
       return input;
     }
-    const view: IncomingMediaView = { mimetype: media.mimetype, size: media.size, fileName: media.fileName, url: this.url(sessionId, messageId) };
+    const view: IncomingMediaView = {
+      mimetype: media.mimetype,
+      size: media.size,
+      fileName: media.fileName,
+      url: this.url(sessionId, messageId),
+    };
     return { ...input, media: view };
   }
 

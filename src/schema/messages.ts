@@ -60,7 +60,12 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
     pushName: t.exposeString('pushName'),
     messageTimestamp: t.exposeInt('messageTimestamp'),
     receivedAt: t.exposeString('receivedAt'),
-    media: t.field({ type: IncomingMedia, nullable: true, description: 'set on messages that carry a file', resolve: (m) => m.media ?? null }),
+    media: t.field({
+      type: IncomingMedia,
+      nullable: true,
+      description: 'set on messages that carry a file',
+      resolve: (m) => m.media ?? null,
+    }),
   }),
 });
 

@@ -120,7 +120,8 @@ port.on('message', (request: ThreadRequest) => {
   handle(request).then(
     (value) => {
       // A download's stream moves to the main thread; its chunks then cross as they are read.
-      if (value instanceof ReadableStream) port.postMessage({ kind: 'reply', id: request.id, ok: true, value } satisfies ThreadMessage, [
+      if (value instanceof ReadableStream)
+        port.postMessage({ kind: 'reply', id: request.id, ok: true, value } satisfies ThreadMessage, [
           // the global ReadableStream, which is node:stream/web's own, though the typings keep the two apart
           value as unknown as Transferable,
         ]);
