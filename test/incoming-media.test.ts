@@ -10,7 +10,7 @@ import type { Json, TestApp } from './helpers/app.ts';
 import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
-import { linkSession, waitUntil } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
 const ME = '15557730001';
 const KIM = '15557730002';
@@ -205,5 +205,35 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     expect(purged.json().error.message).toBe(
       'No received media with this message id in this session (received files can be downloaded for 1 s, then they expire)',
     );
+  }, 60_000);
+});
+
+describe('received files with the network on the main thread (NETWORK_THREAD=false)', () => {
+  it('streams the same bytes', async () => {
+    const ctx = await startWithSandbox('sqlite', { NETWORK_THREAD: false });
+    try {
+      const sessionId = await linkSession(ctx, '15557730011');
+      ctx.sandbox.control.addPhone('15557730012');
+      const data = randomBytes(33_000);
+      const { id } = await ctx.sandbox.control.sendMedia('15557730012', '15557730011', { type: 'video', data, mimetype: 'video/mp4' });
+      const page = await waitUntil(
+        () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=5000`, { key: ctx.key }),
+        (r) => r.body.count >= 1,
+        30_000,
+      );
+      const url = `/v1/sessions/${sessionId}/incoming/${id}/media`;
+      expect(page.body.items[0]).toMatchObject({
+        type: 'video',
+        content: '[video]',
+        media: { mimetype: 'video/mp4', size: 33_000, fileName: null, url },
+      });
+      const res = await fetch(`${ctx.app.baseUrl}${url}`, { headers: { 'x-api-key': ctx.key } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('video/mp4');
+      expect(sha(Buffer.from(await res.arrayBuffer()))).toBe(sha(data));
+    } finally {
+      await ctx.app.close();
+      await ctx.sandbox.close();
+    }
   }, 60_000);
 });
