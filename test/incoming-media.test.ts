@@ -179,7 +179,7 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
       ok: false,
       error: {
         code: 'MEDIA_GONE',
-        message: "The network's media host no longer has this file: the media host no longer has this file (it answered 404)",
+        message: "The network's media host no longer has this file (HTTP 404)",
       },
     });
   });

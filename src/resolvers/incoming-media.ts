@@ -40,7 +40,7 @@ export const downloadIncomingMedia = async (ctx: RequestContext, sessionId: stri
     return { mimetype: media.mimetype, size: media.size, fileName: media.fileName, stream };
   } catch (err) {
     if (err instanceof MediaGoneError) {
-      throw new DomainError('MEDIA_GONE', `The network's media host no longer has this file: ${err.message}`);
+      throw new DomainError('MEDIA_GONE', `The network's media host no longer has this file (${err.message})`);
     }
     ctx.logger.warn({ err, sessionId, messageId }, 'downloading a received file failed');
     throw new DomainError(

@@ -105,7 +105,7 @@ export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Di
     return Readable.toWeb(stream) as ReadableStream<Uint8Array>;
   } catch (err) {
     const status = statusOf(err);
-    if (status === 404 || status === 410) throw new MediaGoneError(`the media host no longer has this file (it answered ${status})`);
+    if (status === 404 || status === 410) throw new MediaGoneError(`HTTP ${status}`);
     throw err;
   }
 };
