@@ -161,6 +161,30 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     expect(anonymous.status).toBe(401);
   });
 
+  it('a message handed over twice keeps its first record and the same media object', async () => {
+    const again = await app.deps.incomingMedia.receive(sessionId, {
+      chatId: `${KIM}@s.whatsapp.net`,
+      from: `${KIM}@s.whatsapp.net`,
+      fromMe: false,
+      type: 'image',
+      content: 'the view',
+      pushName: 'Kim',
+      messageTimestamp: 1,
+      messageId: sent.image.id,
+      media: {
+        mediaType: 'image',
+        mediaKey: 'AAAA',
+        directPath: '/m/other',
+        mimetype: 'image/jpeg',
+        size: sent.image.data.length,
+        fileName: null,
+      },
+    });
+    expect(again.media?.url).toBe(mediaUrl(sent.image.id));
+    const row = await app.db.incomingMedia.findUniqueOrThrow({ where: { sessionId_messageId: { sessionId, messageId: sent.image.id } } });
+    expect(row.directPath).not.toBe('/m/other');
+  });
+
   it('downloads still work after a restart of the service (the record is in the database)', async () => {
     await restart();
     for (const s of Object.values(sent)) {

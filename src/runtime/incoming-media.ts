@@ -71,10 +71,10 @@ export class IncomingMediaStore {
     const { messageId, media, ...input } = message;
     if (!media || !messageId) return input;
     try {
-      // A message delivered twice (a retry) keeps its first row.
-      await this.options.db.incomingMedia.upsert({
-        where: { sessionId_messageId: { sessionId, messageId } },
-        create: {
+      // One INSERT rather than an upsert (a read, then a write): fewer steps that can meet the network
+      // thread's key writes to the same SQLite file. A message delivered twice keeps its first row.
+      await this.options.db.incomingMedia.create({
+        data: {
           sessionId,
           messageId,
           chatId: input.chatId,
@@ -88,11 +88,12 @@ export class IncomingMediaStore {
           fileSha256: media.fileSha256 ?? null,
           receivedAt: this.options.now(),
         },
-        update: {},
       });
     } catch (err) {
-      this.options.logger.error({ err, sessionId, messageId }, 'recording a received file failed; its item goes out without media');
-      return input;
+      if ((err as { code?: unknown }).code !== 'P2002') {
+        this.options.logger.error({ err, sessionId, messageId }, 'recording a received file failed; its item goes out without media');
+        return input;
+      }
     }
     const view: IncomingMediaView = {
       mimetype: media.mimetype,
