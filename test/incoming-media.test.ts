@@ -185,6 +185,20 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     expect(row.directPath).not.toBe('/m/other');
   });
 
+  it('cuts the body short when the file does not match the SHA-256 its sender stated', async () => {
+    const where = { sessionId_messageId: { sessionId, messageId: sent.document.id } };
+    const { fileSha256 } = await app.db.incomingMedia.findUniqueOrThrow({ where });
+    await app.db.incomingMedia.update({ where, data: { fileSha256: createHash('sha256').update('something else').digest('base64') } });
+    try {
+      const res = await fetch(`${app.baseUrl}${mediaUrl(sent.document.id)}`, { headers: { 'x-api-key': key } });
+      expect(res.status).toBe(200);
+      await expect(res.arrayBuffer()).rejects.toThrow();
+    } finally {
+      await app.db.incomingMedia.update({ where, data: { fileSha256 } });
+    }
+    expect(sha((await download(mediaUrl(sent.document.id))).body)).toBe(sha(sent.document.data));
+  });
+
   it('downloads still work after a restart of the service (the record is in the database)', async () => {
     await restart();
     for (const s of Object.values(sent)) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { MediaGoneError } from '../runtime/network/types.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
@@ -15,6 +16,30 @@ const spanOf = (ms: number): string => {
   const hours = ms / 3_600_000;
   if (hours >= 1 && Number.isInteger(hours)) return `${hours} hour${hours === 1 ? '' : 's'}`;
   return `${Math.round(ms / 1000)} s`;
+};
+
+/**
+ * Passes the file on, holding back its last chunk until its length and SHA-256 match what the sender
+ * stated: a client that receives the whole body received the right file; otherwise the body is cut.
+ */
+const checked = (size: number, sha256: string | null): TransformStream<Uint8Array, Uint8Array> => {
+  const hash = createHash('sha256');
+  let seen = 0;
+  let held: Uint8Array | null = null;
+  return new TransformStream({
+    transform(chunk, controller) {
+      seen += chunk.length;
+      if (size > 0 && seen > size) throw new Error(`the file is longer than the ${size} bytes its sender stated`);
+      hash.update(chunk);
+      if (held) controller.enqueue(held);
+      held = chunk;
+    },
+    flush(controller) {
+      if (size > 0 && seen !== size) throw new Error(`the file has ${seen} bytes, not the ${size} its sender stated`);
+      if (sha256 && hash.digest('base64') !== sha256) throw new Error('the file does not match the SHA-256 its sender stated');
+      if (held) controller.enqueue(held);
+    },
+  });
 };
 
 /**
@@ -37,7 +62,12 @@ export const downloadIncomingMedia = async (ctx: RequestContext, sessionId: stri
   }
   try {
     const stream = await ctx.sessions.downloadMedia(media.locator);
-    return { mimetype: media.mimetype, size: media.size, fileName: media.fileName, stream };
+    return {
+      mimetype: media.mimetype,
+      size: media.size,
+      fileName: media.fileName,
+      stream: stream.pipeThrough(checked(media.size, media.fileSha256)),
+    };
   } catch (err) {
     if (err instanceof MediaGoneError) {
       throw new DomainError('MEDIA_GONE', `The network's media host no longer has this file (${err.message})`);

@@ -20,6 +20,8 @@ export interface StoredMedia {
   mimetype: string;
   size: number;
   fileName: string | null;
+  /** base64 SHA-256 of the decrypted file, as the sender stated it */
+  fileSha256: string | null;
   receivedAt: Date;
 }
 
@@ -39,6 +41,7 @@ const storedOf = (row: IncomingMedia): StoredMedia => ({
   mimetype: row.mimetype,
   size: Number(row.size),
   fileName: row.fileName,
+  fileSha256: row.fileSha256,
   receivedAt: row.receivedAt,
 });
 
