@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
 import type { IncomingBuffer, IncomingInput } from '../incoming-buffer.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { CloseKind, LinkedAccount, MediaLocator, Network, NetworkLink, ReceivedMessage, ThreadStats } from './types.ts';
+import type { CloseKind, LinkedAccount, MediaLocator, Network, NetworkLink, Receipt, ReceivedMessage, ThreadStats } from './types.ts';
 
 const SEEN_PER_STATEMENT = 500;
 
@@ -48,6 +48,8 @@ export interface SessionManagerOptions {
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
+  /** recipients acknowledged messages a session sent */
+  onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -201,6 +203,7 @@ export class SessionManager {
           onActivity: () => undefined,
           onIncoming: () => undefined,
           onSendError: () => undefined,
+          onReceipts: () => undefined,
         })
         .then(
           (opening) => {
@@ -320,6 +323,9 @@ export class SessionManager {
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
+        },
+        onReceipts: (receipts) => {
+          this.options.onReceipts?.(sessionId, receipts);
         },
       });
       live.lastActivity = Date.now();
