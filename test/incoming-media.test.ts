@@ -5,7 +5,7 @@ import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Settings } from '../src/runtime/settings.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
-import type { DepsOptions } from '../src/runtime/deps.ts';
+import type { DepsOptions } from '../src/runtime/root/deps.ts';
 import type { Json, TestApp } from './helpers/app.ts';
 import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';

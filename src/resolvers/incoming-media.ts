@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MediaGoneError } from '../runtime/network/types.ts';
+import { MediaGoneError } from '../runtime/ports/network.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { ownSessionId } from './sessions.ts';

@@ -1,32 +1,5 @@
 /** The spec's in-memory buffer of incoming messages: per session, oldest first, bounded. */
-
-/** An extension of the spec's item: a received file, downloadable from `url` for the retention window. */
-export interface IncomingMediaView {
-  mimetype: string;
-  /** bytes of the decrypted file */
-  size: number;
-  /** as the sender named it (documents); null when it gave none */
-  fileName: string | null;
-  /** our own API's URL of the file: path-relative (/v1/...), or absolute when PUBLIC_URL is set */
-  url: string;
-}
-
-export interface IncomingItem {
-  eventId: number;
-  sessionId: string;
-  chatId: string;
-  from: string;
-  fromMe: boolean;
-  type: string;
-  content: string;
-  pushName: string;
-  messageTimestamp: number;
-  receivedAt: string;
-  /** only on items with media */
-  media?: IncomingMediaView;
-}
-
-export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receivedAt'>;
+import type { Incoming, IncomingInput, IncomingItem } from './ports/incoming.ts';
 
 interface Queue {
   items: IncomingItem[];
@@ -36,7 +9,7 @@ interface Queue {
   waiters: Set<() => void>;
 }
 
-export class IncomingBuffer {
+export class IncomingBuffer implements Incoming {
   private nextEventId = 1;
   private readonly queues = new Map<string, Queue>();
   /** every item ever dropped, across sessions (for metrics) */

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { IncomingMedia } from '../generated/sqlite/client.ts';
 import type { Db } from './db/client.ts';
-import type { IncomingInput, IncomingMediaView } from './incoming-buffer.ts';
-import type { MediaLocator, ReceivedMediaType, ReceivedMessage } from './network/types.ts';
+import type { IncomingInput, IncomingMediaFiles, IncomingMediaView, StoredMedia } from './ports/incoming.ts';
+import type { ReceivedMediaType, ReceivedMessage } from './ports/network.ts';
 
 export interface IncomingMediaOptions {
   db: Db;
@@ -12,17 +12,6 @@ export interface IncomingMediaOptions {
   retentionMs: number;
   /** the service's public base URL; when set, media URLs are absolute */
   publicUrl?: string;
-}
-
-/** A stored received file, as the download route needs it. */
-export interface StoredMedia {
-  locator: MediaLocator;
-  mimetype: string;
-  size: number;
-  fileName: string | null;
-  /** base64 SHA-256 of the decrypted file, as the sender stated it */
-  fileSha256: string | null;
-  receivedAt: Date;
 }
 
 const PURGE_EVERY_MS = 60 * 60 * 1000;
@@ -50,7 +39,7 @@ const storedOf = (row: IncomingMedia): StoredMedia => ({
  * arrives (so a download works after a restart, and from any node), and purged once the retention
  * window has passed, by a recurring job here.
  */
-export class IncomingMediaStore {
+export class IncomingMediaStore implements IncomingMediaFiles {
   private purger: NodeJS.Timeout | null = null;
   private readonly base: string;
 

@@ -1,4 +1,4 @@
-import type { IncomingItem, IncomingMediaView } from '../runtime/incoming-buffer.ts';
+import type { IncomingItem, IncomingMediaView } from '../runtime/ports/incoming.ts';
 import type { MessageRecordView, SendAnswer } from '../resolvers/messages.ts';
 import {
   editMessage,

@@ -20,8 +20,8 @@ import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
-import { MediaGoneError } from './types.ts';
-import type { CloseKind, LinkCallbacks, MediaLocator, Network, NetworkLink, Receipt } from './types.ts';
+import { MediaGoneError } from '../ports/network.ts';
+import type { CloseKind, LinkCallbacks, MediaLocator, Network, NetworkLink, Receipt } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import { MediaGoneError } from './types.ts';
+import { MediaGoneError } from '../ports/network.ts';
 import type {
   CloseKind,
   GroupInfo,
@@ -15,7 +15,7 @@ import type {
   ParticipantOutcome,
   SendResult,
   ThreadStats,
-} from './types.ts';
+} from '../ports/network.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;

@@ -7,8 +7,8 @@ import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import { MediaGoneError } from './types.ts';
-import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from './types.ts';
+import { MediaGoneError } from '../ports/network.ts';
+import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and

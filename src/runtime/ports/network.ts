@@ -1,5 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput } from '../incoming-buffer.ts';
+import type { IncomingInput } from './incoming.ts';
 
 /** The media types whose keys a received file is encrypted with. */
 export type ReceivedMediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker';
