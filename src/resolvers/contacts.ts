@@ -142,18 +142,45 @@ const isSqlite = (ctx: RequestContext): boolean => ctx.settings.DATABASE_URL.sta
 /** LIKE with its wildcards escaped, so a search for `50%` finds that text and nothing else. */
 const likePattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+type ContactListQuery = Pick<Prisma.ContactFindManyArgs, 'include' | 'select'>;
+
+/** GET /contacts: a page of the caller's contacts, oldest first, filtered by tag and search. */
 export const listContacts = async (ctx: RequestContext, input: unknown): Promise<ContactPage> => {
   const { page, limit, tag, search } = parseInput(listSchema, input);
+  const { total, items } = await findContacts(ctx, { skip: (page - 1) * limit, limit, tag, search });
+  return { total, page, limit, items };
+};
+
+const filterSchema = listSchema.pick({ tag: true, search: true });
+
+/**
+ * GraphQL's contacts connection: the same filters and order as GET /contacts, with the window the
+ * connection asks for and plugin-prisma's selection for the rows.
+ */
+export const contactsWindow = (
+  ctx: RequestContext,
+  input: unknown,
+  window: { offset: number; limit: number },
+  query: ContactListQuery = {},
+): Promise<{ total: number; items: Contact[] }> => {
+  const { tag, search } = parseInput(filterSchema, input);
+  return findContacts(ctx, { skip: window.offset, limit: window.limit, tag, search }, query);
+};
+
+const findContacts = async (
+  ctx: RequestContext,
+  { skip, limit, tag, search }: { skip: number; limit: number; tag?: string; search?: string },
+  query: ContactListQuery = {},
+): Promise<{ total: number; items: Contact[] }> => {
   const accountId = ctx.caller.accountId;
-  const skip = (page - 1) * limit;
   const order = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
   if (!search) {
     const where: Prisma.ContactWhereInput = { accountId, ...(tag ? { tagRows: { some: { accountId, tag } } } : {}) };
     const [total, items] = await Promise.all([
       ctx.db.contact.count({ where }),
-      ctx.db.contact.findMany({ where, orderBy: order, skip, take: limit }),
+      ctx.db.contact.findMany({ ...query, where, orderBy: order, skip, take: limit }),
     ]);
-    return { total, page, limit, items };
+    return { total, items };
   }
   // Prisma's `contains` leaves % and _ as wildcards, so this is SQL. PostgreSQL's trigram GIN index
   // serves LIKE directly; on SQLite a trigram FTS5 table (see its migrations) answers terms of three
@@ -196,10 +223,10 @@ export const listContacts = async (ctx: RequestContext, input: unknown): Promise
     ids = rows;
     total = Number(counted);
   }
-  const found = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids.map((r) => r.id) } } }) : [];
+  const found = ids.length > 0 ? await ctx.db.contact.findMany({ ...query, where: { id: { in: ids.map((r) => r.id) } } }) : [];
   const byId = new Map(found.map((row) => [row.id, row]));
   const items = ids.map((r) => byId.get(r.id)).filter((row): row is Contact => row !== undefined);
-  return { total, page, limit, items };
+  return { total, items };
 };
 
 const writeContact = async (ctx: RequestContext, before: Contact | null, next: ContactView): Promise<Contact> => {

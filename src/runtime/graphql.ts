@@ -14,11 +14,10 @@ import { LRUCache } from 'lru-cache';
 import { WebSocketServer } from 'ws';
 import { authenticate, hashApiKey, takeRequest } from '../resolvers/accounts.ts';
 import type { Caller, Deps, RequestContext } from '../resolvers/context.ts';
-import { DomainError, ERROR_CODES, validationFailed } from '../resolvers/errors.ts';
+import { DomainError, ERROR_CODES, ERROR_STATUS, validationFailed } from '../resolvers/errors.ts';
 import type { ErrorCode } from '../resolvers/errors.ts';
 import type { ErrorDetail } from '../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
-import { STATUS_OF } from '../rest/errors.ts';
 import { schema } from '../schema/index.ts';
 
 interface ServerContext {
@@ -51,9 +50,9 @@ const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError 
       ...(error.details ? { details: error.details } : {}),
       ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
       // Only a refused key or rate changes the HTTP status; field errors stay 200 as GraphQL clients expect.
-      ...(error.code === 'UNAUTHENTICATED' ? { http: { status: STATUS_OF[error.code] } } : {}),
+      ...(error.code === 'UNAUTHENTICATED' ? { http: { status: ERROR_STATUS[error.code] } } : {}),
       ...(error.code === 'RATE_LIMITED'
-        ? { http: { status: STATUS_OF[error.code], headers: { 'Retry-After': String(error.retryAfterSeconds ?? 1) } } }
+        ? { http: { status: ERROR_STATUS[error.code], headers: { 'Retry-After': String(error.retryAfterSeconds ?? 1) } } }
         : {}),
     },
   });
@@ -270,7 +269,8 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     context: async (sc): Promise<RequestContext> => {
       const caller = callers.get(sc.request) ?? (await authenticate(deps, keyFrom(sc)));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
-      return { ...deps, caller, requestId, logger: deps.logger.child({ requestId }) };
+      const idempotencyKeyHeader = sc.request?.headers.get('idempotency-key') ?? undefined;
+      return { ...deps, caller, requestId, logger: deps.logger.child({ requestId }), idempotencyKeyHeader };
     },
     maskedErrors: {
       maskError: (error) => {
@@ -278,6 +278,12 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
         const graphQLError = isGraphQLError(error) ? error : undefined;
         const original = graphQLError?.originalError ?? error;
         if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
+        // Pothos refuses connection arguments itself (a negative `first`, `first` with `before`, a cursor that is not one).
+        if ((original as { name?: unknown }).name === 'PothosValidationError') {
+          const field = graphQLError?.path?.at(-1);
+          const detail = { path: typeof field === 'string' ? field : 'query', message: (original as Error).message };
+          return domainToGraphQL(validationFailed([detail]), graphQLError);
+        }
         if (graphQLError && isRefusal(graphQLError)) return markRefusal(graphQLError);
         if (graphQLError?.extensions.code === 'BAD_REQUEST') return markBadRequest(graphQLError);
         // Yoga's other HTTP-level errors carry no original error and are safe to show, in decisions.md's codes.
