@@ -1,4 +1,5 @@
 import { prismaConnectionHelpers } from '@pothos/plugin-prisma';
+import type { ContactGroup as ContactGroupRow, Contact as ContactRow } from '../generated/sqlite/client.ts';
 import type { AddMembersResult } from '../resolvers/contact-groups.ts';
 import {
   addContactGroupMembers,
@@ -26,16 +27,18 @@ export const ContactGroup = builder.prismaObject('ContactGroup', {
 // Membership rows page the two sides of the join, in a stable order; each edge's node is the contact or the group.
 const membersOfGroup = prismaConnectionHelpers(builder, 'ContactGroupMember', {
   cursor: 'groupId_contactId',
-  select: (nodeSelection) => ({ contact: nodeSelection({}) }),
+  // The id keeps Prisma's selection valid when a client asks for the count only.
+  select: (nodeSelection) => ({ contact: nodeSelection({ select: { id: true } }) }),
   query: { orderBy: { contactId: 'asc' } },
-  resolveNode: (membership) => membership.contact,
+  // Typed as the id alone; at run time the row carries every field the client selected.
+  resolveNode: (membership) => membership.contact as ContactRow,
 });
 
 const groupsOfContact = prismaConnectionHelpers(builder, 'ContactGroupMember', {
   cursor: 'groupId_contactId',
-  select: (nodeSelection) => ({ group: nodeSelection({}) }),
+  select: (nodeSelection) => ({ group: nodeSelection({ select: { id: true } }) }),
   query: { orderBy: { groupId: 'asc' } },
-  resolveNode: (membership) => membership.group,
+  resolveNode: (membership) => membership.group as ContactGroupRow,
 });
 
 builder.prismaObjectField('ContactGroup', 'members', (t) =>

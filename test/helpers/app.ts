@@ -33,9 +33,10 @@ export const startTestApp = async (
   kind: DbKind,
   overrides: Partial<Settings> = {},
   options: Partial<Omit<DepsOptions, 'db' | 'logger' | 'settings'>> = {},
+  makeDb: (url: string) => Db = createPrisma,
 ): Promise<TestApp> => {
   const database = await createTestDatabase(kind);
-  const db = await createPrisma(database.url);
+  const db = makeDb(database.url);
   // The suite and the benchmarks send far more than a client would; the rate limit has tests of its own.
   const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, ...overrides });
   const deps = createDeps({ db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, ...options });
