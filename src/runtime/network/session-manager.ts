@@ -1,5 +1,6 @@
 import QRCode from 'qrcode';
 import type { Logger } from 'pino';
+import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
 import type { IncomingBuffer } from '../incoming-buffer.ts';
@@ -28,6 +29,8 @@ interface Live {
   generation: number;
   /** the row writes of status changes, chained so they land in the order the changes happened */
   written: Promise<void>;
+  /** the session's account, read at its first status change (for the webhook endpoint lookup) */
+  accountId?: string;
 }
 
 export interface SessionManagerOptions {
@@ -404,6 +407,39 @@ export class SessionManager {
     if (link) await link.close();
   }
 
+  /**
+   * The status change and its session.status webhook event in one transaction, so an event exists exactly
+   * when the change does. The session's account is read once and kept; the row is read before the change
+   * only when an endpoint wants the event.
+   */
+  private async writeStatus(
+    sessionId: string,
+    live: Live,
+    status: SessionStatus,
+    data: { phone?: string; lastError?: string | null; lastSeen?: Date; autoConnect?: boolean },
+  ): Promise<Session> {
+    const { db, webhooks } = this.options;
+    const update = () => db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+    live.accountId ??= (await db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }))?.accountId;
+    const endpoints = webhooks && live.accountId ? await webhooks.matching(live.accountId, 'session.status', sessionId) : [];
+    if (!webhooks || endpoints.length === 0) return update();
+    const before = await db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    const after = { ...before, status, ...data };
+    const rows = await webhooks.rowsFor(
+      {
+        accountId: before.accountId,
+        sessionId,
+        type: 'session.status',
+        data: { sessionId, sessionName: after.sessionName, status, phone: after.phone, lastError: after.lastError },
+      },
+      endpoints,
+    );
+    if (!rows) return update();
+    const [row] = await db.$transaction([update(), ...webhooks.writes([rows])]);
+    webhooks.written();
+    return row;
+  }
+
   private async apply(
     sessionId: string,
     live: Live,
@@ -413,16 +449,8 @@ export class SessionManager {
     live.status = status;
     const write = live.written.then(async () => {
       try {
-        const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+        const row = await this.writeStatus(sessionId, live, status, data);
         this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
-        await this.options.webhooks
-          ?.emit({
-            accountId: row.accountId,
-            sessionId,
-            type: 'session.status',
-            data: { sessionId, sessionName: row.sessionName, status, phone: row.phone, lastError: row.lastError },
-          })
-          .catch((err: unknown) => this.options.logger.error({ err, sessionId }, 'writing a session.status webhook event failed'));
       } catch (err) {
         // The row can be gone when a delete races a link callback; nothing to record then.
         this.options.logger.debug({ err, sessionId }, 'session row not updated');
