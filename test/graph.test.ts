@@ -34,7 +34,9 @@ const countingDb =
     if (providerOf(url) === 'sqlite') {
       return new SqliteClient({ adapter: counting<SqlDriverAdapterFactory>(new PrismaLibSql({ url }), statements) });
     }
-    return new PostgresClient({ adapter: counting<SqlDriverAdapterFactory>(new PrismaPg({ connectionString: url }), statements) }) as unknown as Db;
+    return new PostgresClient({
+      adapter: counting<SqlDriverAdapterFactory>(new PrismaPg({ connectionString: url }), statements),
+    }) as unknown as Db;
   };
 
 const SESSIONS = 50;
@@ -127,13 +129,19 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     const query = `query($id: ID!, $after: String) { session(id: $id) {
       messages(first: 3, after: $after, status: FAILED) { pageInfo { hasNextPage endCursor } edges { node { content status } } } } }`;
     const one = await ask(query, { id });
-    expect(one.data.session.messages.edges.map((e: { node: { content: string } }) => e.node.content)).toEqual(['s3 m20', 's3 m15', 's3 m10']);
+    expect(one.data.session.messages.edges.map((e: { node: { content: string } }) => e.node.content)).toEqual([
+      's3 m20',
+      's3 m15',
+      's3 m10',
+    ]);
     const two = await ask(query, { id, after: one.data.session.messages.pageInfo.endCursor });
     expect(two.data.session.messages).toEqual({
       pageInfo: { hasNextPage: false, endCursor: expect.any(String) },
       edges: [{ node: { content: 's3 m5', status: 'FAILED' } }, { node: { content: 's3 m0', status: 'FAILED' } }],
     });
-    const to = await ask(`query($id: ID!) { session(id: $id) { messages(to: "15550000003", first: 1) { edges { node { content } } } } }`, { id });
+    const to = await ask(`query($id: ID!) { session(id: $id) { messages(to: "15550000003", first: 1) { edges { node { content } } } } }`, {
+      id,
+    });
     expect(to.data.session.messages.edges).toEqual([{ node: { content: 's3 m24' } }]);
     const other = await ask(`query($id: ID!) { session(id: $id) { messages(to: "15550000004") { edges { node { content } } } } }`, { id });
     expect(other.data.session.messages.edges).toEqual([]);
@@ -147,6 +155,17 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     expect(badStatus.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     const negative = await ask('{ sessions(first: -1) { edges { cursor } } }');
     expect(negative.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    for (const after of [
+      'not a cursor',
+      Buffer.from('OffsetConnection:-5').toString('base64'),
+      Buffer.from('OffsetConnection:x').toString('base64'),
+    ]) {
+      const made = await ask('query($a: String) { contacts(after: $a) { totalCount } sessions(after: $a) { totalCount } }', { a: after });
+      expect(
+        made.errors?.map((e) => e.extensions?.code),
+        after,
+      ).toEqual(['VALIDATION_FAILED', 'VALIDATION_FAILED']);
+    }
     const other = await app.newAccount();
     const foreign = await gql(app.baseUrl, other.apiKey, `query($id: ID!) { session(id: $id) { id } }`, { id });
     expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
@@ -158,7 +177,10 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
 
   it('follows contacts to their groups and groups to their members, with totals', async () => {
     for (const n of [1, 2, 3]) {
-      const made = await http(app.baseUrl, 'POST', '/v1/contacts', { key, body: { phone: `1555777000${n}`, name: `C${n}`, tags: ['graph'] } });
+      const made = await http(app.baseUrl, 'POST', '/v1/contacts', {
+        key,
+        body: { phone: `1555777000${n}`, name: `C${n}`, tags: ['graph'] },
+      });
       expect(made.status).toBe(201);
     }
     const group = await ask('mutation { createContactGroup(name: "Graph friends", color: "#abc") { id name contactCount createdAt } }');
@@ -168,11 +190,14 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     await ask(`mutation($g: ID!) { addContactGroupMembers(groupId: $g, jids: ["15557770001", "15557770002"]) { added } }`, { g: groupId });
 
     statements.length = 0;
-    const res = await ask(`query($g: ID!) {
+    const res = await ask(
+      `query($g: ID!) {
       contactGroup(id: $g) { name contactCount members(first: 1) { totalCount pageInfo { hasNextPage } edges { node { name } } } }
       contacts(tag: "graph", first: 10) { totalCount edges { node { name groups { edges { node { name } } } } } }
       contactGroups { totalCount edges { node { name members { totalCount } } } }
-    }`, { g: groupId });
+    }`,
+      { g: groupId },
+    );
     expect(res.errors).toBeUndefined();
     expect(res.data.contactGroup).toEqual({
       name: 'Graph friends',
@@ -193,7 +218,9 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
 
     const search = await ask('{ contacts(search: "c2") { totalCount edges { node { name } } } }');
     expect(search.data.contacts).toEqual({ totalCount: 1, edges: [{ node: { name: 'C2' } }] });
-    const paged = await ask('{ contacts(tag: "graph", first: 2, after: null) { pageInfo { hasNextPage endCursor } edges { node { name } } } }');
+    const paged = await ask(
+      '{ contacts(tag: "graph", first: 2, after: null) { pageInfo { hasNextPage endCursor } edges { node { name } } } }',
+    );
     expect(paged.data.contacts.pageInfo.hasNextPage).toBe(true);
     const rest = await ask(`query($a: String) { contacts(tag: "graph", first: 2, after: $a) { edges { node { name } } } }`, {
       a: paged.data.contacts.pageInfo.endCursor,

@@ -438,7 +438,8 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
         key: ctx.key,
         headers,
         body: {
-          query: 'mutation($s: ID!, $to: String!, $m: String!, $k: String) { sendText(sessionId: $s, to: $to, message: $m, idempotencyKey: $k) { ok id } }',
+          query:
+            'mutation($s: ID!, $to: String!, $m: String!, $k: String) { sendText(sessionId: $s, to: $to, message: $m, idempotencyKey: $k) { ok id } }',
           variables: { s: sessionId, to, m: message, k: key },
         },
       });
@@ -458,7 +459,12 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     const viaHeaderAgain = await send('idem header', BOB, undefined, header);
     expect(viaHeaderAgain.body.data.sendText).toEqual(viaHeader.body.data.sendText);
     // The REST door keeps its own scope: the same key there is another request.
-    const rest = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'idem rest' }, { 'idempotency-key': 'graph-key-1' });
+    const rest = await call(
+      'POST',
+      `/v1/sessions/${sessionId}/send`,
+      { to: BOB, message: 'idem rest' },
+      { 'idempotency-key': 'graph-key-1' },
+    );
     expect(rest.status).toBe(200);
 
     await waitUntil(

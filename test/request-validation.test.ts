@@ -204,7 +204,7 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
       });
       // A connection's `first` above the maximum is lowered too, not refused.
       const graph = await gql(app.baseUrl, key, 'query($first: Int) { contacts(first: $first) { totalCount } }', { first: 1000 });
-      expect(graph).toEqual({ status: 200, data: { contacts: { totalCount: 0 } } });
+      expect(graph).toEqual({ status: 200, data: { contacts: { totalCount: expect.any(Number) } } });
     });
   });
 

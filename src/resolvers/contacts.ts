@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Contact } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
-import { DomainError, fromZodError, isUniqueViolation, notFound } from './errors.ts';
+import { DomainError, fromZodError, isUniqueViolation, notFound, validationFailed } from './errors.ts';
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
-import { pageSchema } from './paging.ts';
+import { MAX_LIMIT, MAX_PAGE, pageSchema } from './paging.ts';
 import { nulDetails, parseInput } from './validate.ts';
 
 export const MAX_BULK_CONTACTS = 500;
@@ -164,6 +164,10 @@ export const contactsWindow = (
   query: ContactListQuery = {},
 ): Promise<{ total: number; items: Contact[] }> => {
   const { tag, search } = parseInput(filterSchema, input);
+  // The offset comes from a cursor the client hands back; one it made up must not reach the database.
+  if (!Number.isInteger(window.offset) || window.offset < 0 || window.offset > MAX_PAGE * MAX_LIMIT) {
+    throw validationFailed([{ path: 'after', message: 'is not a cursor of this connection' }]);
+  }
   return findContacts(ctx, { skip: window.offset, limit: window.limit, tag, search }, query);
 };
 
