@@ -32,16 +32,6 @@ export const sessionView = (ctx: Pick<RequestContext, 'sessions'>, row: Session,
   };
 };
 
-export const sessionEventView = (event: SessionEvent): SessionView => ({
-  id: event.id,
-  sessionName: event.sessionName,
-  status: event.status as SessionStatus,
-  qrCode: event.qrCode,
-  phone: event.phone,
-  lastError: event.lastError,
-  lastSeen: event.lastSeen ? event.lastSeen.toISOString() : null,
-});
-
 export const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
 export const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
 /** Every status a session can have; the GraphQL enum SessionStatus is made from it. */
