@@ -79,7 +79,7 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     await app?.close();
   });
 
-  // Page sizes as variables, as a client sends them: graphql-armor multiplies its costs by literal ones.
+  // Page sizes as variables: graphql-armor's complexity multiplies by page sizes written as literals.
   const sessionsWithMessages = `query($sessions: Int!, $messages: Int!) {
     sessions(first: $sessions) {
       totalCount
