@@ -234,5 +234,12 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     expect(res.data.me.sessions.totalCount).toBe(SESSIONS);
     expect(res.data.me.sessions.edges.map((e: { node: { sessionName: string } }) => e.node.sessionName)).toEqual(['s0', 's1']);
     expect(res.data.me.sessions.edges[0].node.lastSeen).toBeNull();
+    // A session that is not connected answers null for its network groups, with the error; the list stays.
+    const groups = await ask('{ sessions(first: 2) { edges { node { sessionName groupsCount } } } }');
+    expect(groups.data.sessions.edges).toEqual([
+      { node: { sessionName: 's0', groupsCount: null } },
+      { node: { sessionName: 's1', groupsCount: null } },
+    ]);
+    expect(groups.errors?.map((e) => e.extensions?.code)).toEqual(['SESSION_NOT_CONNECTED', 'SESSION_NOT_CONNECTED']);
   });
 });

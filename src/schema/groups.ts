@@ -58,13 +58,17 @@ const GroupInteractiveInput = builder.inputType('GroupInteractiveInput', {
 });
 
 builder.prismaObjectFields('Session', (t) => ({
+  // Nullable: in a list of sessions, one that is not connected answers null with its error, not the whole list.
   groups: t.field({
     type: [Group],
-    description: "The network groups this session's account is in, as the network reports them (needs a CONNECTED session).",
+    nullable: true,
+    description:
+      "The network groups this session's account is in, as the network reports them (null with SESSION_NOT_CONNECTED unless CONNECTED).",
     resolve: (row, _args, ctx) => listGroups(ctx, row.id),
   }),
   groupsCount: t.int({
-    description: 'How many network groups this session is in (needs a CONNECTED session).',
+    nullable: true,
+    description: 'How many network groups this session is in (null with SESSION_NOT_CONNECTED unless CONNECTED).',
     resolve: async (row, _args, ctx) => (await countGroups(ctx, row.id)).count,
   }),
 }));
