@@ -122,6 +122,9 @@ export const deliverNow = async (
     campaignId: null,
     sentAt: null,
     sentMessage: null,
+    deliveredAt: null,
+    readAt: null,
+    playedAt: null,
     createdAt: startedAt,
   };
   await ctx.outgoing.pending({ ...record, waMessageId });

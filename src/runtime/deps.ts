@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Deps } from '../resolvers/context.ts';
 import { handleSendError } from '../resolvers/delivery.ts';
+import { recordReceipts } from '../resolvers/receipts.ts';
+import type { SessionReceipt } from '../resolvers/receipts.ts';
 import { runDueMessage, runRecurring } from '../resolvers/scheduling.ts';
 import type { Db } from './db/client.ts';
+import { groupCommit } from './db/group-commit.ts';
 import { createOutgoingWrites } from './db/outgoing-writes.ts';
 import { createEventBus } from './events.ts';
 import { ButtonGuard } from './button-guard.ts';
@@ -92,6 +95,9 @@ export const createDeps = (options: DepsOptions): Deps => {
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
       });
+  // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
+  // off the send path.
+  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks }, batch), { delayMs: 20 });
   const sessions = new SessionManager({
     db,
     logger,
@@ -103,6 +109,13 @@ export const createDeps = (options: DepsOptions): Deps => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),
       );
+    },
+    onReceipts: (sessionId, list) => {
+      for (const receipt of list) {
+        receipts
+          .add({ sessionId, receipt })
+          .catch((err: unknown) => logger.error({ err, sessionId, waMessageId: receipt.waMessageId }, 'recording a receipt failed'));
+      }
     },
     ...options.sessionTuning,
   });
@@ -133,7 +146,15 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
   metrics.watch({ db, sessions, incoming });
-  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
+  const outgoing = {
+    ...writes,
+    settled: async () => {
+      await writes.settled();
+      await receipts.settled();
+    },
+  };
   const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
   const webhookDelivery = new WebhookDeliveryLoop({
     db,

@@ -14,12 +14,24 @@ import {
   sendText,
   sendTyping,
 } from '../resolvers/messages.ts';
+import { RECEIPT_ORDER, receiptsFromRows } from '../resolvers/receipts.ts';
+import type { ReceiptView } from '../resolvers/receipts.ts';
 import { ownSession } from '../resolvers/sessions.ts';
 import type { InputFields } from './builder.ts';
-import { builder, withoutNulls, once } from './builder.ts';
+import { builder, dateOrNull, once, withoutNulls } from './builder.ts';
 
 export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').implement({
   fields: (t) => ({ ok: t.exposeBoolean('ok'), id: t.exposeID('id') }),
+});
+
+const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implement({
+  description: 'Who acknowledged a message, and when (times set once, never moved)',
+  fields: (t) => ({
+    recipient: t.exposeString('recipient'),
+    deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.deliveredAt) }),
+    readAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.readAt) }),
+    playedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.playedAt) }),
+  }),
 });
 
 export const MessageStatusEnum = builder.enumType('MessageStatus', { values: messageStatusSchema.options });
@@ -41,6 +53,16 @@ builder.prismaObject('OutgoingMessage', {
     sendAt: t.expose('sendAt', { type: 'DateTime', nullable: true, description: 'When a scheduled message is due.' }),
     sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true, description: 'First delivered (in a group, to any member).' }),
+    readAt: t.expose('readAt', { type: 'DateTime', nullable: true }),
+    playedAt: t.expose('playedAt', { type: 'DateTime', nullable: true, description: 'A voice note played.' }),
+    receipts: t.field({
+      type: [MessageReceipt],
+      description: 'each group member that acknowledged it; for a 1:1 message, its recipient once delivered',
+      // The group rows come with the record's own query, so a list of messages reads them in one statement.
+      select: { toNumber: true, remoteJid: true, deliveredAt: true, readAt: true, playedAt: true, receipts: { orderBy: RECEIPT_ORDER } },
+      resolve: (record) => receiptsFromRows(record, record.receipts),
+    }),
   }),
 });
 

@@ -76,6 +76,9 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       case 'sendError':
         link.onSendError(message.waMessageId, message.reason);
         return;
+      case 'receipts':
+        link.onReceipts(message.receipts);
+        return;
     }
   };
 

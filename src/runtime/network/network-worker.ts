@@ -76,6 +76,7 @@ const open = async (sessionId: string, linkId: number): Promise<void> => {
     },
     onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
+    onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
   });
   links.set(linkId, link);
 };

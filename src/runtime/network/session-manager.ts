@@ -5,7 +5,9 @@ import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
 import type { IncomingBuffer } from '../incoming-buffer.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from './types.ts';
+
+const SEEN_PER_STATEMENT = 500;
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
@@ -42,6 +44,8 @@ export interface SessionManagerOptions {
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
+  /** recipients acknowledged messages a session sent */
+  onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -59,6 +63,9 @@ export interface LiveView {
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
 export class SessionManager {
   private readonly live = new Map<string, Live>();
+  /** sessions heard from whose lastSeen is not written yet */
+  private readonly seen = new Set<string>();
+  private seenTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly staleAfterMs: number;
   private readonly backoffBaseMs: number;
@@ -192,6 +199,7 @@ export class SessionManager {
           onActivity: () => undefined,
           onIncoming: () => undefined,
           onSendError: () => undefined,
+          onReceipts: () => undefined,
         })
         .then(
           (opening) => {
@@ -234,6 +242,7 @@ export class SessionManager {
   /** Shutdown: close every link without logging out, so the next start re-links them. */
   async closeAll(): Promise<void> {
     this.stopping = true;
+    await this.writeSeen();
     await Promise.all(
       [...this.live.values()].map(async (live) => {
         live.generation += 1;
@@ -297,6 +306,9 @@ export class SessionManager {
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
+        },
+        onReceipts: (receipts) => {
+          this.options.onReceipts?.(sessionId, receipts);
         },
       });
       live.lastActivity = Date.now();
@@ -362,9 +374,30 @@ export class SessionManager {
     live.lastActivity = now;
     if (live.status === 'CONNECTED' && now - live.lastSeenWritten >= this.lastSeenWriteEveryMs) {
       live.lastSeenWritten = now;
-      this.options.db.session
-        .update({ where: { id: sessionId }, data: { lastSeen: new Date(now) } })
-        .catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'lastSeen update failed'));
+      this.seen.add(sessionId);
+      if (!this.seenTimer) {
+        this.seenTimer = setTimeout(() => void this.writeSeen(), this.lastSeenWriteEveryMs);
+        this.seenTimer.unref();
+      }
+    }
+  }
+
+  /**
+   * lastSeen of every session heard from since the last write, in one statement: an idle link pings
+   * every 30 s, and a write per ping of each of thousands of sessions was most of the idle cost.
+   * The time written is the write's, at most lastSeenWriteEveryMs after the activity.
+   */
+  private async writeSeen(): Promise<void> {
+    if (this.seenTimer) clearTimeout(this.seenTimer);
+    this.seenTimer = undefined;
+    const ids = [...this.seen];
+    this.seen.clear();
+    const lastSeen = new Date();
+    for (let i = 0; i < ids.length; i += SEEN_PER_STATEMENT) {
+      const chunk = ids.slice(i, i + SEEN_PER_STATEMENT);
+      await this.options.db.session
+        .updateMany({ where: { id: { in: chunk } }, data: { lastSeen } })
+        .catch((err: unknown) => this.options.logger.warn({ err, sessions: chunk.length }, 'lastSeen update failed'));
     }
   }
 
