@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordReceipts } from '../src/resolvers/receipts.ts';
 import type { SessionReceipt } from '../src/resolvers/receipts.ts';
-import type { Receipt } from '../src/runtime/network/types.ts';
+import type { Receipt } from '../src/runtime/ports/network.ts';
 import type { TestApp } from './helpers/app.ts';
 import { dbKinds, http, startTestApp } from './helpers/app.ts';
 

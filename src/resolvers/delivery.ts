@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
-import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/network/types.ts';
+import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';

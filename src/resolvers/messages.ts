@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
-import type { IncomingItem } from '../runtime/incoming-buffer.ts';
-import type { ButtonSpec, MediaType, NetworkLink } from '../runtime/network/types.ts';
+import type { IncomingItem } from '../runtime/ports/incoming.ts';
+import type { ButtonSpec, MediaType, NetworkLink } from '../runtime/ports/network.ts';
 import type { RequestContext } from './context.ts';
 import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import type { Delivery } from './delivery.ts';

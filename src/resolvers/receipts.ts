@@ -1,6 +1,6 @@
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
-import type { Receipt, ReceiptKind } from '../runtime/network/types.ts';
-import type { OutboxEvent, OutboxRows } from '../runtime/webhooks/outbox.ts';
+import type { Receipt, ReceiptKind } from '../runtime/ports/network.ts';
+import type { OutboxEvent, OutboxRows } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { notFound } from './errors.ts';
 import { messageView } from './messages.ts';

@@ -8,6 +8,7 @@ import { getDatamodel } from '../generated/pothos-types.ts';
 import type { RequestContext } from '../resolvers/context.ts';
 import { sendOnce } from '../resolvers/idempotency.ts';
 import { MAX_LIMIT } from '../resolvers/paging.ts';
+import { isProduction } from '../runtime/settings.ts';
 
 export type GraphQLContext = RequestContext;
 
@@ -38,7 +39,7 @@ export const builder = new SchemaBuilder<{
     dmmf: getDatamodel(),
     exposeDescriptions: false,
     filterConnectionTotalCount: true,
-    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
+    onUnusedQuery: isProduction() ? null : 'error',
     // As REST's `limit`: a page larger than the maximum is lowered to it.
     maxConnectionSize: MAX_LIMIT,
     defaultConnectionSize: 50,

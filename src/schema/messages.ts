@@ -1,4 +1,4 @@
-import type { IncomingItem } from '../runtime/incoming-buffer.ts';
+import type { IncomingItem } from '../runtime/ports/incoming.ts';
 import type { SendAnswer } from '../resolvers/messages.ts';
 import {
   buttonTypeSchema,

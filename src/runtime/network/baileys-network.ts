@@ -11,7 +11,7 @@ import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
-import type { CloseKind, LinkCallbacks, Network, NetworkLink, Receipt } from './types.ts';
+import type { CloseKind, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;

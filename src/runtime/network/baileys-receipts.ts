@@ -1,6 +1,6 @@
 import { isJidGroup, isJidStatusBroadcast, jidNormalizedUser, proto } from 'baileys';
 import type { MessageUserReceiptUpdate, WAMessage, WAMessageUpdate } from 'baileys';
-import type { Receipt, ReceiptKind } from './types.ts';
+import type { Receipt, ReceiptKind } from '../ports/network.ts';
 
 const { DELIVERY_ACK, READ, PLAYED } = proto.WebMessageInfo.Status;
 

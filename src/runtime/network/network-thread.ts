@@ -13,7 +13,7 @@ import type {
   ParticipantOutcome,
   SendResult,
   ThreadStats,
-} from './types.ts';
+} from '../ports/network.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;

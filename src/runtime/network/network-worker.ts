@@ -6,7 +6,7 @@ import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from './types.ts';
+import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and

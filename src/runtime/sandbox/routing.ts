@@ -3,10 +3,12 @@ import { getBinaryNodeChild, getBinaryNodeChildren, normalizeMessageContent, pro
 import type { BinaryNode } from 'baileys';
 import type { MediaType } from 'baileys';
 import type { Directory, InboxEntry, VirtualPhone } from './directory.ts';
+import type { Logger } from 'pino';
+import type { GroupService } from './groups.ts';
 import { sha256Hex } from './media.ts';
-import type { SandboxNetwork } from './network.ts';
+import type { MediaHost } from './media.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
-import type { Connection } from './server.ts';
+import type { Connection, SandboxServer } from './server.ts';
 import { addressOf } from './signal.ts';
 import type { PublishedBundle } from './signal.ts';
 
@@ -127,6 +129,15 @@ const MEDIA_KINDS: Array<[keyof proto.IMessage, MediaType]> = [
   ['stickerMessage', 'sticker'],
 ];
 
+/** The parts of the sandbox network (network.ts) that routing uses. */
+export interface RouterParts {
+  directory: Directory;
+  media: MediaHost;
+  logger: Logger;
+  server: SandboxServer;
+  groups: GroupService;
+}
+
 /** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
 export class Router {
   /** Told when a phone's message, encrypted on the phone, enters the network on its way to a device. */
@@ -139,7 +150,7 @@ export class Router {
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
   private readonly retriesAnswered = new Map<string, number>();
 
-  constructor(private readonly network: SandboxNetwork) {}
+  constructor(private readonly network: RouterParts) {}
 
   get directory(): Directory {
     return this.network.directory;

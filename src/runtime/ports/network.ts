@@ -1,5 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput } from '../incoming-buffer.ts';
+import type { IncomingInput } from './incoming.ts';
 
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
