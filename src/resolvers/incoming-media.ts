@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MediaGoneError } from '../runtime/ports/network.ts';
+import type { MediaGoneErrorName } from '../runtime/ports/network.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { ownSessionId } from './sessions.ts';
@@ -69,7 +69,7 @@ export const downloadIncomingMedia = async (ctx: RequestContext, sessionId: stri
       stream: stream.pipeThrough(checked(media.size, media.fileSha256)),
     };
   } catch (err) {
-    if (err instanceof MediaGoneError) {
+    if (err instanceof Error && err.name === ('MediaGoneError' satisfies MediaGoneErrorName)) {
       throw new DomainError('MEDIA_GONE', `The network's media host no longer has this file (${err.message})`);
     }
     ctx.logger.warn({ err, sessionId, messageId }, 'downloading a received file failed');

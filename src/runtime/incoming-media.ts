@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { IncomingMedia } from '../generated/sqlite/client.ts';
 import type { Db } from './db/client.ts';
 import type { IncomingInput, IncomingMediaFiles, IncomingMediaView, StoredMedia } from './ports/incoming.ts';
-import type { ReceivedMediaType, ReceivedMessage } from './ports/network.ts';
+import type { ReceivedMediaType, ReceivedMessage } from './ports/incoming.ts';
 
 export interface IncomingMediaOptions {
   db: Db;

@@ -1,6 +1,6 @@
 import { getContentType, jidNormalizedUser, normalizeMessageContent, proto } from 'baileys';
 import type { WAMessage } from 'baileys';
-import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from '../ports/network.ts';
+import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from '../ports/incoming.ts';
 
 interface Described {
   type: string;

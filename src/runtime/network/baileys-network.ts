@@ -20,8 +20,9 @@ import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
-import { MediaGoneError } from '../ports/network.ts';
-import type { CloseKind, LinkCallbacks, MediaLocator, Network, NetworkLink, Receipt } from '../ports/network.ts';
+import { MediaGoneError } from './media-gone.ts';
+import type { MediaLocator } from '../ports/incoming.ts';
+import type { CloseKind, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;

@@ -3,13 +3,13 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import { MediaGoneError } from '../ports/network.ts';
+import type { MediaLocator } from '../ports/incoming.ts';
+import { MediaGoneError } from './media-gone.ts';
 import type {
   CloseKind,
   GroupInfo,
   GroupOps,
   LinkCallbacks,
-  MediaLocator,
   Network,
   NetworkLink,
   ParticipantOutcome,

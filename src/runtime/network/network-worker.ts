@@ -7,7 +7,7 @@ import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import { MediaGoneError } from '../ports/network.ts';
+import { MediaGoneError } from './media-gone.ts';
 import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');

@@ -3,17 +3,8 @@ import type { Logger } from 'pino';
 import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
-import type { Incoming, IncomingInput } from '../ports/incoming.ts';
-import type {
-  CloseKind,
-  LinkedAccount,
-  MediaLocator,
-  Network,
-  NetworkLink,
-  Receipt,
-  ReceivedMessage,
-  ThreadStats,
-} from '../ports/network.ts';
+import type { Incoming, IncomingInput, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 

@@ -1,6 +1,7 @@
 /** The messages between the main thread and the network thread (see network-thread.ts). */
 import type { NetworkTarget } from './baileys-target.ts';
-import type { GroupOps, MediaLocator, Receipt } from '../ports/network.ts';
+import type { MediaLocator } from '../ports/incoming.ts';
+import type { GroupOps, Receipt } from '../ports/network.ts';
 
 export interface NetworkThreadData {
   databaseUrl: string;

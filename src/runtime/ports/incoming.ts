@@ -1,4 +1,26 @@
-import type { MediaLocator, ReceivedMessage } from './network.ts';
+/** The media types whose keys a received file is encrypted with. */
+export type ReceivedMediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker';
+
+/** Where a received file lives on the network's media host and how to decrypt it: enough to fetch it again later. */
+export interface MediaLocator {
+  mediaType: ReceivedMediaType;
+  /** base64 */
+  mediaKey: string;
+  directPath?: string;
+  url?: string;
+}
+
+export interface ReceivedMedia extends MediaLocator {
+  mimetype: string;
+  /** bytes of the decrypted file */
+  size: number;
+  fileName: string | null;
+  /** base64 SHA-256 of the decrypted file, as the sender stated it */
+  fileSha256?: string;
+}
+
+/** A message as the network hands it over: the buffer's fields, its network id, and its media when it has some. */
+export type ReceivedMessage = Omit<IncomingInput, 'media'> & { messageId: string; media?: ReceivedMedia };
 
 /** A stored received file, as the download route needs it. */
 export interface StoredMedia {

@@ -1,37 +1,11 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput } from './incoming.ts';
+import type { IncomingInput, MediaLocator, ReceivedMessage } from './incoming.ts';
 
-/** The media types whose keys a received file is encrypted with. */
-export type ReceivedMediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker';
-
-/** Where a received file lives on the network's media host and how to decrypt it: enough to fetch it again later. */
-export interface MediaLocator {
-  mediaType: ReceivedMediaType;
-  /** base64 */
-  mediaKey: string;
-  directPath?: string;
-  url?: string;
-}
-
-export interface ReceivedMedia extends MediaLocator {
-  mimetype: string;
-  /** bytes of the decrypted file */
-  size: number;
-  fileName: string | null;
-  /** base64 SHA-256 of the decrypted file, as the sender stated it */
-  fileSha256?: string;
-}
-
-/** A message as the network hands it over: the buffer's fields, its network id, and its media when it has some. */
-export type ReceivedMessage = Omit<IncomingInput, 'media'> & { messageId: string; media?: ReceivedMedia };
-
-/** The media host answered that it no longer has the file (404 or 410). */
-export class MediaGoneError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MediaGoneError';
-  }
-}
+/**
+ * The name of the error a download rejects with when the media host answered that it no longer has the
+ * file (404 or 410); errors cross the thread boundary, so it is told by name.
+ */
+export type MediaGoneErrorName = 'MediaGoneError';
 
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */

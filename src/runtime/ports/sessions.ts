@@ -1,4 +1,5 @@
-import type { MediaLocator, NetworkLink, ThreadStats } from './network.ts';
+import type { MediaLocator } from './incoming.ts';
+import type { NetworkLink, ThreadStats } from './network.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
