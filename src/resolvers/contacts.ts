@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Contact } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
-import { DomainError, fromZodError, isUniqueViolation, notFound } from './errors.ts';
+import { DomainError, fromZodError, isUniqueViolation, notFound, validationFailed } from './errors.ts';
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
-import { pageSchema } from './paging.ts';
+import { MAX_LIMIT, MAX_PAGE, pageSchema } from './paging.ts';
 import { nulDetails, parseInput } from './validate.ts';
 
 export const MAX_BULK_CONTACTS = 500;
@@ -137,69 +137,55 @@ export interface ContactPage {
   items: Contact[];
 }
 
-const isSqlite = (ctx: RequestContext): boolean => ctx.settings.DATABASE_URL.startsWith('file:');
+type ContactListQuery = Pick<Prisma.ContactFindManyArgs, 'include' | 'select'>;
 
-/** LIKE with its wildcards escaped, so a search for `50%` finds that text and nothing else. */
-const likePattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
+/** GET /contacts: a page of the caller's contacts, oldest first, filtered by tag and search. */
 export const listContacts = async (ctx: RequestContext, input: unknown): Promise<ContactPage> => {
   const { page, limit, tag, search } = parseInput(listSchema, input);
+  const { total, items } = await findContacts(ctx, { skip: (page - 1) * limit, limit, tag, search });
+  return { total, page, limit, items };
+};
+
+const filterSchema = listSchema.pick({ tag: true, search: true });
+
+/**
+ * GraphQL's contacts connection: the same filters and order as GET /contacts, with the window the
+ * connection asks for and plugin-prisma's selection for the rows.
+ */
+export const contactsWindow = (
+  ctx: RequestContext,
+  input: unknown,
+  window: { offset: number; limit: number },
+  query: ContactListQuery = {},
+): Promise<{ total: number; items: Contact[] }> => {
+  const { tag, search } = parseInput(filterSchema, input);
+  // The offset comes from a cursor the client hands back; one it made up must not reach the database.
+  if (!Number.isInteger(window.offset) || window.offset < 0 || window.offset > MAX_PAGE * MAX_LIMIT) {
+    throw validationFailed([{ path: 'after', message: 'is not a cursor of this connection' }]);
+  }
+  return findContacts(ctx, { skip: window.offset, limit: window.limit, tag, search }, query);
+};
+
+const findContacts = async (
+  ctx: RequestContext,
+  { skip, limit, tag, search }: { skip: number; limit: number; tag?: string; search?: string },
+  query: ContactListQuery = {},
+): Promise<{ total: number; items: Contact[] }> => {
   const accountId = ctx.caller.accountId;
-  const skip = (page - 1) * limit;
   const order = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
   if (!search) {
     const where: Prisma.ContactWhereInput = { accountId, ...(tag ? { tagRows: { some: { accountId, tag } } } : {}) };
     const [total, items] = await Promise.all([
       ctx.db.contact.count({ where }),
-      ctx.db.contact.findMany({ where, orderBy: order, skip, take: limit }),
+      ctx.db.contact.findMany({ ...query, where, orderBy: order, skip, take: limit }),
     ]);
-    return { total, page, limit, items };
+    return { total, items };
   }
-  // Prisma's `contains` leaves % and _ as wildcards, so this is SQL. PostgreSQL's trigram GIN index
-  // serves LIKE directly; on SQLite a trigram FTS5 table (see its migrations) answers terms of three
-  // characters or more as a phrase, which for trigrams is exactly a substring, and shorter terms scan.
-  const tagFilter = tag
-    ? Prisma.sql` AND EXISTS (SELECT 1 FROM "ContactTag" t WHERE t."contactId" = c."id" AND t."tag" = ${tag})`
-    : Prisma.empty;
-  let ids: Array<{ id: string }>;
-  let total: number;
-  if (isSqlite(ctx) && [...search].length >= 3) {
-    // Matches come in rowid (insertion) order, so the page needs no sort and stops early even when
-    // thousands match. The owner table is a narrow copy of each contact's account, so counting does not
-    // read the wide contact rows.
-    const matches = Prisma.sql`"ContactSearch" s CROSS JOIN "ContactSearchOwner" o ON o."id" = s.rowid`;
-    const matching = Prisma.sql`s."searchText" MATCH ${`"${search.toLowerCase().replaceAll('"', '""')}"`} AND o."accountId" = ${accountId}`;
-    const withContact = Prisma.sql`${matches} CROSS JOIN "Contact" c ON c.rowid = s.rowid`;
-    const [page_, counted] = await Promise.all([
-      ctx.db.$queryRaw<
-        Array<{ id: string }>
-      >`SELECT c."id" FROM ${withContact} WHERE ${matching}${tagFilter} ORDER BY s.rowid LIMIT ${limit} OFFSET ${skip}`,
-      tag
-        ? ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${withContact} WHERE ${matching}${tagFilter}`
-        : ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM ${matches} WHERE ${matching}`,
-    ]);
-    ids = page_;
-    total = Number(counted[0]?.total ?? 0);
-  } else {
-    const filter = Prisma.sql`c."searchText" LIKE ${likePattern(search)} ESCAPE '\\' AND c."accountId" = ${accountId}${tagFilter}`;
-    // The matches first, then their count and page. Asked for both at once, PostgreSQL tends to walk the
-    // whole account in creation order to skip a sort, testing every contact of it (35 ms for a broad term
-    // over 100,000 contacts, against 10 ms through the trigram index).
-    const rows = await ctx.db.$queryRaw<Array<{ id: string; total: number | bigint }>>`
-      WITH m AS MATERIALIZED (SELECT c."id", c."createdAt" FROM "Contact" c WHERE ${filter})
-      SELECT m."id", (SELECT COUNT(*) FROM m) AS total FROM m ORDER BY m."createdAt", m."id" LIMIT ${limit} OFFSET ${skip}`;
-    const counted =
-      rows.length > 0 || skip === 0
-        ? (rows[0]?.total ?? 0)
-        : ((await ctx.db.$queryRaw<Array<{ total: number | bigint }>>`SELECT COUNT(*) AS total FROM "Contact" c WHERE ${filter}`)[0]
-            ?.total ?? 0);
-    ids = rows;
-    total = Number(counted);
-  }
-  const found = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids.map((r) => r.id) } } }) : [];
+  const { ids, total } = await ctx.searchContacts(ctx.db, { accountId, search, tag, limit, skip });
+  const found = ids.length > 0 ? await ctx.db.contact.findMany({ ...query, where: { id: { in: ids } } }) : [];
   const byId = new Map(found.map((row) => [row.id, row]));
-  const items = ids.map((r) => byId.get(r.id)).filter((row): row is Contact => row !== undefined);
-  return { total, page, limit, items };
+  const items = ids.map((id) => byId.get(id)).filter((row): row is Contact => row !== undefined);
+  return { total, items };
 };
 
 const writeContact = async (ctx: RequestContext, before: Contact | null, next: ContactView): Promise<Contact> => {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
-import type { NetworkLink, StatusContent } from '../runtime/network/types.ts';
+import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
-import { registerRecurring } from './scheduling.ts';
+import { registerRecurring } from './recurring.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
@@ -17,10 +17,13 @@ import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
 
+/** The kinds of status post (StatusType in GraphQL). */
+export const statusTypeSchema = z.enum(['text', 'image', 'video', 'audio']);
+
 const payloadSchema = (allowPrivate: boolean) =>
   z
     .object({
-      type: z.enum(['text', 'image', 'video', 'audio']),
+      type: statusTypeSchema,
       text: z.string().min(1).max(700).optional(),
       url: mediaUrlSchema(allowPrivate).optional(),
       caption: z.string().max(1024).optional(),

@@ -37,6 +37,14 @@ const settingsSchema = z.object({
     .default(16 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
   MEDIA_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** how long a received file stays downloadable from its media URL; rows older than that are purged */
+  INCOMING_MEDIA_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24 * 60 * 60 * 1000),
+  /** the service's public base URL (e.g. https://api.example.com); when set, media URLs are absolute */
+  PUBLIC_URL: z.url().optional(),
   BUTTONS_ENABLED: z.stringbool().default(true),
   BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
   BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),
@@ -92,4 +100,43 @@ export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => 
 export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => ({
   ...settingsSchema.parse({}),
   ...overrides,
+});
+
+// The few variables read outside the service's settings, each by one entry point; here so that this file
+// stays the only reader of the environment.
+
+/** NODE_ENV=production: GraphQL's unused-query check off, `npm run db -- reset` refused. */
+export const isProduction = (env: NodeJS.ProcessEnv = process.env): boolean => env.NODE_ENV === 'production';
+
+/** The database `npm run db` works on: DATABASE_URL as given (the command reports one it cannot use). */
+export const migrationDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): string => env.DATABASE_URL ?? 'file:./data/app.db';
+
+/** The server on which temporary PostgreSQL databases are created (the project's machines and CI run one). */
+export const testPostgresUrl = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** `npm run sandbox`: the standalone sandbox's settings, from its command line and environment. */
+export interface SandboxSettings {
+  logLevel: string;
+  port: number;
+  controlPort: number;
+  host: string;
+  /** set with --bartender or SANDBOX_BARTENDER=true: also serve Baileys' mock-server layout */
+  bartender?: { port: number; advSecretKey?: string; caFile?: string };
+}
+
+export const loadSandboxSettings = (argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): SandboxSettings => ({
+  logLevel: env.LOG_LEVEL ?? 'info',
+  port: Number(env.SANDBOX_PORT ?? 4010),
+  controlPort: Number(env.SANDBOX_CONTROL_PORT ?? 4011),
+  host: env.SANDBOX_HOST ?? '127.0.0.1',
+  ...(argv.includes('--bartender') || env.SANDBOX_BARTENDER === 'true'
+    ? {
+        bartender: {
+          port: Number(env.SANDBOX_BARTENDER_PORT ?? 8080),
+          advSecretKey: env.ADV_SECRET_KEY || undefined,
+          caFile: env.SANDBOX_BARTENDER_CA_FILE || undefined,
+        },
+      }
+    : {}),
 });

@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import type { MediaLocator } from '../ports/incoming.ts';
+import { MediaGoneError } from './media-gone.ts';
 import type {
   CloseKind,
   GroupInfo,
@@ -13,7 +15,7 @@ import type {
   ParticipantOutcome,
   SendResult,
   ThreadStats,
-} from './types.ts';
+} from '../ports/network.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;
@@ -54,7 +56,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       const waiting = pending.get(message.id);
       pending.delete(message.id);
       if (message.ok) waiting?.resolve(message.value);
-      else waiting?.reject(new Error(message.message));
+      else waiting?.reject(message.mediaGone ? new MediaGoneError(message.message) : new Error(message.message));
       return;
     }
     if (message.kind === 'activity') {
@@ -80,6 +82,9 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
         return;
       case 'sendError':
         link.onSendError(message.waMessageId, message.reason);
+        return;
+      case 'receipts':
+        link.onReceipts(message.receipts);
         return;
     }
   };
@@ -192,6 +197,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       await request({ call: 'forget', sessionId });
     },
     hasCredentials: async (sessionId) => (await request({ call: 'hasCredentials', sessionId })) as boolean,
+    downloadMedia: async (media: MediaLocator) => (await request({ call: 'downloadMedia', media })) as ReadableStream<Uint8Array>,
     collectGarbage: async () => {
       if (started) await request({ call: 'collectGarbage' });
     },

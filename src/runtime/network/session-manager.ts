@@ -3,10 +3,11 @@ import type { QRCodeToDataURLOptionsOther } from 'qrcode';
 import type { Logger } from 'pino';
 import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
-import type { EventBus } from '../events.ts';
-import type { IncomingBuffer } from '../incoming-buffer.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
+import type { EventBus } from '../ports/events.ts';
+import type { Incoming, IncomingInput, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
+import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
+import type { WebhookOutbox } from '../ports/webhooks.ts';
 
 /**
  * The QR as a 300 px PNG, grayscale with the "up" filter on every row instead of RGBA with a filter
@@ -22,9 +23,6 @@ const QR_IMAGE: QRCodeToDataURLOptionsOther & { rendererOpts: { filterType: numb
 
 const SEEN_PER_STATEMENT = 500;
 
-export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
-
-export const MANUAL_DISCONNECT = 'Disconnected manually';
 export const LOGGED_OUT = 'Logged out from the phone; link it again with a new QR code or pairing code';
 export const QR_EXPIRED = 'The QR code was not scanned in time';
 export const REPLACED = 'Another client took over this device';
@@ -44,6 +42,8 @@ interface Live {
   generation: number;
   /** the row writes of status changes, chained so they land in the order the changes happened */
   written: Promise<void>;
+  /** received messages on their way into the buffer, chained so they keep the order they arrived in */
+  received: Promise<void>;
   /** the session's account, read at its first status change (for the webhook endpoint lookup) */
   accountId?: string;
 }
@@ -53,10 +53,14 @@ export interface SessionManagerOptions {
   logger: Logger;
   network: Network;
   events: EventBus;
-  incoming: IncomingBuffer;
+  incoming: Incoming;
+  /** turns a received message into its buffer item (recording its media first); by default drops what the item does not show */
+  receive?: (sessionId: string, message: ReceivedMessage) => Promise<IncomingInput>;
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
+  /** recipients acknowledged messages a session sent */
+  onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -66,13 +70,8 @@ export interface SessionManagerOptions {
   unlinkTimeoutMs?: number;
 }
 
-export interface LiveView {
-  status: SessionStatus;
-  qrCode: string | null;
-}
-
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
-export class SessionManager {
+export class SessionManager implements Sessions {
   private readonly live = new Map<string, Live>();
   /** sessions heard from whose lastSeen is not written yet */
   private readonly seen = new Set<string>();
@@ -210,6 +209,7 @@ export class SessionManager {
           onActivity: () => undefined,
           onIncoming: () => undefined,
           onSendError: () => undefined,
+          onReceipts: () => undefined,
         })
         .then(
           (opening) => {
@@ -263,6 +263,11 @@ export class SessionManager {
     await this.options.network.close();
   }
 
+  /** A received file, fetched and decrypted by the network (see Network.downloadMedia); needs no live link. */
+  downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>> {
+    return this.options.network.downloadMedia(media);
+  }
+
   /** See Network.threadStats. */
   threadStats(): Promise<ThreadStats | undefined> {
     return this.options.network.threadStats();
@@ -284,6 +289,7 @@ export class SessionManager {
         qrWaiters: [],
         generation: 0,
         written: Promise.resolve(),
+        received: Promise.resolve(),
       };
       this.live.set(sessionId, live);
     }
@@ -312,10 +318,20 @@ export class SessionManager {
           if (current()) this.onActivity(sessionId, live);
         },
         onIncoming: (message) => {
-          this.options.incoming.push(sessionId, message);
+          live.received = live.received
+            .then(() => this.toItem(sessionId, message))
+            .then(
+              (item) => {
+                this.options.incoming.push(sessionId, item);
+              },
+              (err: unknown) => this.options.logger.error({ err, sessionId }, 'a received message was lost'),
+            );
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
+        },
+        onReceipts: (receipts) => {
+          this.options.onReceipts?.(sessionId, receipts);
         },
       });
       live.lastActivity = Date.now();
@@ -324,6 +340,12 @@ export class SessionManager {
       this.options.logger.error({ err, sessionId }, 'opening the link failed');
       if (current()) await this.onClose(sessionId, live, 'transient', err instanceof Error ? err.message : String(err));
     }
+  }
+
+  private toItem(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
+    if (this.options.receive) return this.options.receive(sessionId, message);
+    const { messageId: _messageId, media: _media, ...input } = message;
+    return Promise.resolve(input);
   }
 
   private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {

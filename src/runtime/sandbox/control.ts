@@ -50,8 +50,16 @@ export class SandboxControl {
   async sendMedia(
     fromNumber: string,
     toNumber: string,
-    media: { type: 'image' | 'video' | 'audio' | 'document'; data: Buffer; mimetype: string; caption?: string; fileName?: string },
-  ): Promise<{ id: string; delivered: number }> {
+    media: {
+      type: 'image' | 'video' | 'audio' | 'document';
+      data: Buffer;
+      mimetype: string;
+      caption?: string;
+      fileName?: string;
+      /** audio only: a voice note */
+      ptt?: boolean;
+    },
+  ): Promise<{ id: string; delivered: number; url: string }> {
     const mediaKey = randomBytes(32);
     const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, media.type);
     const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
@@ -78,9 +86,10 @@ export class SandboxControl {
         : media.type === 'video'
           ? { videoMessage: { ...common, caption: media.caption } }
           : media.type === 'audio'
-            ? { audioMessage: common }
+            ? { audioMessage: { ...common, ...(media.ptt ? { ptt: true } : {}) } }
             : { documentMessage: { ...common, caption: media.caption, fileName: media.fileName } };
-    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, message);
+    const sent = await this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, message);
+    return { ...sent, url };
   }
 
   enterPairingCode(number: string, code: string): Promise<{ jid: string; deviceId: number }> {
@@ -133,6 +142,31 @@ export class SandboxControl {
       conn.withholdAcks = options.withhold ?? false;
     }
     return conns.length;
+  }
+
+  /**
+   * The phone reads messages it received: those with these ids, or every message of a chat (a number,
+   * a JID or a group id). Sends read receipts to the senders' linked devices; answers the ids it read.
+   */
+  read(number: string, which: { ids?: string[]; chat?: string }): { ids: string[]; receipts: number } {
+    const phone = this.network.requirePhone(number);
+    const chat = which.chat === undefined ? undefined : which.chat.includes('@') ? which.chat : `${which.chat}@s.whatsapp.net`;
+    const entries = phone.inbox.filter(
+      (e) =>
+        e.kind !== 'edit' && e.kind !== 'reaction' && ((which.ids?.includes(e.id) ?? false) || (chat !== undefined && e.chat === chat)),
+    );
+    const missing = (which.ids ?? []).filter((id) => !entries.some((e) => e.id === id));
+    if (missing.length > 0) throw new Error(`${number} did not receive ${missing.join(', ')}`);
+    return { ids: entries.map((e) => e.id), receipts: this.network.router.markAs(phone, entries, 'read') };
+  }
+
+  /** The phone plays voice notes it received: `played` receipts (which mean read too) to their senders. */
+  play(number: string, ids: string[]): { ids: string[]; receipts: number } {
+    const phone = this.network.requirePhone(number);
+    const entries = phone.inbox.filter((e) => ids.includes(e.id));
+    const wrong = ids.filter((id) => !entries.some((e) => e.id === id && e.kind === 'voice'));
+    if (wrong.length > 0) throw new Error(`${number} has no voice note ${wrong.join(', ')}`);
+    return { ids: entries.map((e) => e.id), receipts: this.network.router.markAs(phone, entries, 'played') };
   }
 
   inbox(number: string): InboxEntry[] {

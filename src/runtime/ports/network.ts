@@ -1,5 +1,11 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput } from '../incoming-buffer.ts';
+import type { IncomingInput, MediaLocator, ReceivedMessage } from './incoming.ts';
+
+/**
+ * The name of the error a download rejects with when the media host answered that it no longer has the
+ * file (404 or 410); errors cross the thread boundary, so it is told by name.
+ */
+export type MediaGoneErrorName = 'MediaGoneError';
 
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
@@ -90,15 +96,32 @@ export type StatusContent =
   | { kind: 'text'; text: string; backgroundColor?: string }
   | { kind: 'media'; mediaType: 'image' | 'video' | 'audio'; data: Buffer; mimetype?: string; caption?: string };
 
+export type ReceiptKind = 'delivered' | 'read' | 'played';
+
+/** A recipient acknowledged one of our sent messages. */
+export interface Receipt {
+  /** the network id of our message */
+  waMessageId: string;
+  /** the chat it went to: the recipient's JID, or the group's */
+  chatJid: string;
+  /** who acknowledged it: a user JID without device (in a group, the member) */
+  recipient: string;
+  kind: ReceiptKind;
+  /** when, as the receipt says (ms since the epoch; the network counts in seconds) */
+  at: number;
+}
+
 export interface LinkCallbacks {
   onQr: (qr: string) => void;
   onOpen: (account: LinkedAccount) => void;
   onClose: (kind: CloseKind, message: string) => void;
   /** any frame received: the link is alive */
   onActivity: () => void;
-  onIncoming: (message: IncomingInput) => void;
+  onIncoming: (message: ReceivedMessage) => void;
   /** the network refused a message after accepting the send (an error ack) */
   onSendError: (waMessageId: string, reason: string) => void;
+  /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
+  onReceipts: (receipts: Receipt[]) => void;
 }
 
 export interface NetworkLink {
@@ -125,6 +148,11 @@ export interface Network {
   /** Deletes the stored credentials of a session. */
   forget: (sessionId: string) => Promise<void>;
   hasCredentials: (sessionId: string) => Promise<boolean>;
+  /**
+   * Fetches and decrypts a received file; needs no live link. Rejects with MediaGoneError when the
+   * media host no longer has it. The stream is pulled as it is read, so a slow reader holds little.
+   */
+  downloadMedia: (media: MediaLocator) => Promise<ReadableStream<Uint8Array>>;
   /** Releases what the network holds beyond its links (its thread); after closeAll of every link. */
   close: () => Promise<void>;
   /**
