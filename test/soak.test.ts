@@ -17,6 +17,7 @@ describe.each(dbKinds)('two-way traffic across device-list expiries (%s)', (kind
       deviceListTtlMs: 10_000,
       maxMessages: 2_000,
       drainMs: 30_000,
+      settleMs: 0,
     });
     const summary = formatSoakReport(report);
     expect(report.out.sent, summary).toBe(900);
