@@ -42,7 +42,7 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
   const photo = randomBytes(4096);
   const report = randomBytes(3000);
   // A file whose server does not answer until the test lets it: a request that is cut off mid-way.
-  let held: ServerResponse[] = [];
+  const held: ServerResponse[] = [];
   let holdSlow = true;
 
   const env = () => ({

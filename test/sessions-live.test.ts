@@ -19,7 +19,7 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
       {
         target: { sandbox: sandboxAddress(sandbox) },
         keepAliveIntervalMs: 1_000,
-        sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000, staleAfterMs: 3_000 },
+        sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000, staleAfterMs: 3_000, lastSeenWriteEveryMs: 500 },
       },
     );
     ctx = { app, sandbox, key: (await app.newAccount()).apiKey };
@@ -27,6 +27,18 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
   afterAll(async () => {
     await ctx?.app.close();
     await ctx?.sandbox.close();
+  });
+
+  it('keeps lastSeen moving while an idle link only exchanges keep-alive pings', async () => {
+    const id = await linkSession(ctx, '15557770009');
+    const first = (await call('GET', `/v1/sessions/${id}/status`)).body.lastSeen as string;
+    expect(first).toMatch(/Z$/);
+    const later = await waitUntil(
+      () => call('GET', `/v1/sessions/${id}/status`),
+      (r) => typeof r.body.lastSeen === 'string' && r.body.lastSeen > first,
+    );
+    expect(later.body.status).toBe('CONNECTED');
+    await call('DELETE', `/v1/sessions/${id}`);
   });
 
   it('links with a pairing code entered on the phone', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dbKinds, gql, http } from './helpers/app.ts';
+import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import type { Linked } from './helpers/sandbox.ts';
@@ -121,6 +121,45 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       }
     } finally {
       ctx.app.deps.settings.WEBHOOK_ALLOW_PRIVATE = true;
+    }
+  });
+
+  it('connects to the address the checked lookup gave, and refuses a name that resolves to a private address', async () => {
+    // The name exists only in the service's resolver (here: anything but *.example.com is 127.0.0.1), so
+    // reaching the receiver proves the connection went where the check looked.
+    const named = receiver.url.replace('127.0.0.1', 'hooks.pinned.test');
+    const hook = await call('POST', '/v1/webhooks', { url: named, events: ['*'] });
+    receiver.verifyWith(hook.body.secret);
+    await call('POST', `/v1/webhooks/${hook.body.id}/test`);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
+
+    const guarded = await startTestApp(
+      kind,
+      { WEBHOOK_ALLOW_PRIVATE: false, WEBHOOK_POLL_MS: 50 },
+      { resolveHost: async () => ['127.0.0.1'] },
+    );
+    try {
+      const { apiKey } = await guarded.newAccount();
+      const made = await http(guarded.baseUrl, 'POST', '/v1/webhooks', { key: apiKey, body: { url: named, events: ['*'] } });
+      expect(made.status).toBe(201);
+      await http(guarded.baseUrl, 'POST', `/v1/webhooks/${made.body.id}/test`, { key: apiKey });
+      const log = await waitUntil(
+        () => http(guarded.baseUrl, 'GET', `/v1/webhooks/${made.body.id}/deliveries`, { key: apiKey }),
+        (r) => r.body[0]?.attempts === 1,
+      );
+      expect(log.body[0]).toMatchObject({
+        status: 'PENDING',
+        lastStatus: null,
+        attemptLog: [
+          { statusCode: null, error: 'url must point to a public address (private, loopback and link-local addresses are refused)' },
+        ],
+      });
+      expect(receiver.requests).toBe(1);
+    } finally {
+      await guarded.close();
     }
   });
 
@@ -323,6 +362,27 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(statuses[0]).toEqual({ sessionId, sessionName: 'main', status: 'PAUSED', phone: `${ME}@s.whatsapp.net`, lastError: null });
     expect(statuses.at(-1)).toMatchObject({ sessionId, status: 'CONNECTED', phone: `${ME}@s.whatsapp.net` });
     expect(receivedOf('session.status').every((r) => r.verified)).toBe(true);
+  });
+
+  it("sends campaign.progress with each campaign message's result, counted with that message", async () => {
+    await create({ events: ['campaign.progress', 'message.sent'], sessionId });
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/campaign`, {
+      contacts: [{ jid: BOB }, { jid: BOB }, { jid: BOB }],
+      template: 'campaign hook',
+      delayMs: 0,
+    });
+    expect(res.status).toBe(200);
+    const progress = await waitUntil(
+      async () => receivedOf('campaign.progress').map((r) => r.payload.data),
+      (p) => p.length === 3,
+    );
+    const campaignId = res.body.campaignId;
+    expect([...progress].sort((a, b) => Number(a.sent) - Number(b.sent))).toEqual([
+      { campaignId, sessionId, total: 3, sent: 1, failed: 0, remaining: 2 },
+      { campaignId, sessionId, total: 3, sent: 2, failed: 0, remaining: 1 },
+      { campaignId, sessionId, total: 3, sent: 3, failed: 0, remaining: 0 },
+    ]);
+    expect(receivedOf('message.sent')).toHaveLength(3);
   });
 
   it('serves the same endpoints over GraphQL', async () => {

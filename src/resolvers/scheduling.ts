@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { campaignTopic } from '../runtime/events.ts';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
 import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
+import type { OutboxEvent } from '../runtime/webhooks/outbox.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
@@ -259,6 +260,20 @@ const armNextOfCampaign = async (
   await deps.jobs.scheduleMessage(next.jobId ?? randomUUID(), next.id, sendAt);
 };
 
+const counting = new Map<string, Promise<void>>();
+/** Runs the work of one key after the work of that key already started has finished. */
+const oneAtATime = async (key: string, work: () => Promise<void>): Promise<void> => {
+  const previous = counting.get(key) ?? Promise.resolve();
+  const mine = previous.then(work, work);
+  const tail = mine.catch(() => undefined);
+  counting.set(key, tail);
+  try {
+    await mine;
+  } finally {
+    if (counting.get(key) === tail) counting.delete(key);
+  }
+};
+
 /**
  * A due record: claimed atomically, then sent exactly as it was accepted (its payload) with the network
  * id chosen when it was stored, so a resend after a crash shows once on the phone. A timer that fires
@@ -290,19 +305,30 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     waMessageId?: string;
     sentMessage?: string | null;
   }) => {
-    await writeWithEvents(deps, deps.db.outgoingMessage.update({ where: { id: row.id }, data }), [messageEvent({ ...row, ...data })]);
-    const spacingMs = spacingOf(row);
-    if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
-    if (row.campaignId) {
-      const progress = await campaignProgress(deps, row.campaignId);
-      deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);
-      await deps.webhooks.emit({
-        accountId: row.accountId,
-        sessionId: row.sessionId,
-        type: 'campaign.progress',
-        data: { ...progress, sessionId: row.sessionId },
+    const update = deps.db.outgoingMessage.update({ where: { id: row.id }, data });
+    const event = messageEvent({ ...row, ...data });
+    const { campaignId } = row;
+    let progress: CampaignProgress | null = null;
+    if (!campaignId) await writeWithEvents(deps, update, [event]);
+    else {
+      // Counted before the change with this claimed record moved, so the campaign.progress event goes in
+      // the change's own transaction; one campaign's results are counted one at a time (its messages all
+      // belong to one session, whose link lives in this process).
+      await oneAtATime(campaignId, async () => {
+        const before = await campaignProgress(deps, campaignId);
+        const moved = data.status === 'SENT' ? 'sent' : 'failed';
+        const counted = { ...before, [moved]: before[moved] + 1, remaining: Math.max(0, before.remaining - 1) };
+        progress = counted;
+        const sessionId = row.sessionId;
+        await writeWithEvents(deps, update, [
+          event,
+          { accountId: row.accountId, sessionId, type: 'campaign.progress', data: { ...counted, sessionId } },
+        ]);
       });
     }
+    const spacingMs = spacingOf(row);
+    if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
+    if (row.campaignId && progress) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);
   };
   if (!link) {
     // Counted from the start too: a message left over from before a stop waits for its session to re-link.

@@ -44,6 +44,26 @@ export const pinnedLookup = (addresses: string[]): Lookup => {
   }) as Lookup;
 };
 
+/**
+ * A lookup for connections that stay open and are reused (webhook deliveries): each new connection
+ * resolves the name once, refuses it when any address is private (unless allowed), and connects to the
+ * addresses it checked. A literal IP address skips the lookup, so callers check those with
+ * `assertPublicHost` first.
+ */
+export const guardedLookup = (allowPrivate: boolean, resolveHost: (host: string) => Promise<string[]> = defaultResolve): Lookup =>
+  ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+    resolveHost(hostname).then(
+      (addresses) => {
+        if (addresses.length === 0 || addresses.some((a) => !ipaddr.isValid(a) || (!allowPrivate && isPrivateAddress(a)))) {
+          callback(Object.assign(new Error(`url ${PRIVATE_URL_MESSAGE}`), { code: 'EPRIVATEADDRESS' }));
+          return;
+        }
+        pinnedLookup(addresses)(hostname, options, callback as Parameters<Lookup>[2]);
+      },
+      (err: unknown) => callback(err),
+    );
+  }) as Lookup;
+
 /** A file name from the URL's last path segment; a malformed escape (%ZZ) keeps the segment as written. */
 const fileNameOf = (url: URL): string | undefined => {
   const last = url.pathname.split('/').pop() ?? '';

@@ -1,12 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
+import { Agent } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
-import { assertPublicHost } from '../media-fetch.ts';
+import { isLiteralPrivateHost, PRIVATE_URL_MESSAGE } from '../../resolvers/media-urls.ts';
+import { guardedLookup } from '../media-fetch.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
@@ -47,8 +50,19 @@ interface Claimed {
   endpoint?: WebhookEndpoint | null;
 }
 
+interface AttemptRow {
+  deliveryId: string;
+  endpointId: string;
+  eventId: string;
+  statusCode: number | null;
+  latencyMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+  at: Date;
+}
+
 interface Outcome {
-  attempt: Prisma.WebhookAttemptCreateManyInput;
+  attempt: AttemptRow;
   delivered?: { id: string; attempts: number; lastStatus: number; at: Date };
   followUps: Array<Prisma.PrismaPromise<unknown>>;
 }
@@ -79,6 +93,11 @@ export class WebhookDeliveryLoop {
   private readonly postgres: boolean;
   /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
   private readonly outcomes: GroupCommit<Outcome>;
+  /**
+   * Keeps connections to receivers open between deliveries. Each new connection resolves the host once
+   * and connects to the addresses it checked, so a name cannot pass the check and then point inside.
+   */
+  private agent: Agent | null = null;
 
   constructor(readonly options: WebhookDeliveryOptions) {
     this.postgres = providerOf(options.databaseUrl) === 'postgres';
@@ -88,7 +107,14 @@ export class WebhookDeliveryLoop {
     const cast = (type: string) => (this.postgres ? Prisma.raw(`::${type}`) : Prisma.empty);
     this.outcomes = groupCommit(async (batch) => {
       const { db } = options;
-      await db.webhookAttempt.createMany({ data: batch.map((o) => o.attempt) });
+      const attempts = Prisma.join(
+        batch.map(
+          ({ attempt: a }) =>
+            Prisma.sql`(${randomUUID()}, ${a.deliveryId}, ${a.endpointId}, ${a.eventId}, ${a.statusCode}, ${a.latencyMs}, ${a.responseExcerpt}, ${a.error}, ${a.at})`,
+        ),
+      );
+      // A plain INSERT: a createMany is compiled anew for each number of rows.
+      await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") VALUES ${attempts}`;
       // Successes, the common case, share one statement.
       const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
       if (delivered.length > 0) {
@@ -123,6 +149,9 @@ export class WebhookDeliveryLoop {
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
     await Promise.all([...this.workers]);
     await this.outcomes.settled();
+    const agent = this.agent;
+    this.agent = null;
+    await agent?.close().catch(() => undefined);
     if (left.length > 0) {
       await this.options.db.webhookDelivery
         .updateMany({ where: { id: { in: left.map((c) => c.id) }, status: 'PENDING' }, data: { claimedUntil: null } })
@@ -155,7 +184,10 @@ export class WebhookDeliveryLoop {
 
   private async tick(): Promise<void> {
     const room = this.options.concurrency - this.outstanding;
-    if (room <= 0) return;
+    // Under load every finished attempt wakes the loop; claiming the one free place each time would cost
+    // a claim and two reads per delivery. Claims wait until a quarter of the places are free (the loop
+    // polls anyway), and take them together.
+    if (room <= 0 || (this.outstanding > 0 && room < Math.ceil(this.options.concurrency / 4))) return;
     let claimed: Claimed[];
     try {
       claimed = await this.claim(room);
@@ -271,8 +303,12 @@ export class WebhookDeliveryLoop {
     const started = performance.now();
     try {
       const url = new URL(endpoint.url);
-      if (!this.options.allowPrivate) await assertPublicHost(url, 'url', this.options.resolveHost);
-      const response = await fetch(url, {
+      // A literal address connects without a lookup, so the guard of the connections never sees it.
+      if (!this.options.allowPrivate && isLiteralPrivateHost(endpoint.url)) throw new Error(`url ${PRIVATE_URL_MESSAGE}`);
+      this.agent ??= new Agent({ connect: { lookup: guardedLookup(this.options.allowPrivate, this.options.resolveHost) } });
+      // Node's fetch takes an undici dispatcher; its RequestInit type does not name it.
+      const init: RequestInit & { dispatcher: Agent } = {
+        dispatcher: this.agent,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -284,12 +320,19 @@ export class WebhookDeliveryLoop {
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      };
+      const response = await fetch(url, init);
       statusCode = response.status;
       excerpt = (await response.text()).slice(0, EXCERPT_CHARS);
     } catch (err) {
       const e = err as Error;
-      error = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : e.message;
+      // fetch says only "fetch failed"; what went wrong (refused address, connection refused...) is its cause.
+      error =
+        e.name === 'TimeoutError'
+          ? `no answer within ${this.options.timeoutMs} ms`
+          : e.cause instanceof Error
+            ? e.cause.message
+            : e.message;
     }
     const latencyMs = Math.round(performance.now() - started);
     const at = this.options.now();

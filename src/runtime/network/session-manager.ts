@@ -1,10 +1,13 @@
 import QRCode from 'qrcode';
 import type { Logger } from 'pino';
+import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events.ts';
 import type { IncomingBuffer } from '../incoming-buffer.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
 import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
+
+const SEEN_PER_STATEMENT = 500;
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
@@ -28,6 +31,8 @@ interface Live {
   generation: number;
   /** the row writes of status changes, chained so they land in the order the changes happened */
   written: Promise<void>;
+  /** the session's account, read at its first status change (for the webhook endpoint lookup) */
+  accountId?: string;
 }
 
 export interface SessionManagerOptions {
@@ -56,6 +61,9 @@ export interface LiveView {
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
 export class SessionManager {
   private readonly live = new Map<string, Live>();
+  /** sessions heard from whose lastSeen is not written yet */
+  private readonly seen = new Set<string>();
+  private seenTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly staleAfterMs: number;
   private readonly backoffBaseMs: number;
@@ -231,6 +239,7 @@ export class SessionManager {
   /** Shutdown: close every link without logging out, so the next start re-links them. */
   async closeAll(): Promise<void> {
     this.stopping = true;
+    await this.writeSeen();
     await Promise.all(
       [...this.live.values()].map(async (live) => {
         live.generation += 1;
@@ -359,9 +368,30 @@ export class SessionManager {
     live.lastActivity = now;
     if (live.status === 'CONNECTED' && now - live.lastSeenWritten >= this.lastSeenWriteEveryMs) {
       live.lastSeenWritten = now;
-      this.options.db.session
-        .update({ where: { id: sessionId }, data: { lastSeen: new Date(now) } })
-        .catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'lastSeen update failed'));
+      this.seen.add(sessionId);
+      if (!this.seenTimer) {
+        this.seenTimer = setTimeout(() => void this.writeSeen(), this.lastSeenWriteEveryMs);
+        this.seenTimer.unref();
+      }
+    }
+  }
+
+  /**
+   * lastSeen of every session heard from since the last write, in one statement: an idle link pings
+   * every 30 s, and a write per ping of each of thousands of sessions was most of the idle cost.
+   * The time written is the write's, at most lastSeenWriteEveryMs after the activity.
+   */
+  private async writeSeen(): Promise<void> {
+    if (this.seenTimer) clearTimeout(this.seenTimer);
+    this.seenTimer = undefined;
+    const ids = [...this.seen];
+    this.seen.clear();
+    const lastSeen = new Date();
+    for (let i = 0; i < ids.length; i += SEEN_PER_STATEMENT) {
+      const chunk = ids.slice(i, i + SEEN_PER_STATEMENT);
+      await this.options.db.session
+        .updateMany({ where: { id: { in: chunk } }, data: { lastSeen } })
+        .catch((err: unknown) => this.options.logger.warn({ err, sessions: chunk.length }, 'lastSeen update failed'));
     }
   }
 
@@ -404,6 +434,39 @@ export class SessionManager {
     if (link) await link.close();
   }
 
+  /**
+   * The status change and its session.status webhook event in one transaction, so an event exists exactly
+   * when the change does. The session's account is read once and kept; the row is read before the change
+   * only when an endpoint wants the event.
+   */
+  private async writeStatus(
+    sessionId: string,
+    live: Live,
+    status: SessionStatus,
+    data: { phone?: string; lastError?: string | null; lastSeen?: Date; autoConnect?: boolean },
+  ): Promise<Session> {
+    const { db, webhooks } = this.options;
+    const update = () => db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+    live.accountId ??= (await db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }))?.accountId;
+    const endpoints = webhooks && live.accountId ? await webhooks.matching(live.accountId, 'session.status', sessionId) : [];
+    if (!webhooks || endpoints.length === 0) return update();
+    const before = await db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    const after = { ...before, status, ...data };
+    const rows = await webhooks.rowsFor(
+      {
+        accountId: before.accountId,
+        sessionId,
+        type: 'session.status',
+        data: { sessionId, sessionName: after.sessionName, status, phone: after.phone, lastError: after.lastError },
+      },
+      endpoints,
+    );
+    if (!rows) return update();
+    const [row] = await db.$transaction([update(), ...webhooks.writes([rows])]);
+    webhooks.written();
+    return row;
+  }
+
   private async apply(
     sessionId: string,
     live: Live,
@@ -413,16 +476,8 @@ export class SessionManager {
     live.status = status;
     const write = live.written.then(async () => {
       try {
-        const row = await this.options.db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+        const row = await this.writeStatus(sessionId, live, status, data);
         this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });
-        await this.options.webhooks
-          ?.emit({
-            accountId: row.accountId,
-            sessionId,
-            type: 'session.status',
-            data: { sessionId, sessionName: row.sessionName, status, phone: row.phone, lastError: row.lastError },
-          })
-          .catch((err: unknown) => this.options.logger.error({ err, sessionId }, 'writing a session.status webhook event failed'));
       } catch (err) {
         // The row can be gone when a delete races a link callback; nothing to record then.
         this.options.logger.debug({ err, sessionId }, 'session row not updated');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Prisma } from '../../generated/sqlite/client.ts';
+import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
 
@@ -134,11 +134,23 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     };
   };
 
+  // Plain INSERTs: every event passes here, and a createMany is compiled anew for each number of rows.
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
+    const events = Prisma.join(
+      rows.map(({ event: e }) => Prisma.sql`(${e.id}, ${e.accountId}, ${e.sessionId}, ${e.type}, ${e.data}, ${e.createdAt})`),
+    );
+    const deliveries = Prisma.join(
+      rows.flatMap((r) =>
+        r.deliveries.map(
+          (d) =>
+            Prisma.sql`(${d.id}, ${d.eventId}, ${d.endpointId}, ${d.accountId}, ${d.sessionId}, 'PENDING', 0, ${d.nextAttemptAt}, ${d.createdAt})`,
+        ),
+      ),
+    );
     return [
-      db.webhookEvent.createMany({ data: rows.map((r) => r.event) }),
-      db.webhookDelivery.createMany({ data: rows.flatMap((r) => r.deliveries) }),
+      db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") VALUES ${events}`,
+      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "createdAt") VALUES ${deliveries}`,
     ];
   };
 
