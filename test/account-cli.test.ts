@@ -13,7 +13,7 @@ describe('npm run account', () => {
   let database: TestDatabase;
   let db: Db;
   const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/runtime/cli/account.ts', ...args], {
+    run(process.execPath, ['--import', 'tsx', 'src/runtime/root/cli/account.ts', ...args], {
       env: { ...process.env, DATABASE_URL: database.url },
     });
 

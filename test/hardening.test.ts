@@ -6,7 +6,7 @@ import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { rotateApiKey } from '../src/resolvers/accounts.ts';
-import { campaignTopic } from '../src/runtime/events.ts';
+import { campaignTopic } from '../src/resolvers/topics.ts';
 import { gql, http } from './helpers/app.ts';
 import type { TestApp } from './helpers/app.ts';
 import { startTestApp } from './helpers/app.ts';

@@ -28,7 +28,7 @@ describe('the Node.js version', () => {
   it.skipIf(!olderNode)('stops at once under an older Node, before touching the database', { timeout: 90_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'node-version-'));
     try {
-      const run = spawnSync(olderNode as string, ['--import', 'tsx', 'src/runtime/main.ts'], {
+      const run = spawnSync(olderNode as string, ['--import', 'tsx', 'src/runtime/root/main.ts'], {
         env: { ...process.env, DATABASE_URL: `file:${join(dir, 'app.db')}`, PORT: '0' },
         encoding: 'utf8',
         timeout: 60_000,

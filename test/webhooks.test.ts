@@ -235,6 +235,11 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     const before = await ctx.app.db.webhookEvent.count();
     const send = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'no hook for this' });
     expect(send.status).toBe(200);
+    // The phone's delivery receipt is recorded too, without an event (and not later, into the next test's endpoint).
+    await waitUntil(
+      () => ctx.app.db.outgoingMessage.findUniqueOrThrow({ where: { id: send.body.id } }),
+      (r) => r.deliveredAt !== null,
+    );
     await ctx.app.deps.outgoing.settled();
     expect(await ctx.app.db.webhookEvent.count()).toBe(before);
   });

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Contact } from '../generated/sqlite/client.ts';
-import { campaignTopic } from '../runtime/events.ts';
 import { getContactGroup } from './contact-groups.ts';
 import { parseVariables } from './contacts.ts';
 import type { RequestContext } from './context.ts';
@@ -9,7 +8,8 @@ import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { phoneOfJid } from './jids.ts';
 import { refundQuota, takeQuota } from './quota.ts';
-import type { CampaignProgress } from './scheduling.ts';
+import type { CampaignProgress } from '../runtime/ports/events.ts';
+import { campaignTopic } from './topics.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';

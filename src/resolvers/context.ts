@@ -1,19 +1,17 @@
 import type { Logger } from 'pino';
-import type { Db } from '../runtime/db/client.ts';
-import type { OutgoingWrites } from '../runtime/db/outgoing-writes.ts';
-import type { EventBus } from '../runtime/events.ts';
-import type { ButtonGuard } from '../runtime/button-guard.ts';
-import type { IncomingBuffer } from '../runtime/incoming-buffer.ts';
-import type { JobScheduler } from '../runtime/jobs/scheduler.ts';
-import type { WebhookDeliveryLoop } from '../runtime/jobs/webhook-delivery.ts';
-import type { WebhookOutbox } from '../runtime/webhooks/outbox.ts';
-import type { MediaFetcher } from '../runtime/media-fetch.ts';
-import type { RateLimiter } from '../runtime/rate-limit.ts';
-import type { Metrics } from '../runtime/metrics.ts';
-import type { SessionManager } from '../runtime/network/session-manager.ts';
+import type { ContactSearch, Db } from '../runtime/ports/db.ts';
+import type { EventBus } from '../runtime/ports/events.ts';
+import type { Incoming } from '../runtime/ports/incoming.ts';
+import type { Jobs } from '../runtime/ports/jobs.ts';
+import type { Buttons, RateLimiter } from '../runtime/ports/limits.ts';
+import type { MediaFetcher } from '../runtime/ports/media.ts';
+import type { Metrics } from '../runtime/ports/metrics.ts';
+import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
+import type { Sessions } from '../runtime/ports/sessions.ts';
 import type { Settings } from '../runtime/settings.ts';
+import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
-/** What the domain logic may use; built once by main (or a test) and passed to buildApp. */
+/** What the domain logic may use, as port types; built once by runtime/root/deps.ts and passed to buildApp. */
 export interface Deps {
   db: Db;
   /** the record writes of immediate sends, grouped across concurrent requests */
@@ -21,18 +19,20 @@ export interface Deps {
   logger: Logger;
   settings: Settings;
   now: () => Date;
-  sessions: SessionManager;
+  sessions: Sessions;
   events: EventBus;
-  incoming: IncomingBuffer;
+  incoming: Incoming;
   fetchMedia: MediaFetcher;
-  buttons: ButtonGuard;
-  jobs: JobScheduler;
+  buttons: Buttons;
+  jobs: Jobs;
   /** requests per key in a short window (RATE_LIMIT_*), taken right after the key is checked */
   rateLimit: RateLimiter;
   metrics: Metrics;
   /** the webhook outbox: which endpoints want an event, and the rows that record it */
   webhooks: WebhookOutbox;
-  webhookDelivery: WebhookDeliveryLoop;
+  webhookDelivery: WebhookDelivery;
+  /** free-text contact search in the database's own dialect */
+  searchContacts: ContactSearch;
 }
 
 export interface Caller {

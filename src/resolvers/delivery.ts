@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
-import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/network/types.ts';
+import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
@@ -122,6 +122,9 @@ export const deliverNow = async (
     campaignId: null,
     sentAt: null,
     sentMessage: null,
+    deliveredAt: null,
+    readAt: null,
+    playedAt: null,
     createdAt: startedAt,
   };
   await ctx.outgoing.pending({ ...record, waMessageId });

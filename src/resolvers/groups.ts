@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GroupInfo, GroupMember, NetworkLink, ParticipantAction } from '../runtime/network/types.ts';
+import type { GroupInfo, GroupMember, NetworkLink, ParticipantAction } from '../runtime/ports/network.ts';
 import type { RequestContext } from './context.ts';
 import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';

@@ -1,5 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import type { UrlRules } from '../runtime/ports/media.ts';
+import { DomainError } from './errors.ts';
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
 
@@ -35,4 +37,14 @@ export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate
   const open = make(true);
   const guarded = make(false);
   return (allowPrivate) => (allowPrivate ? open : guarded);
+};
+
+/** What the root gives the runtime's fetchers (media, webhooks): this rule, and the domain's errors. */
+export const urlRules: UrlRules = {
+  isPrivateAddress,
+  isLiteralPrivateHost,
+  privateMessage: PRIVATE_URL_MESSAGE,
+  refused: (field, message) => new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] }),
+  unreachable: (message) => new DomainError('NETWORK_ERROR', message),
+  isRuleError: (err) => err instanceof DomainError,
 };

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
-import type { IncomingItem } from '../runtime/incoming-buffer.ts';
-import type { ButtonSpec, MediaType, NetworkLink } from '../runtime/network/types.ts';
+import type { IncomingItem } from '../runtime/ports/incoming.ts';
+import type { ButtonSpec, MediaType, NetworkLink } from '../runtime/ports/network.ts';
 import type { RequestContext } from './context.ts';
 import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import type { Delivery } from './delivery.ts';
@@ -26,6 +26,10 @@ export interface MessageRecordView {
   remoteJid: string | null;
   /** why a FAILED message failed (beyond the spec) */
   error: string | null;
+  /** receipts (beyond the spec): first delivered, read and played (voice notes) times; in a group, any member's */
+  deliveredAt: string | null;
+  readAt: string | null;
+  playedAt: string | null;
 }
 
 export const messageView = (row: OutgoingMessage): MessageRecordView => ({
@@ -39,6 +43,9 @@ export const messageView = (row: OutgoingMessage): MessageRecordView => ({
   waMessageId: row.waMessageId,
   remoteJid: row.remoteJid,
   error: row.error,
+  deliveredAt: row.deliveredAt ? row.deliveredAt.toISOString() : null,
+  readAt: row.readAt ? row.readAt.toISOString() : null,
+  playedAt: row.playedAt ? row.playedAt.toISOString() : null,
 });
 
 export interface SendAnswer {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { campaignTopic } from '../runtime/events.ts';
+import type { CampaignProgress } from '../runtime/ports/events.ts';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
-import type { RecurringSpec } from '../runtime/jobs/scheduler.ts';
-import type { OutboxEvent } from '../runtime/webhooks/outbox.ts';
+import type { RecurringSpec } from '../runtime/ports/jobs.ts';
+import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
@@ -19,6 +19,8 @@ import { ownSession } from './sessions.ts';
 import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
 import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
+import { registerRecurring } from './recurring.ts';
+import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
@@ -203,24 +205,6 @@ export const startRecurring = async (
   return registerRecurring(ctx, sessionId, body.everyMs, { to: body.jid, text: body.message });
 };
 
-/** Shared by recurring messages and statuses: a connected session, then an in-memory Bree timer. */
-export const registerRecurring = async (
-  ctx: RequestContext,
-  sessionId: string,
-  everyMs: number,
-  payload: Record<string, unknown>,
-): Promise<{ ok: true; recurringEveryMs: number; timerId: string }> => {
-  const session = await ownSession(ctx, sessionId);
-  requireLink(ctx, session);
-  const cap = ctx.settings.MAX_RECURRING_PER_ACCOUNT;
-  if (cap > 0 && ctx.jobs.countRecurring(ctx.caller.accountId) >= cap) {
-    throw new DomainError('CONFLICT', `This account already has the most recurring timers allowed (${cap}); cancel one first`);
-  }
-  const timerId = randomUUID();
-  await ctx.jobs.addRecurring({ timerId, accountId: ctx.caller.accountId, sessionId, everyMs, payload, createdAt: ctx.now() });
-  return { ok: true, recurringEveryMs: everyMs, timerId };
-};
-
 export const listRecurring = async (ctx: RequestContext, sessionId: string): Promise<{ count: number; items: RecurringView[] }> => {
   await ownSession(ctx, sessionId);
   const items = ctx.jobs.listRecurring(sessionId).map(recurringView);
@@ -387,14 +371,6 @@ export const runRecurring = async (deps: Deps, spec: RecurringSpec): Promise<voi
     else throw err;
   }
 };
-
-export interface CampaignProgress {
-  campaignId: string;
-  total: number;
-  sent: number;
-  failed: number;
-  remaining: number;
-}
 
 export const campaignProgress = async (deps: Pick<Deps, 'db' | 'outgoing'>, campaignId: string): Promise<CampaignProgress> => {
   await deps.outgoing.settled();

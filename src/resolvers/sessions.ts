@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
-import type { SessionEvent } from '../runtime/events.ts';
-import type { SessionStatus } from '../runtime/network/session-manager.ts';
-import { MANUAL_DISCONNECT } from '../runtime/network/session-manager.ts';
+import type { SessionEvent } from '../runtime/ports/events.ts';
+import type { SessionStatus } from '../runtime/ports/sessions.ts';
 import type { RequestContext } from './context.ts';
 import { DomainError, notFound } from './errors.ts';
 import { integerInput } from './paging.ts';
 import { perDatabase } from './per-database.ts';
 import { parseInput } from './validate.ts';
+
+export const MANUAL_DISCONNECT = 'Disconnected manually';
 
 export interface SessionView {
   id: string;

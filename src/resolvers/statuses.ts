@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
-import type { NetworkLink, StatusContent } from '../runtime/network/types.ts';
+import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
-import { registerRecurring } from './scheduling.ts';
+import { registerRecurring } from './recurring.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';

@@ -1,13 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../generated/sqlite/client.ts';
-import type { OutboxEvent } from '../runtime/webhooks/outbox.ts';
-import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES } from '../runtime/webhooks/outbox.ts';
+import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { notFound } from './errors.ts';
 import { bySetting, httpUrl, isLiteralPrivateHost, PRIVATE_URL_MESSAGE } from './media-urls.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
+
+export const WEBHOOK_EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.failed',
+  'message.delivered',
+  'message.read',
+  'session.status',
+  'campaign.progress',
+  'group.participants',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** Sent only to the endpoint it was asked for, whatever its filter. */
+export const TEST_EVENT_TYPE = 'webhook.test';
 
 /** How long the secret before a rotation keeps signing beside the new one. */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 60 * 60 * 1000;

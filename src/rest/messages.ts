@@ -12,6 +12,7 @@ import {
   sendTextShortcut,
   sendTyping,
 } from '../resolvers/messages.ts';
+import { listReceipts } from '../resolvers/receipts.ts';
 import { ctxOf } from './context.ts';
 import { idempotent } from './idempotent.ts';
 
@@ -70,4 +71,7 @@ export const messagesRouter = (): Router =>
     })
     .get('/sessions/:sessionId/messages/:messageId', async (req, res) => {
       res.json(await getMessage(ctxOf(res), sessionParam(req), String(req.params.messageId)));
+    })
+    .get('/sessions/:sessionId/messages/:messageId/receipts', async (req, res) => {
+      res.json(await listReceipts(ctxOf(res), sessionParam(req), String(req.params.messageId)));
     });

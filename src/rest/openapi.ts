@@ -88,9 +88,20 @@ const messageRecord = z
     waMessageId: z.string().nullable(),
     remoteJid: z.string().nullable(),
     error: z.string().nullable().describe('extension: why a FAILED message failed'),
+    deliveredAt: dateTime.nullable().describe('extension: when the recipient (in a group, the first member) acknowledged delivery'),
+    readAt: dateTime.nullable().describe('extension: when it was first read'),
+    playedAt: dateTime.nullable().describe('extension: when a voice note was first played'),
   })
   .loose()
   .meta({ id: 'MessageRecord' });
+const receipt = z
+  .object({
+    recipient: z.string().describe('the user JID that acknowledged'),
+    deliveredAt: dateTime.nullable(),
+    readAt: dateTime.nullable(),
+    playedAt: dateTime.nullable(),
+  })
+  .meta({ id: 'Receipt' });
 const incomingItem = z
   .object({
     eventId: z.number().int(),
@@ -288,6 +299,13 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
       response: z.object({ count: z.number().int(), items: z.array(messageRecord) }),
     },
     { method: 'get', path: `${S}/messages/:messageId`, summary: 'One outgoing message record', tag: 'Messages', response: messageRecord },
+    {
+      method: 'get',
+      path: `${S}/messages/:messageId/receipts`,
+      summary: 'Extension: who acknowledged a message (each group member; the recipient of a 1:1 message)',
+      tag: 'Messages',
+      response: z.object({ messageId: z.string(), count: z.number().int(), items: z.array(receipt) }),
+    },
     {
       method: 'get',
       path: `${S}/incoming`,

@@ -1,9 +1,11 @@
+import type { Buttons } from './ports/limits.ts';
+
 /**
  * Buttons ride on an unofficial protocol extension. After `threshold` refused button sends within
  * `windowMs`, a session sends plain text for `cooldownMs`, then tries buttons again. Refusals arrive
  * after the send returned (as error acks), so a send that returned is no evidence of success.
  */
-export class ButtonGuard {
+export class ButtonGuard implements Buttons {
   private readonly failures = new Map<string, number[]>();
   private readonly disabledUntil = new Map<string, number>();
 

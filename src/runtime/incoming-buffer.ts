@@ -1,19 +1,5 @@
 /** The spec's in-memory buffer of incoming messages: per session, oldest first, bounded. */
-
-export interface IncomingItem {
-  eventId: number;
-  sessionId: string;
-  chatId: string;
-  from: string;
-  fromMe: boolean;
-  type: string;
-  content: string;
-  pushName: string;
-  messageTimestamp: number;
-  receivedAt: string;
-}
-
-export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receivedAt'>;
+import type { Incoming, IncomingInput, IncomingItem } from './ports/incoming.ts';
 
 interface Queue {
   items: IncomingItem[];
@@ -23,7 +9,7 @@ interface Queue {
   waiters: Set<() => void>;
 }
 
-export class IncomingBuffer {
+export class IncomingBuffer implements Incoming {
   private nextEventId = 1;
   private readonly queues = new Map<string, Queue>();
   /** every item ever dropped, across sessions (for metrics) */

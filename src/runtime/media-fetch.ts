@@ -4,26 +4,17 @@ import http from 'node:http';
 import type { IncomingMessage, RequestOptions } from 'node:http';
 import https from 'node:https';
 import ipaddr from 'ipaddr.js';
-import { DomainError } from '../resolvers/errors.ts';
-import { isPrivateAddress, PRIVATE_URL_MESSAGE } from '../resolvers/media-urls.ts';
-
-export interface FetchedMedia {
-  data: Buffer;
-  mimetype?: string;
-  fileName?: string;
-}
+import type { MediaFetcher, UrlRules } from './ports/media.ts';
 
 export interface MediaFetchOptions {
   maxBytes: number;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** the domain's rule and errors for fetched URLs */
+  urlRules: UrlRules;
   /** DNS, injectable so tests can serve files from made-up public hosts */
   resolveHost?: (host: string) => Promise<string[]>;
 }
-
-export type MediaFetcher = (url: string, field?: string) => Promise<FetchedMedia>;
-
-const refused = (field: string, message: string) => new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] });
 
 const defaultResolve = async (host: string): Promise<string[]> => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
@@ -50,12 +41,16 @@ export const pinnedLookup = (addresses: string[]): Lookup => {
  * addresses it checked. A literal IP address skips the lookup, so callers check those with
  * `assertPublicHost` first.
  */
-export const guardedLookup = (allowPrivate: boolean, resolveHost: (host: string) => Promise<string[]> = defaultResolve): Lookup =>
+export const guardedLookup = (
+  allowPrivate: boolean,
+  rules: UrlRules,
+  resolveHost: (host: string) => Promise<string[]> = defaultResolve,
+): Lookup =>
   ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
     resolveHost(hostname).then(
       (addresses) => {
-        if (addresses.length === 0 || addresses.some((a) => !ipaddr.isValid(a) || (!allowPrivate && isPrivateAddress(a)))) {
-          callback(Object.assign(new Error(`url ${PRIVATE_URL_MESSAGE}`), { code: 'EPRIVATEADDRESS' }));
+        if (addresses.length === 0 || addresses.some((a) => !ipaddr.isValid(a) || (!allowPrivate && rules.isPrivateAddress(a)))) {
+          callback(Object.assign(new Error(`url ${rules.privateMessage}`), { code: 'EPRIVATEADDRESS' }));
           return;
         }
         pinnedLookup(addresses)(hostname, options, callback as Parameters<Lookup>[2]);
@@ -89,6 +84,7 @@ const get = (url: URL, lookup: Lookup | undefined, signal: AbortSignal): Promise
 export const assertPublicHost = async (
   url: URL,
   field: string,
+  rules: UrlRules,
   resolveHost: (host: string) => Promise<string[]> = defaultResolve,
 ): Promise<string[]> => {
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -96,10 +92,10 @@ export const assertPublicHost = async (
   try {
     addresses = ipaddr.isValid(host) ? [host] : await resolveHost(host);
   } catch {
-    throw new DomainError('NETWORK_ERROR', `Could not resolve the host of ${field}`);
+    throw rules.unreachable(`Could not resolve the host of ${field}`);
   }
-  if (addresses.length === 0 || addresses.some((address) => !ipaddr.isValid(address) || isPrivateAddress(address))) {
-    throw refused(field, PRIVATE_URL_MESSAGE);
+  if (addresses.length === 0 || addresses.some((address) => !ipaddr.isValid(address) || rules.isPrivateAddress(address))) {
+    throw rules.refused(field, rules.privateMessage);
   }
   return addresses;
 };
@@ -107,6 +103,8 @@ export const assertPublicHost = async (
 /** Fetches a file the caller named by URL, refusing what could reach inside our own network. */
 export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => {
   const resolveHost = options.resolveHost ?? defaultResolve;
+  const rules = options.urlRules;
+  const refused = rules.refused;
   return async (rawUrl, field = 'url') => {
     let url: URL;
     try {
@@ -115,12 +113,12 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
       throw refused(field, 'must be an absolute http(s) URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(field, 'must use http or https');
-    const lookup = options.allowPrivate ? undefined : pinnedLookup(await assertPublicHost(url, field, resolveHost));
+    const lookup = options.allowPrivate ? undefined : pinnedLookup(await assertPublicHost(url, field, rules, resolveHost));
 
     const signal = AbortSignal.timeout(options.timeoutMs);
     const failed = (err: unknown) => {
       const timedOut = signal.aborted || (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'));
-      return new DomainError('NETWORK_ERROR', timedOut ? `Fetching ${field} timed out` : `Could not fetch ${field}`);
+      return rules.unreachable(timedOut ? `Fetching ${field} timed out` : `Could not fetch ${field}`);
     };
     let response: IncomingMessage;
     try {
@@ -131,7 +129,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
     const status = response.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       response.destroy();
-      throw new DomainError('NETWORK_ERROR', `Fetching ${field} answered HTTP ${status}`);
+      throw rules.unreachable(`Fetching ${field} answered HTTP ${status}`);
     }
     const tooLarge = () => refused(field, `the file is larger than ${options.maxBytes} bytes`);
     if (Number(response.headers['content-length'] ?? 0) > options.maxBytes) {
@@ -150,7 +148,7 @@ export const createMediaFetcher = (options: MediaFetchOptions): MediaFetcher => 
         chunks.push(chunk);
       }
     } catch (err) {
-      if (err instanceof DomainError) throw err;
+      if (rules.isRuleError(err)) throw err;
       throw failed(err);
     }
     const mimetype = response.headers['content-type']?.split(';')[0]?.trim() || undefined;

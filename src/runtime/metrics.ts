@@ -1,43 +1,17 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Db } from './db/client.ts';
-import type { IncomingBuffer } from './incoming-buffer.ts';
-import type { SessionManager } from './network/session-manager.ts';
+import type { MetricSources, Metrics } from './ports/metrics.ts';
 
 const PREFIX = 'wa_';
 
-interface Sources {
-  db: Db;
-  sessions: SessionManager;
-  incoming: IncomingBuffer;
-}
 const STATUSES = ['DISCONNECTED', 'CONNECTING', 'QR_READY', 'CONNECTED', 'PAUSED'] as const;
 /** a scheduled job that fires this much after its time counts as late */
 export const LATE_AFTER_SECONDS = 1;
-
-/**
- * The service's Prometheus metrics, in a registry of its own per app instance (tests build many), so
- * nothing lands in prom-client's global registry.
- */
-export interface Metrics {
-  registry: Registry;
-  sends: Counter<'kind' | 'outcome'>;
-  sendSeconds: Histogram<'kind'>;
-  incoming: Counter;
-  bufferDrops: Counter;
-  jobsDue: Counter<'kind'>;
-  jobsLate: Counter<'kind'>;
-  jobLateness: Histogram<'kind'>;
-  webhookAttempts: Counter<'outcome'>;
-  webhookSeconds: Histogram;
-  /** what the scrape reads from the running service; set once the session manager exists */
-  watch: (sources: Sources) => void;
-}
 
 /** `process`: the Node.js default metrics (event-loop lag, the main thread's heap, CPU...); one registry per process should take them. */
 export const createMetrics = (options: { process: boolean }): Metrics => {
   const registry = new Registry();
   if (options.process) collectDefaultMetrics({ register: registry, prefix: PREFIX });
-  let sources: Sources | undefined;
+  let sources: MetricSources | undefined;
   let dropsSeen = 0;
   const registers = [registry];
 

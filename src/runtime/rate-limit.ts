@@ -1,13 +1,5 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-
-/**
- * Counts requests per key in a fixed window. Behind this interface so that several nodes can share
- * counters later (rate-limiter-flexible's Redis store has the same consume call); see scale-out.md.
- */
-export interface RateLimiter {
-  /** Takes one request for `key`; null when allowed, else the seconds to wait before the next one. */
-  take: (key: string) => Promise<number | null>;
-}
+import type { RateLimiter } from './ports/limits.ts';
 
 const unlimited: RateLimiter = { take: async () => null };
 

@@ -95,3 +95,42 @@ export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => 
   ...settingsSchema.parse({}),
   ...overrides,
 });
+
+// The few variables read outside the service's settings, each by one entry point; here so that this file
+// stays the only reader of the environment.
+
+/** NODE_ENV=production: GraphQL's unused-query check off, `npm run db -- reset` refused. */
+export const isProduction = (env: NodeJS.ProcessEnv = process.env): boolean => env.NODE_ENV === 'production';
+
+/** The database `npm run db` works on: DATABASE_URL as given (the command reports one it cannot use). */
+export const migrationDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): string => env.DATABASE_URL ?? 'file:./data/app.db';
+
+/** The server on which temporary PostgreSQL databases are created (the project's machines and CI run one). */
+export const testPostgresUrl = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** `npm run sandbox`: the standalone sandbox's settings, from its command line and environment. */
+export interface SandboxSettings {
+  logLevel: string;
+  port: number;
+  controlPort: number;
+  host: string;
+  /** set with --bartender or SANDBOX_BARTENDER=true: also serve Baileys' mock-server layout */
+  bartender?: { port: number; advSecretKey?: string; caFile?: string };
+}
+
+export const loadSandboxSettings = (argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): SandboxSettings => ({
+  logLevel: env.LOG_LEVEL ?? 'info',
+  port: Number(env.SANDBOX_PORT ?? 4010),
+  controlPort: Number(env.SANDBOX_CONTROL_PORT ?? 4011),
+  host: env.SANDBOX_HOST ?? '127.0.0.1',
+  ...(argv.includes('--bartender') || env.SANDBOX_BARTENDER === 'true'
+    ? {
+        bartender: {
+          port: Number(env.SANDBOX_BARTENDER_PORT ?? 8080),
+          advSecretKey: env.ADV_SECRET_KEY || undefined,
+          caFile: env.SANDBOX_BARTENDER_CA_FILE || undefined,
+        },
+      }
+    : {}),
+});

@@ -4,6 +4,7 @@ import { JSONObjectResolver } from 'graphql-scalars';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type { RequestContext } from '../resolvers/context.ts';
+import { isProduction } from '../runtime/settings.ts';
 
 export type GraphQLContext = RequestContext;
 
@@ -22,7 +23,7 @@ export const builder = new SchemaBuilder<{
     dmmf: getDatamodel(),
     exposeDescriptions: false,
     filterConnectionTotalCount: true,
-    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
+    onUnusedQuery: isProduction() ? null : 'error',
   },
 });
 

@@ -1,4 +1,4 @@
-import type { GroupMember } from '../runtime/network/types.ts';
+import type { GroupMember } from '../runtime/ports/network.ts';
 import type { GroupView, ParticipantsAnswer } from '../resolvers/groups.ts';
 import {
   countGroups,

@@ -1,4 +1,4 @@
-import type { IncomingItem } from '../runtime/incoming-buffer.ts';
+import type { IncomingItem } from '../runtime/ports/incoming.ts';
 import type { MessageRecordView, SendAnswer } from '../resolvers/messages.ts';
 import {
   editMessage,
@@ -11,12 +11,24 @@ import {
   sendText,
   sendTyping,
 } from '../resolvers/messages.ts';
+import { receiptsOfRecord } from '../resolvers/receipts.ts';
+import type { ReceiptView } from '../resolvers/receipts.ts';
 import { ownSession } from '../resolvers/sessions.ts';
 import type { InputFields } from './builder.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').implement({
   fields: (t) => ({ ok: t.exposeBoolean('ok'), id: t.exposeID('id') }),
+});
+
+const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implement({
+  description: 'Who acknowledged a message, and when (times set once, never moved)',
+  fields: (t) => ({
+    recipient: t.exposeString('recipient'),
+    deliveredAt: t.exposeString('deliveredAt', { nullable: true }),
+    readAt: t.exposeString('readAt', { nullable: true }),
+    playedAt: t.exposeString('playedAt', { nullable: true }),
+  }),
 });
 
 const MessageRecord = builder.objectRef<MessageRecordView>('MessageRecord').implement({
@@ -31,6 +43,14 @@ const MessageRecord = builder.objectRef<MessageRecordView>('MessageRecord').impl
     waMessageId: t.exposeString('waMessageId', { nullable: true }),
     remoteJid: t.exposeString('remoteJid', { nullable: true }),
     error: t.exposeString('error', { nullable: true }),
+    deliveredAt: t.exposeString('deliveredAt', { nullable: true }),
+    readAt: t.exposeString('readAt', { nullable: true }),
+    playedAt: t.exposeString('playedAt', { nullable: true }),
+    receipts: t.field({
+      type: [MessageReceipt],
+      description: 'each group member that acknowledged it; for a 1:1 message, its recipient once delivered',
+      resolve: (record, _args, ctx) => receiptsOfRecord(ctx, record),
+    }),
   }),
 });
 

@@ -1,7 +1,8 @@
-import type { CampaignProgress, RecurringView, ScheduleAnswer } from '../resolvers/scheduling.ts';
+import type { RecurringView, ScheduleAnswer } from '../resolvers/scheduling.ts';
+import { campaignTopic } from '../resolvers/topics.ts';
+import type { CampaignProgress } from '../runtime/ports/events.ts';
 import { cancelRecurring, listRecurring, scheduleMessage, sendVariation, startCampaign, startRecurring } from '../resolvers/scheduling.ts';
 import { DomainError } from '../resolvers/errors.ts';
-import { campaignTopic } from '../runtime/events.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 const ScheduleResult = builder.objectRef<ScheduleAnswer>('ScheduleResult').implement({

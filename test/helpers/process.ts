@@ -8,9 +8,9 @@ export interface ServiceProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Runs the service as `npm start` does (the compiled dist/runtime/main.js), on a free port, and waits until it listens. */
+/** Runs the service as `npm start` does (the compiled dist/runtime/root/main.js), on a free port, and waits until it listens. */
 export const spawnService = async (env: Record<string, string>): Promise<ServiceProcess> => {
-  const child = spawn(process.execPath, ['dist/runtime/main.js'], {
+  const child = spawn(process.execPath, ['dist/runtime/root/main.js'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

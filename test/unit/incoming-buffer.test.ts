@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IncomingBuffer } from '../../src/runtime/incoming-buffer.ts';
-import type { IncomingInput } from '../../src/runtime/incoming-buffer.ts';
+import type { IncomingInput } from '../../src/runtime/ports/incoming.ts';
 
 const msg = (content: string): IncomingInput => ({
   chatId: '15550001111@s.whatsapp.net',

@@ -4,6 +4,7 @@ import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/resolvers/errors.ts';
+import { urlRules } from '../../src/resolvers/media-urls.ts';
 import { createMediaFetcher, pinnedLookup } from '../../src/runtime/media-fetch.ts';
 
 const files = setupServer(
@@ -25,7 +26,7 @@ const files = setupServer(
 );
 
 const publicDns = async (host: string) => (host === 'inside.example.com' ? ['10.1.2.3'] : ['93.184.216.34']);
-const fetchMedia = createMediaFetcher({ maxBytes: 1024, timeoutMs: 2_000, allowPrivate: false, resolveHost: publicDns });
+const fetchMedia = createMediaFetcher({ maxBytes: 1024, timeoutMs: 2_000, allowPrivate: false, urlRules, resolveHost: publicDns });
 
 const failure = async (url: string) => {
   try {
@@ -79,6 +80,7 @@ describe('media fetch', () => {
       maxBytes: 1024,
       timeoutMs: 2_000,
       allowPrivate: false,
+      urlRules,
       resolveHost: async () => (++lookups === 1 ? ['93.184.216.34'] : ['127.0.0.1']),
     });
     expect([...(await rebinding('https://rebind.example.com/file.png')).data]).toEqual([7]);

@@ -7,6 +7,7 @@ import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
+import { urlRules } from '../../src/resolvers/media-urls.ts';
 import { retryDelay, WebhookDeliveryLoop } from '../../src/runtime/jobs/webhook-delivery.ts';
 import { createWebhookOutbox } from '../../src/runtime/webhooks/outbox.ts';
 import { dbKinds } from '../helpers/app.ts';
@@ -43,6 +44,7 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
       retryMaxMs: 3_600_000,
       retryForMs: 3 * DAY,
       allowPrivate: false,
+      urlRules,
       resolveHost: async () => ['93.184.216.34'],
       retentionMs: 7 * DAY,
     });

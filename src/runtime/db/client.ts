@@ -6,8 +6,9 @@ import { PrismaClient as PostgresClient } from '../../generated/postgres/client.
 import { PrismaClient as SqliteClient } from '../../generated/sqlite/client.ts';
 import { providerOf } from './migrate.ts';
 
-/** The client type the code is written against; the PostgreSQL client has the same API. */
-export type Db = SqliteClient;
+import type { Db } from '../ports/db.ts';
+
+export type { Db };
 
 export { providerOf };
 

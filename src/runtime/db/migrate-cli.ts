@@ -9,6 +9,7 @@ import type { Provider } from './migrate.ts';
 import { applyMigrations, migrationAdapterFor, migrationsDir, providerOf, sqlitePath } from './migrate.ts';
 import { NO_FILTERS, withSchemaEngine } from './schema-engine.ts';
 import { postgresAdminUrl } from './temporary-database.ts';
+import { isProduction, migrationDatabaseUrl } from '../settings.ts';
 
 const usage = `Usage: npm run db -- <command>
   deploy               apply the committed migrations to DATABASE_URL (default file:./data/app.db)
@@ -104,7 +105,7 @@ const check = async (): Promise<number> => {
 };
 
 const reset = async (url: string): Promise<number> => {
-  if (process.env.NODE_ENV === 'production') throw new UsageError('reset deletes all data and is refused when NODE_ENV=production');
+  if (isProduction()) throw new UsageError('reset deletes all data and is refused when NODE_ENV=production');
   if (providerOf(url) === 'sqlite') {
     // The engine's SQLite reset only deletes rows; deleting the file empties the schema too.
     const file = sqlitePath(url);
@@ -118,7 +119,7 @@ const reset = async (url: string): Promise<number> => {
 };
 
 const run = async ([command, ...args]: string[]): Promise<number> => {
-  const url = process.env.DATABASE_URL ?? 'file:./data/app.db';
+  const url = migrationDatabaseUrl();
   switch (command) {
     case 'deploy': {
       const applied = await applyMigrations(url);

@@ -1,48 +1,13 @@
 import type { Logger } from 'pino';
 import { Prisma } from '../../generated/sqlite/client.ts';
-import type { Db } from './client.ts';
+import type { Db } from '../ports/db.ts';
+import type { OutgoingWrites, PendingRecord, SentMark } from '../ports/outgoing.ts';
+import type { WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from './group-commit.ts';
 import { providerOf } from './migrate.ts';
-import type { OutboxEvent, WebhookOutbox } from '../webhooks/outbox.ts';
-
-export interface PendingRecord {
-  id: string;
-  accountId: string;
-  sessionId: string;
-  toNumber: string;
-  content: string;
-  kind: string;
-  payload: string;
-  waMessageId: string;
-  createdAt: Date;
-}
-
-export interface SentMark {
-  id: string;
-  sentAt: Date;
-  waMessageId: string;
-  remoteJid: string;
-  /** the message as it went out (base64 of proto.Message), for answering retry receipts later */
-  sentMessage: string | null;
-  /** the message.sent webhook event, written with the mark when an endpoint wants it */
-  event?: OutboxEvent;
-}
 
 /** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
 const SENT_MARK_DELAY_MS = 20;
-
-/**
- * The two writes of every immediate send, grouped across concurrent sends: one statement per group
- * instead of one per message. The PENDING record is on disk before the send; the SENT mark is written
- * behind, so whoever reads outgoing records calls `settled()` first.
- */
-export interface OutgoingWrites {
-  pending: (record: PendingRecord) => Promise<void>;
-  /** Only a PENDING record becomes SENT, so a FAILED set by an error ack in the meantime stays. */
-  sent: (mark: SentMark) => void;
-  /** Resolves once every write asked for so far is done. */
-  settled: () => Promise<void>;
-}
 
 export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger, webhooks?: WebhookOutbox): OutgoingWrites => {
   // VALUES columns are text to PostgreSQL unless cast; SQLite stores what it is given.

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { testPostgresUrl } from '../settings.ts';
 import type { Provider } from './migrate.ts';
 
 export interface TemporaryDatabase {
@@ -11,7 +12,7 @@ export interface TemporaryDatabase {
 }
 
 /** The server on which temporary PostgreSQL databases are created (the project's machines and CI run one). */
-export const postgresAdminUrl = (): string => process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const postgresAdminUrl = (): string => testPostgresUrl();
 
 const runAdmin = async (adminUrl: string, sql: string): Promise<void> => {
   const client = new pg.Client({ connectionString: adminUrl });

@@ -2,21 +2,12 @@ import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import Bree from 'bree';
 import type { Logger } from 'pino';
+import type { Jobs, RecurringSpec } from '../ports/jobs.ts';
 
 const TIMERS_WORKER = fileURLToPath(new URL('./workers/timers.mjs', import.meta.url));
 const TIMERS_JOB = 'timers';
 
 export type DueJob = { kind: 'message'; messageId: string } | { kind: 'recurring'; timerId: string };
-
-export interface RecurringSpec {
-  timerId: string;
-  accountId: string;
-  sessionId: string;
-  everyMs: number;
-  /** what to send each time, as the resolver that created it understands it */
-  payload: Record<string, unknown>;
-  createdAt: Date;
-}
 
 interface DueMessage {
   type?: string;
@@ -36,7 +27,7 @@ type Command = { type: 'at'; key: string; at: number; job: DueJob } | { type: 'c
  * before that time, and after a stall (a blocked thread, a suspended machine) it fires once and
  * continues from now rather than catching up in a burst.
  */
-export class JobScheduler {
+export class JobScheduler implements Jobs {
   private readonly bree: Bree;
   private readonly recurring = new Map<string, RecurringSpec>();
   /** each recurring job's next due time (ms since the epoch) */

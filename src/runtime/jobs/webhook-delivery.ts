@@ -4,13 +4,13 @@ import { Webhook } from 'standardwebhooks';
 import { Agent } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
-import type { Db } from '../db/client.ts';
+import type { Db } from '../ports/db.ts';
+import type { UrlRules } from '../ports/media.ts';
+import type { WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
-import { isLiteralPrivateHost, PRIVATE_URL_MESSAGE } from '../../resolvers/media-urls.ts';
 import { guardedLookup } from '../media-fetch.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
   db: Db;
@@ -27,6 +27,8 @@ export interface WebhookDeliveryOptions {
   /** an event is retried for this long; an endpoint failing this long is disabled */
   retryForMs: number;
   allowPrivate: boolean;
+  /** the domain's rule and errors for the URL of an endpoint */
+  urlRules: UrlRules;
   resolveHost?: (host: string) => Promise<string[]>;
   /** how often due retries and other nodes' events are looked for when nothing wakes the loop */
   pollMs?: number;
@@ -81,7 +83,7 @@ export const retryDelay = (attempt: number, baseMs: number, maxMs: number, rando
  * and session go out one at a time in the order they were written, so a healthy receiver sees them in
  * order; one that fails is retried later and does not hold back those behind it.
  */
-export class WebhookDeliveryLoop {
+export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly queues = new Map<string, Claimed[]>();
   private outstanding = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -303,9 +305,10 @@ export class WebhookDeliveryLoop {
     const started = performance.now();
     try {
       const url = new URL(endpoint.url);
+      const rules = this.options.urlRules;
       // A literal address connects without a lookup, so the guard of the connections never sees it.
-      if (!this.options.allowPrivate && isLiteralPrivateHost(endpoint.url)) throw new Error(`url ${PRIVATE_URL_MESSAGE}`);
-      this.agent ??= new Agent({ connect: { lookup: guardedLookup(this.options.allowPrivate, this.options.resolveHost) } });
+      if (!this.options.allowPrivate && rules.isLiteralPrivateHost(endpoint.url)) throw new Error(`url ${rules.privateMessage}`);
+      this.agent ??= new Agent({ connect: { lookup: guardedLookup(this.options.allowPrivate, rules, this.options.resolveHost) } });
       // Node's fetch takes an undici dispatcher; its RequestInit type does not name it.
       const init: RequestInit & { dispatcher: Agent } = {
         dispatcher: this.agent,

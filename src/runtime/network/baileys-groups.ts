@@ -1,6 +1,6 @@
 import { jidNormalizedUser } from 'baileys';
 import type { GroupMetadata, WASocket } from 'baileys';
-import type { GroupInfo, GroupOps } from './types.ts';
+import type { GroupInfo, GroupOps } from '../ports/network.ts';
 
 /** Members by phone-number JID when the network tells us one, since that is how users address them. */
 export const groupInfo = (meta: GroupMetadata): GroupInfo => ({

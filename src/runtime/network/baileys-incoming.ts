@@ -1,6 +1,6 @@
 import { getContentType, jidNormalizedUser, normalizeMessageContent, proto } from 'baileys';
 import type { WAMessage } from 'baileys';
-import type { IncomingInput } from '../incoming-buffer.ts';
+import type { IncomingInput } from '../ports/incoming.ts';
 
 interface Described {
   type: string;

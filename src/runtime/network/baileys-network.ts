@@ -9,8 +9,9 @@ import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
+import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
-import type { CloseKind, LinkCallbacks, Network, NetworkLink } from './types.ts';
+import type { CloseKind, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;
@@ -149,14 +150,20 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       for (const update of updates) groupCache.forget(update.id);
     });
     sock.ev.on('group-participants.update', ({ id }) => groupCache.forget(id));
+    const receipts = (found: Receipt[]) => {
+      if (found.length > 0) callbacks.onReceipts(found);
+    };
     sock.ev.on('messages.update', (updates) => {
       for (const { key, update } of updates) {
         if (key.fromMe && key.id && update.status === proto.WebMessageInfo.Status.ERROR) {
           callbacks.onSendError(key.id, `the network refused the message (error ${update.messageStubParameters?.[0] ?? 'unknown'})`);
         }
       }
+      receipts(receiptsFromUpdates(updates));
     });
+    sock.ev.on('message-receipt.update', (updates) => receipts(receiptsFromUserReceipts(updates)));
     sock.ev.on('messages.upsert', ({ messages, type }) => {
+      receipts(receiptsFromUpserts(messages));
       if (type !== 'notify') return;
       for (const message of messages) {
         const item = toIncoming(message, sock.user?.id ?? auth.state.creds.me?.id);

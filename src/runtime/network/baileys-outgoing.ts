@@ -1,6 +1,6 @@
 import { generateWAMessageFromContent, proto } from 'baileys';
 import type { AnyMessageContent, WASocket } from 'baileys';
-import type { ButtonSpec, OutgoingContent, SendOptions, SendResult, StatusContent } from './types.ts';
+import type { ButtonSpec, OutgoingContent, SendOptions, SendResult, StatusContent } from '../ports/network.ts';
 
 const nativeFlowButton = (button: ButtonSpec): proto.Message.InteractiveMessage.NativeFlowMessage.INativeFlowButton => {
   switch (button.type) {

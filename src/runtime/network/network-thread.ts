@@ -14,7 +14,7 @@ import type {
   ParticipantOutcome,
   SendResult,
   ThreadStats,
-} from './types.ts';
+} from '../ports/network.ts';
 
 export interface ThreadedNetworkOptions {
   databaseUrl: string;
@@ -78,6 +78,9 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
         return;
       case 'sendError':
         link.onSendError(message.waMessageId, message.reason);
+        return;
+      case 'receipts':
+        link.onReceipts(message.receipts);
         return;
     }
   };

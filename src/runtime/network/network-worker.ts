@@ -6,7 +6,7 @@ import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
-import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from './types.ts';
+import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and
@@ -76,6 +76,7 @@ const open = async (sessionId: string, linkId: number): Promise<void> => {
     },
     onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
+    onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
   });
   links.set(linkId, link);
 };

@@ -2,16 +2,14 @@ import QRCode from 'qrcode';
 import type { Logger } from 'pino';
 import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
-import type { EventBus } from '../events.ts';
-import type { IncomingBuffer } from '../incoming-buffer.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, ThreadStats } from './types.ts';
+import type { EventBus } from '../ports/events.ts';
+import type { Incoming } from '../ports/incoming.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
+import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
+import type { WebhookOutbox } from '../ports/webhooks.ts';
 
 const SEEN_PER_STATEMENT = 500;
 
-export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
-
-export const MANUAL_DISCONNECT = 'Disconnected manually';
 export const LOGGED_OUT = 'Logged out from the phone; link it again with a new QR code or pairing code';
 export const QR_EXPIRED = 'The QR code was not scanned in time';
 export const REPLACED = 'Another client took over this device';
@@ -40,10 +38,12 @@ export interface SessionManagerOptions {
   logger: Logger;
   network: Network;
   events: EventBus;
-  incoming: IncomingBuffer;
+  incoming: Incoming;
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
+  /** recipients acknowledged messages a session sent */
+  onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -53,13 +53,8 @@ export interface SessionManagerOptions {
   unlinkTimeoutMs?: number;
 }
 
-export interface LiveView {
-  status: SessionStatus;
-  qrCode: string | null;
-}
-
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
-export class SessionManager {
+export class SessionManager implements Sessions {
   private readonly live = new Map<string, Live>();
   /** sessions heard from whose lastSeen is not written yet */
   private readonly seen = new Set<string>();
@@ -197,6 +192,7 @@ export class SessionManager {
           onActivity: () => undefined,
           onIncoming: () => undefined,
           onSendError: () => undefined,
+          onReceipts: () => undefined,
         })
         .then(
           (opening) => {
@@ -303,6 +299,9 @@ export class SessionManager {
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
+        },
+        onReceipts: (receipts) => {
+          this.options.onReceipts?.(sessionId, receipts);
         },
       });
       live.lastActivity = Date.now();

@@ -1,6 +1,6 @@
 /** The messages between the main thread and the network thread (see network-thread.ts). */
 import type { NetworkTarget } from './baileys-target.ts';
-import type { GroupOps } from './types.ts';
+import type { GroupOps, Receipt } from '../ports/network.ts';
 
 export interface NetworkThreadData {
   databaseUrl: string;
@@ -38,4 +38,5 @@ export type ThreadMessage =
   | { kind: 'event'; linkId: number; event: 'close'; closeKind: string; message: string }
   | { kind: 'event'; linkId: number; event: 'activity' }
   | { kind: 'event'; linkId: number; event: 'incoming'; item: unknown }
-  | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string };
+  | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string }
+  | { kind: 'event'; linkId: number; event: 'receipts'; receipts: Receipt[] };

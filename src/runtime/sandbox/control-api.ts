@@ -15,6 +15,10 @@ const codeBody = z.object({ code: z.string().regex(/^[A-Za-z0-9]{4}-?[A-Za-z0-9]
 const sendBody = z.object({ to: z.string().min(1), text: z.string().min(1) });
 const faultBody = z.object({ deviceId: z.number().int().optional(), code: z.number().int().optional() });
 const traceBody = z.object({ enabled: z.boolean() });
+const readBody = z
+  .object({ ids: z.array(z.string().min(1)).min(1).optional(), chat: z.string().min(1).optional() })
+  .refine((b) => b.ids || b.chat, { message: 'give ids (message ids) or chat (a number, JID or group id)' });
+const playBody = z.object({ ids: z.array(z.string().min(1)).min(1) });
 
 /** The sandbox's HTTP+JSON control API on loopback: what tests do in-process, for any other program. */
 export const startControlApi = async (
@@ -50,7 +54,13 @@ export const startControlApi = async (
     res.json(await control.sendText(number(req), body.to, body.text));
   });
   app.get('/phones/:number/inbox', (req, res) => {
-    res.json(control.inbox(number(req)).map(({ raw: _raw, ...entry }) => entry));
+    res.json(control.inbox(number(req)).map(({ raw: _raw, receiptAs: _as, ...entry }) => entry));
+  });
+  app.post('/phones/:number/read', (req, res) => {
+    res.json(control.read(number(req), readBody.parse(req.body ?? {})));
+  });
+  app.post('/phones/:number/play', (req, res) => {
+    res.json(control.play(number(req), playBody.parse(req.body ?? {}).ids));
   });
   app.post('/phones/:number/drop', (req, res) => {
     res.json({ dropped: control.dropDevice(number(req), faultBody.parse(req.body ?? {}).deviceId) });

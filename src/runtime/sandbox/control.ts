@@ -135,6 +135,31 @@ export class SandboxControl {
     return conns.length;
   }
 
+  /**
+   * The phone reads messages it received: those with these ids, or every message of a chat (a number,
+   * a JID or a group id). Sends read receipts to the senders' linked devices; answers the ids it read.
+   */
+  read(number: string, which: { ids?: string[]; chat?: string }): { ids: string[]; receipts: number } {
+    const phone = this.network.requirePhone(number);
+    const chat = which.chat === undefined ? undefined : which.chat.includes('@') ? which.chat : `${which.chat}@s.whatsapp.net`;
+    const entries = phone.inbox.filter(
+      (e) =>
+        e.kind !== 'edit' && e.kind !== 'reaction' && ((which.ids?.includes(e.id) ?? false) || (chat !== undefined && e.chat === chat)),
+    );
+    const missing = (which.ids ?? []).filter((id) => !entries.some((e) => e.id === id));
+    if (missing.length > 0) throw new Error(`${number} did not receive ${missing.join(', ')}`);
+    return { ids: entries.map((e) => e.id), receipts: this.network.router.markAs(phone, entries, 'read') };
+  }
+
+  /** The phone plays voice notes it received: `played` receipts (which mean read too) to their senders. */
+  play(number: string, ids: string[]): { ids: string[]; receipts: number } {
+    const phone = this.network.requirePhone(number);
+    const entries = phone.inbox.filter((e) => ids.includes(e.id));
+    const wrong = ids.filter((id) => !entries.some((e) => e.id === id && e.kind === 'voice'));
+    if (wrong.length > 0) throw new Error(`${number} has no voice note ${wrong.join(', ')}`);
+    return { ids: entries.map((e) => e.id), receipts: this.network.router.markAs(phone, entries, 'played') };
+  }
+
   inbox(number: string): InboxEntry[] {
     return [...this.network.requirePhone(number).inbox];
   }

@@ -30,6 +30,11 @@ export interface InboxEntry {
   receivedAt: string;
   /** how many more times the same message id arrived (a real app shows it once) */
   duplicates: number;
+  /** who the phone's receipts for this message name: itself as the sender addressed it, and in a group the group */
+  receiptAs?: { from: string; participant?: string };
+  /** when the phone last sent a read (or, for a voice note, played) receipt for it */
+  readAt?: string;
+  playedAt?: string;
 }
 
 /** A phone number on the sandbox network, with its own identity and an inbox of what it received. */

@@ -1,9 +1,8 @@
 import { getBinaryNodeChild, getBinaryNodeChildren } from 'baileys';
 import type { BinaryNode } from 'baileys';
-import type { VirtualPhone } from './directory.ts';
+import type { Directory, VirtualPhone } from './directory.ts';
 import type { GroupService } from './groups.ts';
-import type { SandboxNetwork } from './network.ts';
-import type { Connection } from './server.ts';
+import type { Connection, SandboxServer } from './server.ts';
 import { newTag } from './server.ts';
 
 type GroupAnswer = ReturnType<GroupService['answer']>;
@@ -17,7 +16,7 @@ const SETTINGS = new Set(['announcement', 'not_announcement', 'locked', 'unlocke
  * participant changes into group-participants.update.
  */
 export class GroupNotifier {
-  constructor(private readonly network: Pick<SandboxNetwork, 'groups' | 'directory' | 'server'>) {}
+  constructor(private readonly network: { groups: GroupService; directory: Directory; server: SandboxServer }) {}
 
   /** Runs a w:g2 change and, when it succeeded, notifies the devices of everyone it concerns. */
   around(conn: Connection, iq: BinaryNode, run: () => GroupAnswer): GroupAnswer {

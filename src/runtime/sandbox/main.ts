@@ -1,27 +1,20 @@
 import '../node-version.ts';
 import { pino } from 'pino';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
+import { loadSandboxSettings } from '../settings.ts';
 import { startSandbox } from './sandbox.ts';
 
 // `npm run sandbox`: the offline WhatsApp network on its own, for services started with WA_SANDBOX_URL.
 // `npm run sandbox -- --bartender` (or SANDBOX_BARTENDER=true) also serves Baileys' mock-server layout.
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
-const bartender = process.argv.includes('--bartender') || process.env.SANDBOX_BARTENDER === 'true';
+const settings = loadSandboxSettings();
+const logger = pino({ level: settings.logLevel });
 routeLibsignalConsole(logger);
 const sandbox = await startSandbox({
-  port: Number(process.env.SANDBOX_PORT ?? 4010),
-  controlPort: Number(process.env.SANDBOX_CONTROL_PORT ?? 4011),
-  host: process.env.SANDBOX_HOST ?? '127.0.0.1',
+  port: settings.port,
+  controlPort: settings.controlPort,
+  host: settings.host,
   logger,
-  ...(bartender
-    ? {
-        bartender: {
-          port: Number(process.env.SANDBOX_BARTENDER_PORT ?? 8080),
-          advSecretKey: process.env.ADV_SECRET_KEY || undefined,
-          caFile: process.env.SANDBOX_BARTENDER_CA_FILE || undefined,
-        },
-      }
-    : {}),
+  ...(settings.bartender ? { bartender: settings.bartender } : {}),
 });
 process.stdout.write(
   `Sandbox WhatsApp network\n  WebSocket:   ${sandbox.wsUrl}\n  Control API: ${sandbox.controlUrl}\n` +
@@ -30,7 +23,7 @@ process.stdout.write(
 if (sandbox.bartender) {
   process.stdout.write(
     `Bartender layout (for Baileys clients of your own)\n  SOCKET_URL=${sandbox.bartender.url}\n  QR scan:     POST ${sandbox.bartender.adminUrl}\n` +
-      (process.env.SANDBOX_BARTENDER_CA_FILE ? `  Certificate: ${process.env.SANDBOX_BARTENDER_CA_FILE}\n` : ''),
+      (settings.bartender?.caFile ? `  Certificate: ${settings.bartender.caFile}\n` : ''),
   );
 }
 const stop = () => {

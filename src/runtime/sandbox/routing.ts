@@ -3,10 +3,12 @@ import { getBinaryNodeChild, getBinaryNodeChildren, normalizeMessageContent, pro
 import type { BinaryNode } from 'baileys';
 import type { MediaType } from 'baileys';
 import type { Directory, InboxEntry, VirtualPhone } from './directory.ts';
+import type { Logger } from 'pino';
+import type { GroupService } from './groups.ts';
 import { sha256Hex } from './media.ts';
-import type { SandboxNetwork } from './network.ts';
+import type { MediaHost } from './media.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
-import type { Connection } from './server.ts';
+import type { Connection, SandboxServer } from './server.ts';
 import { addressOf } from './signal.ts';
 import type { PublishedBundle } from './signal.ts';
 
@@ -127,6 +129,15 @@ const MEDIA_KINDS: Array<[keyof proto.IMessage, MediaType]> = [
   ['stickerMessage', 'sticker'],
 ];
 
+/** The parts of the sandbox network (network.ts) that routing uses. */
+export interface RouterParts {
+  directory: Directory;
+  media: MediaHost;
+  logger: Logger;
+  server: SandboxServer;
+  groups: GroupService;
+}
+
 /** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
 export class Router {
   /** Told when a phone's message, encrypted on the phone, enters the network on its way to a device. */
@@ -139,7 +150,7 @@ export class Router {
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
   private readonly retriesAnswered = new Map<string, number>();
 
-  constructor(private readonly network: SandboxNetwork) {}
+  constructor(private readonly network: RouterParts) {}
 
   get directory(): Directory {
     return this.network.directory;
@@ -204,6 +215,7 @@ export class Router {
     if (direct) targets.push({ jid: to, enc: direct });
 
     const chatOf = (recipient: VirtualPhone) => (recipient === sender ? this.chatJid(to) : sender.jid);
+    const receipts: BinaryNode[] = [];
     let hadButtons = false;
     for (const target of targets) {
       const { phone, deviceId } = splitJid(this.directory, target.jid);
@@ -219,7 +231,14 @@ export class Router {
           if (inner.interactiveMessage || inner.buttonsMessage) hadButtons = true;
           if (hadButtons && conn.refuseButtons) continue;
           // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
-          if (phone !== sender) await this.openMedia(deliverToInbox(phone, id, sender.jid, chatOf(phone), message), message);
+          if (phone !== sender) {
+            const entry = deliverToInbox(phone, id, sender.jid, chatOf(phone), message);
+            // The phone answers in the address space the sender used for it (phone number or LID).
+            const receiptAs = { from: to.endsWith('@lid') ? phone.lid : phone.jid };
+            if (entry) entry.receiptAs = receiptAs;
+            receipts.push(deliveryReceipt(id, receiptAs));
+            await this.openMedia(entry, message);
+          }
         } catch (err) {
           this.network.logger.warn({ err, to: target.jid, from: senderJid }, 'a virtual phone could not decrypt a message');
           this.askForRetry(conn, phone, id, node, phone === sender ? this.chatJid(to) : undefined);
@@ -245,7 +264,7 @@ export class Router {
       conn.send({ tag: 'ack', attrs: { id: node.attrs.id ?? '', class: 'message', from: to, t: now(), error: '479' } });
       return;
     }
-    this.ack(conn, node, to);
+    this.ack(conn, node, to, receipts);
   }
 
   private toNewsletter(conn: Connection, node: BinaryNode): void {
@@ -256,7 +275,7 @@ export class Router {
       posts.push({ id: node.attrs.id ?? newMessageId(), from: conn.phone?.jid ?? '', message: proto.Message.decode(plaintext) });
       this.newsletters.set(to, posts);
     }
-    this.ack(conn, node, to);
+    this.ack(conn, node, to, []);
   }
 
   /** Groups and statuses: sender keys travel pairwise, then one skmsg every member decrypts. */
@@ -295,11 +314,17 @@ export class Router {
     if (isStatus) this.statusAudience.set(sender.number, recipients);
     const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg');
     const ciphertext = bytesOf(skmsg);
+    const receipts: BinaryNode[] = [];
     if (skmsg && ciphertext) {
       for (const phone of recipients) {
         try {
           const message = proto.Message.decode(await phone.signal.decryptGroup(groupId, addressOf(senderJid), ciphertext));
-          await this.openMedia(deliverToInbox(phone, id, sender.jid, groupId, message), message);
+          const entry = deliverToInbox(phone, id, sender.jid, groupId, message);
+          // Each member answers for itself: the group as `from`, the member as `participant` (groups here are pn-addressed).
+          const receiptAs = { from: groupId, participant: phone.jid };
+          if (entry) entry.receiptAs = receiptAs;
+          receipts.push(deliveryReceipt(id, receiptAs));
+          await this.openMedia(entry, message);
         } catch (err) {
           this.network.logger.warn({ err, phone: phone.number, groupId }, 'a virtual phone could not decrypt a group message');
         }
@@ -317,7 +342,7 @@ export class Router {
         }
       }
     }
-    this.ack(conn, node, groupId);
+    this.ack(conn, node, groupId, receipts);
   }
 
   /**
@@ -382,15 +407,51 @@ export class Router {
     });
   }
 
-  /** Server ack, then the recipient's delivery receipt, unless a fault delays or withholds them. */
-  private ack(conn: Connection, node: BinaryNode, to: string): void {
+  /**
+   * Server ack, then the delivery receipt of each recipient phone that decrypted the message, unless a
+   * fault delays or withholds them.
+   */
+  private ack(conn: Connection, node: BinaryNode, to: string, receipts: BinaryNode[]): void {
     const send = () => {
       conn.send({ tag: 'ack', attrs: { id: node.attrs.id ?? '', class: 'message', from: to, t: now() } });
-      conn.send({ tag: 'receipt', attrs: { id: node.attrs.id ?? '', from: to, t: now() } });
+      for (const receipt of receipts) conn.send(receipt);
     };
     if (conn.withholdAcks) return;
     if (conn.ackDelayMs > 0) setTimeout(send, conn.ackDelayMs);
     else send();
+  }
+
+  /**
+   * A phone reads (or plays) messages it received: one `receipt type=read|played` per sender and chat,
+   * the first id in `id` and the others as `<list><item id>`, as WhatsApp batches them; it goes to every
+   * linked device of the sender. Sent again each time it is asked for, so a repeated receipt can be tested.
+   */
+  markAs(phone: VirtualPhone, entries: InboxEntry[], type: 'read' | 'played'): number {
+    const bySender = new Map<string, { entry: InboxEntry; ids: string[] }>();
+    for (const entry of entries) {
+      const key = `${entry.from}\u0000${entry.chat}`;
+      const group = bySender.get(key) ?? { entry, ids: [] };
+      group.ids.push(entry.id);
+      bySender.set(key, group);
+      const at = new Date().toISOString();
+      if (type === 'played') entry.playedAt = at;
+      entry.readAt = at;
+    }
+    let sent = 0;
+    for (const { entry, ids } of bySender.values()) {
+      const [first, ...rest] = ids;
+      const receiptAs = entry.receiptAs ?? { from: phone.jid };
+      const receipt: BinaryNode = {
+        tag: 'receipt',
+        attrs: { id: first ?? '', type, t: now(), ...receiptAs },
+        ...(rest.length > 0 ? { content: [{ tag: 'list', attrs: {}, content: rest.map((id) => ({ tag: 'item', attrs: { id } })) }] } : {}),
+      };
+      for (const conn of this.network.server.connectionsOf(entry.from.split('@')[0] ?? '')) {
+        conn.send(receipt);
+        sent += 1;
+      }
+    }
+    return sent;
   }
 
   private chatJid(to: string): string {
@@ -428,6 +489,12 @@ export class Router {
     return { id, delivered };
   }
 }
+
+/** A recipient phone's delivery receipt: no type, its own address in `from` (and `participant` in a group). */
+const deliveryReceipt = (id: string, as: { from: string; participant?: string }): BinaryNode => ({
+  tag: 'receipt',
+  attrs: { id, t: now(), ...as },
+});
 
 /** The key bundle a retry receipt may carry (`<keys>`: identity, one-time and signed prekeys). */
 const bundleFromReceipt = (keys: BinaryNode): Partial<PublishedBundle> | undefined => {

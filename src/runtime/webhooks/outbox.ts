@@ -1,48 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Prisma } from '../../generated/sqlite/client.ts';
-import type { Db } from '../db/client.ts';
+import type { Db } from '../ports/db.ts';
+import type { EndpointRef, OutboxRows, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
-
-export const WEBHOOK_EVENT_TYPES = [
-  'message.received',
-  'message.sent',
-  'message.failed',
-  'message.delivered',
-  'message.read',
-  'session.status',
-  'campaign.progress',
-  'group.participants',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-/** Sent only to the endpoint it was asked for, whatever its filter. */
-export const TEST_EVENT_TYPE = 'webhook.test';
-
-export interface EndpointRef {
-  id: string;
-  events: string[];
-  sessionId: string | null;
-}
-
-/** What one event adds to the outbox: the event row and one delivery per matching endpoint. */
-export interface OutboxRows {
-  event: { id: string; accountId: string; sessionId: string | null; type: string; data: string; createdAt: Date };
-  deliveries: Array<{
-    id: string;
-    eventId: string;
-    endpointId: string;
-    accountId: string;
-    sessionId: string | null;
-    nextAttemptAt: Date;
-    createdAt: Date;
-  }>;
-}
-
-export interface OutboxEvent {
-  accountId: string;
-  sessionId: string | null;
-  type: string;
-  data: unknown;
-}
 
 let lastMs = 0;
 let counter = 0;
@@ -59,22 +19,6 @@ export const newEventId = (now: Date): string => {
   }
   return `msg_${ms.toString(36).padStart(9, '0')}${counter.toString(36).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
 };
-
-export interface WebhookOutbox {
-  /** Endpoints of the account that want this event; answered from memory while the account's list is fresh. */
-  matching: (accountId: string, type: string, sessionId: string | null) => Promise<EndpointRef[]>;
-  /** The rows for one event, or null when no endpoint wants it (then nothing is written). */
-  rowsFor: (event: OutboxEvent, endpoints?: EndpointRef[]) => Promise<OutboxRows | null>;
-  /** The statements that write rows, to run inside the transaction of the change that caused them. */
-  writes: (rows: OutboxRows[]) => Array<Prisma.PrismaPromise<unknown>>;
-  /** Writes one event on its own (for changes that are not database writes of ours) and wakes the delivery loop. */
-  emit: (event: OutboxEvent) => Promise<void>;
-  /** The delivery loop registers here; writers call it after their transaction commits. */
-  onWritten: (listener: () => void) => void;
-  written: () => void;
-  /** Forget an account's cached list after one of its endpoints changed. */
-  invalidate: (accountId: string) => void;
-}
 
 export interface WebhookOutboxOptions {
   db: Db;

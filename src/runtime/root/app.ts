@@ -3,11 +3,11 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import express from 'express';
 import { pinoHttp } from 'pino-http';
-import type { Deps } from '../resolvers/context.ts';
-import { DomainError } from '../resolvers/errors.ts';
-import { errorHandler, notFoundRoute, sendError } from '../rest/errors.ts';
-import { docsRouter } from '../rest/docs.ts';
-import { restRouter } from '../rest/router.ts';
+import type { Deps } from '../../resolvers/context.ts';
+import { DomainError } from '../../resolvers/errors.ts';
+import { errorHandler, notFoundRoute, sendError } from '../../rest/errors.ts';
+import { docsRouter } from '../../rest/docs.ts';
+import { restRouter } from '../../rest/router.ts';
 import { attachSubscriptions, createGraphQL } from './graphql.ts';
 
 export interface App {

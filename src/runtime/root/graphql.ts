@@ -12,14 +12,14 @@ import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { WebSocketServer } from 'ws';
-import { authenticate, hashApiKey, takeRequest } from '../resolvers/accounts.ts';
-import type { Caller, Deps, RequestContext } from '../resolvers/context.ts';
-import { DomainError, ERROR_CODES, validationFailed } from '../resolvers/errors.ts';
-import type { ErrorCode } from '../resolvers/errors.ts';
-import type { ErrorDetail } from '../resolvers/errors.ts';
-import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
-import { STATUS_OF } from '../rest/errors.ts';
-import { schema } from '../schema/index.ts';
+import { authenticate, hashApiKey, takeRequest } from '../../resolvers/accounts.ts';
+import type { Caller, Deps, RequestContext } from '../../resolvers/context.ts';
+import { DomainError, ERROR_CODES, validationFailed } from '../../resolvers/errors.ts';
+import type { ErrorCode } from '../../resolvers/errors.ts';
+import type { ErrorDetail } from '../../resolvers/errors.ts';
+import { NUL_MESSAGE, nulDetails } from '../../resolvers/validate.ts';
+import { STATUS_OF } from '../../rest/errors.ts';
+import { schema } from '../../schema/index.ts';
 
 interface ServerContext {
   req?: IncomingMessage & { id?: unknown };

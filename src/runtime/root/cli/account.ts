@@ -1,10 +1,10 @@
-import '../node-version.ts';
+import '../../node-version.ts';
 import { parseArgs } from 'node:util';
-import { createAccount, rotateApiKey } from '../../resolvers/accounts.ts';
-import { DomainError } from '../../resolvers/errors.ts';
-import { createPrisma } from '../db/client.ts';
-import { applyMigrations } from '../db/migrate.ts';
-import { loadSettings } from '../settings.ts';
+import { createAccount, rotateApiKey } from '../../../resolvers/accounts.ts';
+import { DomainError } from '../../../resolvers/errors.ts';
+import { createPrisma } from '../../db/client.ts';
+import { applyMigrations } from '../../db/migrate.ts';
+import { loadSettings } from '../../settings.ts';
 
 const usage = `Usage:
   npm run account -- create --email you@example.com   create an account and print its API key once

@@ -1,28 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Deps } from '../resolvers/context.ts';
-import { handleSendError } from '../resolvers/delivery.ts';
-import { runDueMessage, runRecurring } from '../resolvers/scheduling.ts';
-import type { Db } from './db/client.ts';
-import { createOutgoingWrites } from './db/outgoing-writes.ts';
-import { createEventBus } from './events.ts';
-import { ButtonGuard } from './button-guard.ts';
-import { IncomingBuffer } from './incoming-buffer.ts';
-import { routeLibsignalConsole } from './libsignal-console.ts';
-import { JobScheduler } from './jobs/scheduler.ts';
-import { WebhookDeliveryLoop } from './jobs/webhook-delivery.ts';
-import { createWebhookOutbox } from './webhooks/outbox.ts';
-import { createMediaFetcher } from './media-fetch.ts';
-import { LATE_AFTER_SECONDS, createMetrics } from './metrics.ts';
-import type { MediaFetchOptions } from './media-fetch.ts';
-import { createBaileysNetwork } from './network/baileys-network.ts';
-import { socketOptionsFor } from './network/baileys-target.ts';
-import type { NetworkTarget } from './network/baileys-target.ts';
-import { createThreadedNetwork } from './network/network-thread.ts';
-import { SessionManager } from './network/session-manager.ts';
-import type { SessionManagerOptions } from './network/session-manager.ts';
-import { createRateLimiter } from './rate-limit.ts';
-import type { Settings } from './settings.ts';
+import type { Deps } from '../../resolvers/context.ts';
+import { handleSendError } from '../../resolvers/delivery.ts';
+import { recordReceipts } from '../../resolvers/receipts.ts';
+import type { SessionReceipt } from '../../resolvers/receipts.ts';
+import { urlRules } from '../../resolvers/media-urls.ts';
+import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
+import { searchContacts } from '../db/contact-search.ts';
+import { providerOf } from '../db/migrate.ts';
+import type { Db } from '../db/client.ts';
+import { groupCommit } from '../db/group-commit.ts';
+import { createOutgoingWrites } from '../db/outgoing-writes.ts';
+import { createEventBus } from '../events.ts';
+import { ButtonGuard } from '../button-guard.ts';
+import { IncomingBuffer } from '../incoming-buffer.ts';
+import { routeLibsignalConsole } from '../libsignal-console.ts';
+import { JobScheduler } from '../jobs/scheduler.ts';
+import { WebhookDeliveryLoop } from '../jobs/webhook-delivery.ts';
+import { createWebhookOutbox } from '../webhooks/outbox.ts';
+import { createMediaFetcher } from '../media-fetch.ts';
+import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
+import type { MediaFetchOptions } from '../media-fetch.ts';
+import { createBaileysNetwork } from '../network/baileys-network.ts';
+import { socketOptionsFor } from '../network/baileys-target.ts';
+import type { NetworkTarget } from '../network/baileys-target.ts';
+import { createThreadedNetwork } from '../network/network-thread.ts';
+import { SessionManager } from '../network/session-manager.ts';
+import type { SessionManagerOptions } from '../network/session-manager.ts';
+import { createRateLimiter } from '../rate-limit.ts';
+import type { Settings } from '../settings.ts';
 
 export interface DepsOptions {
   db: Db;
@@ -93,6 +99,9 @@ export const createDeps = (options: DepsOptions): Deps => {
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
       });
+  // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
+  // off the send path.
+  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks }, batch), { delayMs: 20 });
   const sessions = new SessionManager({
     db,
     logger,
@@ -105,12 +114,21 @@ export const createDeps = (options: DepsOptions): Deps => {
         logger.error({ err, sessionId }, 'recording a refused message failed'),
       );
     },
+    onReceipts: (sessionId, list) => {
+      for (const receipt of list) {
+        receipts
+          .add({ sessionId, receipt })
+          .catch((err: unknown) => logger.error({ err, sessionId, waMessageId: receipt.waMessageId }, 'recording a receipt failed'));
+      }
+    },
     ...options.sessionTuning,
   });
+  const provider = providerOf(settings.DATABASE_URL);
   const fetchMedia = createMediaFetcher({
     maxBytes: settings.MEDIA_MAX_BYTES,
     timeoutMs: settings.MEDIA_FETCH_TIMEOUT_MS,
     allowPrivate: settings.MEDIA_ALLOW_PRIVATE,
+    urlRules,
     resolveHost: options.resolveHost,
   });
   const buttons = new ButtonGuard(settings.BUTTONS_ENABLED, settings.BUTTONS_FAILURE_THRESHOLD, settings.BUTTONS_COOLDOWN_MS);
@@ -134,7 +152,15 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
   metrics.watch({ db, sessions, incoming });
-  const outgoing = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
+  const outgoing = {
+    ...writes,
+    settled: async () => {
+      await writes.settled();
+      await receipts.settled();
+    },
+  };
   const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
   const webhookDelivery = new WebhookDeliveryLoop({
     db,
@@ -148,6 +174,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     retryMaxMs: settings.WEBHOOK_RETRY_MAX_MS,
     retryForMs: settings.WEBHOOK_RETRY_FOR_MS,
     allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
+    urlRules,
     resolveHost: options.resolveHost,
     pollMs: settings.WEBHOOK_POLL_MS,
     retentionMs: settings.WEBHOOK_RETENTION_MS,
@@ -173,6 +200,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     metrics,
     webhooks,
     webhookDelivery,
+    searchContacts: (client, query) => searchContacts(client, provider, query),
   };
   return deps;
 };

@@ -1,5 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput } from '../incoming-buffer.ts';
+import type { IncomingInput } from './incoming.ts';
 
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
@@ -90,6 +90,21 @@ export type StatusContent =
   | { kind: 'text'; text: string; backgroundColor?: string }
   | { kind: 'media'; mediaType: 'image' | 'video' | 'audio'; data: Buffer; mimetype?: string; caption?: string };
 
+export type ReceiptKind = 'delivered' | 'read' | 'played';
+
+/** A recipient acknowledged one of our sent messages. */
+export interface Receipt {
+  /** the network id of our message */
+  waMessageId: string;
+  /** the chat it went to: the recipient's JID, or the group's */
+  chatJid: string;
+  /** who acknowledged it: a user JID without device (in a group, the member) */
+  recipient: string;
+  kind: ReceiptKind;
+  /** when, as the receipt says (ms since the epoch; the network counts in seconds) */
+  at: number;
+}
+
 export interface LinkCallbacks {
   onQr: (qr: string) => void;
   onOpen: (account: LinkedAccount) => void;
@@ -99,6 +114,8 @@ export interface LinkCallbacks {
   onIncoming: (message: IncomingInput) => void;
   /** the network refused a message after accepting the send (an error ack) */
   onSendError: (waMessageId: string, reason: string) => void;
+  /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
+  onReceipts: (receipts: Receipt[]) => void;
 }
 
 export interface NetworkLink {

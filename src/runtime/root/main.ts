@@ -1,14 +1,14 @@
-import './node-version.ts';
-import { createAccount, bootstrapAccount } from '../resolvers/accounts.ts';
-import { releaseUnfinished } from '../resolvers/idempotency.ts';
-import { resumeScheduled } from '../resolvers/scheduling.ts';
+import '../node-version.ts';
+import { createAccount, bootstrapAccount } from '../../resolvers/accounts.ts';
+import { releaseUnfinished } from '../../resolvers/idempotency.ts';
+import { resumeScheduled } from '../../resolvers/scheduling.ts';
 import { buildApp } from './app.ts';
-import { createPrisma } from './db/client.ts';
+import { createPrisma } from '../db/client.ts';
 import { createDeps } from './deps.ts';
-import { networkOptions } from './network/choose.ts';
-import { applyMigrations } from './db/migrate.ts';
-import { createLogger } from './logger.ts';
-import { loadSettings } from './settings.ts';
+import { networkOptions } from '../network/choose.ts';
+import { applyMigrations } from '../db/migrate.ts';
+import { createLogger } from '../logger.ts';
+import { loadSettings } from '../settings.ts';
 
 const startedAt = new Date();
 const settings = loadSettings();

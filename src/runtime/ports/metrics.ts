@@ -1,0 +1,29 @@
+import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Db } from './db.ts';
+import type { Incoming } from './incoming.ts';
+import type { Sessions } from './sessions.ts';
+
+export interface MetricSources {
+  db: Db;
+  sessions: Sessions;
+  incoming: Incoming;
+}
+
+/**
+ * The service's Prometheus metrics (runtime/metrics.ts), in a registry of its own per app instance
+ * (tests build many), so nothing lands in prom-client's global registry.
+ */
+export interface Metrics {
+  registry: Registry;
+  sends: Counter<'kind' | 'outcome'>;
+  sendSeconds: Histogram<'kind'>;
+  incoming: Counter;
+  bufferDrops: Counter;
+  jobsDue: Counter<'kind'>;
+  jobsLate: Counter<'kind'>;
+  jobLateness: Histogram<'kind'>;
+  webhookAttempts: Counter<'outcome'>;
+  webhookSeconds: Histogram;
+  /** what the scrape reads from the running service; set once the session manager exists */
+  watch: (sources: MetricSources) => void;
+}

@@ -1,0 +1,37 @@
+import type { OutboxEvent } from './webhooks.ts';
+
+export interface PendingRecord {
+  id: string;
+  accountId: string;
+  sessionId: string;
+  toNumber: string;
+  content: string;
+  kind: string;
+  payload: string;
+  waMessageId: string;
+  createdAt: Date;
+}
+
+export interface SentMark {
+  id: string;
+  sentAt: Date;
+  waMessageId: string;
+  remoteJid: string;
+  /** the message as it went out (base64 of proto.Message), for answering retry receipts later */
+  sentMessage: string | null;
+  /** the message.sent webhook event, written with the mark when an endpoint wants it */
+  event?: OutboxEvent;
+}
+
+/**
+ * The two writes of every immediate send, grouped across concurrent sends (runtime/db/outgoing-writes.ts).
+ * The PENDING record is on disk before the send; the SENT mark is written behind, so whoever reads
+ * outgoing records calls `settled()` first.
+ */
+export interface OutgoingWrites {
+  pending: (record: PendingRecord) => Promise<void>;
+  /** Only a PENDING record becomes SENT, so a FAILED set by an error ack in the meantime stays. */
+  sent: (mark: SentMark) => void;
+  /** Resolves once every write asked for so far is done. */
+  settled: () => Promise<void>;
+}

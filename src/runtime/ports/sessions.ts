@@ -1,0 +1,25 @@
+import type { NetworkLink, ThreadStats } from './network.ts';
+
+export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
+
+export interface LiveView {
+  status: SessionStatus;
+  qrCode: string | null;
+}
+
+/** Every session's network link and live state (runtime/network/session-manager.ts). */
+export interface Sessions {
+  view(sessionId: string): LiveView | undefined;
+  /** Resolves once the session's (or every session's) pending row writes are done. */
+  settled(sessionId?: string): Promise<void>;
+  link(sessionId: string): NetworkLink | undefined;
+  connect(sessionId: string): Promise<void>;
+  stop(sessionId: string, status: 'DISCONNECTED' | 'PAUSED', lastError?: string): Promise<void>;
+  override(sessionId: string, status: SessionStatus): Promise<void>;
+  remove(sessionId: string): Promise<void>;
+  pairingCode(sessionId: string, phoneNumber: string): Promise<string>;
+  resumeAll(): Promise<number>;
+  closeAll(): Promise<void>;
+  threadStats(): Promise<ThreadStats | undefined>;
+  collectGarbage(): Promise<void>;
+}
