@@ -7,7 +7,7 @@ import { runInNewContext } from 'node:vm';
 import type { WAMessage } from 'baileys';
 import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
 import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import type { ThreadStats } from '../../src/runtime/network/types.ts';
+import type { ThreadStats } from '../../src/runtime/ports/network.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { linkedSocket } from '../sandbox/helpers.ts';
 import type { DbKind } from './app.ts';

@@ -110,7 +110,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       // With a second isolate in the process, RSS grows under sustained traffic while both V8 heaps stay
       // near 100 MB (400 -> 900-1,100 MB in 3 minutes at 30 messages/s, not given back when idle or
       // after a full collection; with the links on the main thread it is given back). The growth is in
-      // V8's 256 KB heap pages. In memory saver mode V8 keeps it flat, at about 1.6x the CPU time; so
+      // V8's 256 KB heap pages. In memory saver mode V8 keeps it flat, at about 1.4x the CPU time; so
       // it is a setting (V8_MEMORY_SAVER), off by default. The flag is process-wide and read at run time.
       if (options.memorySaver) setFlagsFromString('--memory-saver-mode');
       // No inherited execArgv: the entry registers its own TypeScript loader.
