@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'QUOTA_EXCEEDED'
   | 'RATE_LIMITED'
   | 'NETWORK_ERROR'
+  | 'MEDIA_GONE'
   | 'INTERNAL';
 
 export interface ErrorDetail {
@@ -50,6 +51,7 @@ export const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'QUOTA_EXCEEDED',
   'RATE_LIMITED',
   'NETWORK_ERROR',
+  'MEDIA_GONE',
   'INTERNAL',
 ]);
 

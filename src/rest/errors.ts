@@ -17,6 +17,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   QUOTA_EXCEEDED: 429,
   RATE_LIMITED: 429,
   NETWORK_ERROR: 502,
+  MEDIA_GONE: 410,
   INTERNAL: 500,
 };
 

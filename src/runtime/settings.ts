@@ -37,6 +37,14 @@ const settingsSchema = z.object({
     .default(16 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
   MEDIA_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** how long a received file stays downloadable from its media URL; rows older than that are purged */
+  INCOMING_MEDIA_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24 * 60 * 60 * 1000),
+  /** the service's public base URL (e.g. https://api.example.com); when set, media URLs are absolute */
+  PUBLIC_URL: z.url().optional(),
   BUTTONS_ENABLED: z.stringbool().default(true),
   BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
   BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),

@@ -1,4 +1,4 @@
-import type { IncomingItem } from '../runtime/ports/incoming.ts';
+import type { IncomingItem, IncomingMediaView } from '../runtime/ports/incoming.ts';
 import type { MessageRecordView, SendAnswer } from '../resolvers/messages.ts';
 import {
   editMessage,
@@ -58,6 +58,16 @@ const MessagePage = builder.objectRef<{ count: number; items: MessageRecordView[
   fields: (t) => ({ count: t.exposeInt('count'), items: t.field({ type: [MessageRecord], resolve: (p) => p.items }) }),
 });
 
+const IncomingMedia = builder.objectRef<IncomingMediaView>('IncomingMedia').implement({
+  description: 'A received file. GET on `url` (with x-api-key) streams it, for the retention window (INCOMING_MEDIA_RETENTION_MS).',
+  fields: (t) => ({
+    mimetype: t.exposeString('mimetype'),
+    size: t.exposeInt('size', { description: 'bytes of the decrypted file' }),
+    fileName: t.exposeString('fileName', { nullable: true, description: 'as the sender named it; null when it gave none' }),
+    url: t.exposeString('url', { description: 'our REST URL of the file: path-relative (/v1/...), or absolute when PUBLIC_URL is set' }),
+  }),
+});
+
 const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').implement({
   fields: (t) => ({
     eventId: t.exposeInt('eventId'),
@@ -70,6 +80,12 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
     pushName: t.exposeString('pushName'),
     messageTimestamp: t.exposeInt('messageTimestamp'),
     receivedAt: t.exposeString('receivedAt'),
+    media: t.field({
+      type: IncomingMedia,
+      nullable: true,
+      description: 'set on messages that carry a file',
+      resolve: (m) => m.media ?? null,
+    }),
   }),
 });
 

@@ -4,11 +4,13 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import { MediaGoneError } from '../ports/network.ts';
 import type {
   CloseKind,
   GroupInfo,
   GroupOps,
   LinkCallbacks,
+  MediaLocator,
   Network,
   NetworkLink,
   ParticipantOutcome,
@@ -53,7 +55,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       const waiting = pending.get(message.id);
       pending.delete(message.id);
       if (message.ok) waiting?.resolve(message.value);
-      else waiting?.reject(new Error(message.message));
+      else waiting?.reject(message.mediaGone ? new MediaGoneError(message.message) : new Error(message.message));
       return;
     }
     if (message.kind !== 'event') return;
@@ -199,6 +201,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       await request({ call: 'forget', sessionId });
     },
     hasCredentials: async (sessionId) => (await request({ call: 'hasCredentials', sessionId })) as boolean,
+    downloadMedia: async (media: MediaLocator) => (await request({ call: 'downloadMedia', media })) as ReadableStream<Uint8Array>,
     collectGarbage: async () => {
       if (started) await request({ call: 'collectGarbage' });
     },

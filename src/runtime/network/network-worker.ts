@@ -1,11 +1,13 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Transferable } from 'node:worker_threads';
 import { createPrisma } from '../db/client.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
-import { socketOptionsFor } from './baileys-target.ts';
+import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import { MediaGoneError } from '../ports/network.ts';
 import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
@@ -22,6 +24,7 @@ const network = createBaileysNetwork({
   db,
   logger,
   socket: socketOptionsFor(data.target),
+  mediaDispatcher: mediaDispatcherFor(data.target),
   keepAliveIntervalMs: data.keepAliveIntervalMs,
   deviceListTtlMs: data.deviceListTtlMs,
 });
@@ -97,6 +100,8 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
       return result;
     }
+    case 'downloadMedia':
+      return network.downloadMedia(request.media);
     case 'threadStats': {
       // In a worker, memoryUsage() reports this thread's isolate (only rss is the whole process's).
       const heap = getHeapStatistics();
@@ -121,8 +126,23 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
 
 port.on('message', (request: ThreadRequest) => {
   handle(request).then(
-    (value) => post({ kind: 'reply', id: request.id, ok: true, value }),
-    (err: unknown) => post({ kind: 'reply', id: request.id, ok: false, message: err instanceof Error ? err.message : String(err) }),
+    (value) => {
+      // A download's stream moves to the main thread; its chunks then cross as they are read.
+      if (value instanceof ReadableStream)
+        port.postMessage({ kind: 'reply', id: request.id, ok: true, value } satisfies ThreadMessage, [
+          // the global ReadableStream, which is node:stream/web's own, though the typings keep the two apart
+          value as unknown as Transferable,
+        ]);
+      else post({ kind: 'reply', id: request.id, ok: true, value });
+    },
+    (err: unknown) =>
+      post({
+        kind: 'reply',
+        id: request.id,
+        ok: false,
+        message: err instanceof Error ? err.message : String(err),
+        ...(err instanceof MediaGoneError ? { mediaGone: true } : {}),
+      }),
   );
 });
 post({ kind: 'ready' });

@@ -3,8 +3,17 @@ import type { Logger } from 'pino';
 import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
-import type { Incoming } from '../ports/incoming.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
+import type { Incoming, IncomingInput } from '../ports/incoming.ts';
+import type {
+  CloseKind,
+  LinkedAccount,
+  MediaLocator,
+  Network,
+  NetworkLink,
+  Receipt,
+  ReceivedMessage,
+  ThreadStats,
+} from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -29,6 +38,8 @@ interface Live {
   generation: number;
   /** the row writes of status changes, chained so they land in the order the changes happened */
   written: Promise<void>;
+  /** received messages on their way into the buffer, chained so they keep the order they arrived in */
+  received: Promise<void>;
   /** the session's account, read at its first status change (for the webhook endpoint lookup) */
   accountId?: string;
 }
@@ -39,6 +50,8 @@ export interface SessionManagerOptions {
   network: Network;
   events: EventBus;
   incoming: Incoming;
+  /** turns a received message into its buffer item (recording its media first); by default drops what the item does not show */
+  receive?: (sessionId: string, message: ReceivedMessage) => Promise<IncomingInput>;
   webhooks?: WebhookOutbox;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
@@ -246,6 +259,11 @@ export class SessionManager implements Sessions {
     await this.options.network.close();
   }
 
+  /** A received file, fetched and decrypted by the network (see Network.downloadMedia); needs no live link. */
+  downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>> {
+    return this.options.network.downloadMedia(media);
+  }
+
   /** See Network.threadStats. */
   threadStats(): Promise<ThreadStats | undefined> {
     return this.options.network.threadStats();
@@ -267,6 +285,7 @@ export class SessionManager implements Sessions {
         qrWaiters: [],
         generation: 0,
         written: Promise.resolve(),
+        received: Promise.resolve(),
       };
       this.live.set(sessionId, live);
     }
@@ -295,7 +314,14 @@ export class SessionManager implements Sessions {
           if (current()) this.onActivity(sessionId, live);
         },
         onIncoming: (message) => {
-          this.options.incoming.push(sessionId, message);
+          live.received = live.received
+            .then(() => this.toItem(sessionId, message))
+            .then(
+              (item) => {
+                this.options.incoming.push(sessionId, item);
+              },
+              (err: unknown) => this.options.logger.error({ err, sessionId }, 'a received message was lost'),
+            );
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);
@@ -310,6 +336,12 @@ export class SessionManager implements Sessions {
       this.options.logger.error({ err, sessionId }, 'opening the link failed');
       if (current()) await this.onClose(sessionId, live, 'transient', err instanceof Error ? err.message : String(err));
     }
+  }
+
+  private toItem(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
+    if (this.options.receive) return this.options.receive(sessionId, message);
+    const { messageId: _messageId, media: _media, ...input } = message;
+    return Promise.resolve(input);
   }
 
   private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {

@@ -1,6 +1,38 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
 import type { IncomingInput } from './incoming.ts';
 
+/** The media types whose keys a received file is encrypted with. */
+export type ReceivedMediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker';
+
+/** Where a received file lives on the network's media host and how to decrypt it: enough to fetch it again later. */
+export interface MediaLocator {
+  mediaType: ReceivedMediaType;
+  /** base64 */
+  mediaKey: string;
+  directPath?: string;
+  url?: string;
+}
+
+export interface ReceivedMedia extends MediaLocator {
+  mimetype: string;
+  /** bytes of the decrypted file */
+  size: number;
+  fileName: string | null;
+  /** base64 SHA-256 of the decrypted file, as the sender stated it */
+  fileSha256?: string;
+}
+
+/** A message as the network hands it over: the buffer's fields, its network id, and its media when it has some. */
+export type ReceivedMessage = Omit<IncomingInput, 'media'> & { messageId: string; media?: ReceivedMedia };
+
+/** The media host answered that it no longer has the file (404 or 410). */
+export class MediaGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MediaGoneError';
+  }
+}
+
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
   | 'restart'
@@ -111,7 +143,7 @@ export interface LinkCallbacks {
   onClose: (kind: CloseKind, message: string) => void;
   /** any frame received: the link is alive */
   onActivity: () => void;
-  onIncoming: (message: IncomingInput) => void;
+  onIncoming: (message: ReceivedMessage) => void;
   /** the network refused a message after accepting the send (an error ack) */
   onSendError: (waMessageId: string, reason: string) => void;
   /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
@@ -142,6 +174,11 @@ export interface Network {
   /** Deletes the stored credentials of a session. */
   forget: (sessionId: string) => Promise<void>;
   hasCredentials: (sessionId: string) => Promise<boolean>;
+  /**
+   * Fetches and decrypts a received file; needs no live link. Rejects with MediaGoneError when the
+   * media host no longer has it. The stream is pulled as it is read, so a slow reader holds little.
+   */
+  downloadMedia: (media: MediaLocator) => Promise<ReadableStream<Uint8Array>>;
   /** Releases what the network holds beyond its links (its thread); after closeAll of every link. */
   close: () => Promise<void>;
   /**

@@ -1,4 +1,4 @@
-import type { NetworkLink, ThreadStats } from './network.ts';
+import type { MediaLocator, NetworkLink, ThreadStats } from './network.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
@@ -21,5 +21,7 @@ export interface Sessions {
   resumeAll(): Promise<number>;
   closeAll(): Promise<void>;
   threadStats(): Promise<ThreadStats | undefined>;
+  /** A received file, fetched and decrypted by the network; needs no live link. */
+  downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>>;
   collectGarbage(): Promise<void>;
 }
