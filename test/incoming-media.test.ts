@@ -41,7 +41,7 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
       kind,
       { WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_POLL_MS: 100, ...overrides },
       { target: { sandbox: sandboxAddress(sandbox) }, sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 }, ...options },
-      database,
+      { existing: database },
     );
   const restart = async (overrides: Partial<Settings> = {}, options: Partial<DepsOptions> = {}) => {
     await app.close();
@@ -111,11 +111,11 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     const graph = await gql(
       app.baseUrl,
       key,
-      'query ($s: ID!) { incoming(sessionId: $s) { count items { type content media { mimetype size fileName url } } } }',
+      'query ($s: ID!) { session(id: $s) { incoming { count items { type content media { mimetype size fileName url } } } } }',
       { s: sessionId },
     );
     expect(graph.errors).toBeUndefined();
-    expect(graph.data.incoming.items).toEqual([
+    expect(graph.data.session.incoming.items).toEqual([
       { type: 'image', content: 'the view', media: mediaOf(sent.image) },
       { type: 'document', content: 'contract 2026 – signed.pdf', media: mediaOf(sent.document) },
       { type: 'audio', content: '[voice note]', media: mediaOf(sent.voice) },

@@ -61,6 +61,8 @@ export interface RequestContext extends Deps {
   caller: Caller;
   requestId: string;
   idempotency?: IdempotencyGate;
+  /** The Idempotency-Key header of a GraphQL request, for its send mutations without an idempotencyKey argument. */
+  idempotencyKeyHeader?: string;
 }
 
 /** A context for work that runs on its own (jobs), acting for the account that created it. */

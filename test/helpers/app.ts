@@ -34,11 +34,15 @@ export const startTestApp = async (
   kind: DbKind,
   overrides: Partial<Settings> = {},
   options: Partial<Omit<DepsOptions, 'db' | 'logger' | 'settings'>> = {},
-  /** a database of the caller's, kept on close (a restart of the service on the same data); a fresh one otherwise */
-  existing?: TestDatabase,
+  extra: {
+    /** a database of the caller's, kept on close (a restart of the service on the same data); a fresh one otherwise */
+    existing?: TestDatabase;
+    /** the Prisma client over the database (a test can wrap it, to count statements) */
+    makeDb?: (url: string) => Db;
+  } = {},
 ): Promise<TestApp> => {
-  const database = existing ?? (await createTestDatabase(kind));
-  const db = await createPrisma(database.url);
+  const database = extra.existing ?? (await createTestDatabase(kind));
+  const db = (extra.makeDb ?? createPrisma)(database.url);
   // The suite and the benchmarks send far more than a client would; the rate limit has tests of its own.
   const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, ...overrides });
   const deps = createDeps({ db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, ...options });
@@ -58,7 +62,7 @@ export const startTestApp = async (
       await deps.sessions.closeAll();
       await deps.outgoing.settled();
       await db.$disconnect();
-      if (!existing) await database.drop();
+      if (!extra.existing) await database.drop();
     },
   };
 };

@@ -164,7 +164,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
         };
         const query = async () => {
           while (!stopped()) {
-            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status } messages(sessionId: $id, limit: 20) { count } }', {
+            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status messages(first: 20) { edges { cursor } } } }', {
               id: sessionId,
             }).catch(() => undefined);
             await sleep(200);
