@@ -91,6 +91,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         target,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+        memorySaver: settings.V8_MEMORY_SAVER,
       })
     : createBaileysNetwork({
         db,
