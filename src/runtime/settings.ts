@@ -55,6 +55,8 @@ const settingsSchema = z.object({
   /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
   SANDBOX_STATE_FILE: z.string().min(1).optional(),
   NETWORK_THREAD: z.stringbool().default(true),
+  /** V8's memory saver mode while the network thread runs (see network-thread.ts): less RSS, much more CPU */
+  V8_MEMORY_SAVER: z.stringbool().default(false),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
   DEVICE_LIST_TTL_MS: z.coerce

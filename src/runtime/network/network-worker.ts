@@ -113,8 +113,15 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
     case 'downloadMedia':
       return network.downloadMedia(request.media);
     case 'threadStats': {
+      // In a worker, memoryUsage() reports this thread's isolate (only rss is the whole process's).
       const heap = getHeapStatistics();
-      return { heapUsedBytes: heap.used_heap_size, heapTotalBytes: heap.total_heap_size };
+      const usage = process.memoryUsage();
+      return {
+        heapUsedBytes: heap.used_heap_size,
+        heapTotalBytes: heap.total_heap_size,
+        externalBytes: usage.external,
+        arrayBuffersBytes: usage.arrayBuffers,
+      };
     }
     case 'collectGarbage':
       (globalThis as { gc?: () => void }).gc?.();

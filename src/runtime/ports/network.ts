@@ -167,4 +167,8 @@ export interface Network {
 export interface ThreadStats {
   heapUsedBytes: number;
   heapTotalBytes: number;
+  /** memory of this thread's objects held outside V8's heap (Buffers, native bindings) */
+  externalBytes: number;
+  /** the part of externalBytes held by ArrayBuffers and Buffers */
+  arrayBuffersBytes: number;
 }

@@ -93,6 +93,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
         // Well inside the watchdog's window when a test shortens it.
         activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
+        memorySaver: settings.V8_MEMORY_SAVER,
       })
     : createBaileysNetwork({
         db,
