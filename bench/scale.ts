@@ -1,6 +1,6 @@
 import { fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +17,18 @@ const IDLE_SECONDS = Number(process.env.SCALE_IDLE_SECONDS ?? 30);
 const SETTLE_MS = 10_000;
 const KEY = 'scale-bench-key-0123456789';
 const CLOCK_TICKS = 100;
+// SCALE_CPU_PROF=<dir>: the service (both threads) and the floor process write .cpuprofile files there, and
+// marks.json the monotonic windows (µs, the profiles' clock) of linking and idling, to slice them by phase
+// (bench/cpuprofile.py). The service is then stopped by SIGTERM so its profiles are written, and the
+// re-link is skipped.
+const PROFILE_DIR = process.env.SCALE_CPU_PROF;
+const profileArgs = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+const marks: Record<string, [number, number]> = {};
+const now = () => Number(process.hrtime.bigint() / 1000n);
+const mark = (name: string, from: number) => {
+  marks[name] = [from, now()];
+  if (PROFILE_DIR) writeFileSync(join(PROFILE_DIR, 'marks.json'), JSON.stringify(marks, null, 1));
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,12 +108,12 @@ const linkThroughApi = async (service: ServiceProcess, controlUrl: string, numbe
   const id = created.body.id as string;
   const paired = await json(`${service.baseUrl}/v1/sessions/${id}/pairing-code`, 'POST', { phoneNumber: number }, KEY);
   await json(`${controlUrl}/phones/${number}/pairing-code`, 'POST', { code: paired.body.pairingCode });
+  // As the README tells a user to wait: the status long-poll, which answers once CONNECTED.
   const until = Date.now() + 120_000;
   for (;;) {
-    const status = await json(`${service.baseUrl}/v1/sessions/${id}/status`, 'GET', undefined, KEY);
+    const status = await json(`${service.baseUrl}/v1/sessions/${id}/status?waitFor=CONNECTED&waitMs=30000`, 'GET', undefined, KEY);
     if (status.body.status === 'CONNECTED') return;
     if (Date.now() > until) throw new Error(`session ${number} not CONNECTED after 120 s: ${JSON.stringify(status.body)}`);
-    await sleep(100);
   }
 };
 
@@ -155,6 +167,7 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     // N sessions in one account, polled by the benchmark: the per-account cap and the rate limit would refuse them.
     MAX_SESSIONS_PER_ACCOUNT: '0',
     RATE_LIMIT_REQUESTS: '0',
+    ...(PROFILE_DIR ? { NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...profileArgs].join(' ').trim() } : {}),
   };
   let service = await spawnService(env);
   try {
@@ -166,11 +179,27 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     await linkThroughApi(service, controlUrl, list[0]);
     await sleep(SETTLE_MS);
     const first = usage(service.child.pid as number);
+    const linkStart = now();
     await inBatches(list.slice(1), (number) => linkThroughApi(service, controlUrl, number));
+    mark('service-link', linkStart);
     const linked = usage(service.child.pid as number);
     await sleep(SETTLE_MS);
     const settled = usage(service.child.pid as number);
+    const idleStart = now();
     const idle = await idleCpu(service.child.pid as number);
+    mark('service-idle', idleStart);
+    if (PROFILE_DIR) {
+      return {
+        fixedMb,
+        firstSessionMb: first.rssMb - fixedMb,
+        perSessionMb: (settled.rssMb - first.rssMb) / (N - 1),
+        cpuPerLink: (linked.cpu - first.cpu) / (N - 1),
+        idleCpu: idle,
+        relinkSeconds: 0,
+        probeP99Ms: 0,
+        probeMaxMs: 0,
+      };
+    }
 
     await service.stop('SIGKILL');
     const restarted = performance.now();
@@ -196,7 +225,10 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
 };
 
 const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => {
-  const child = fork('bench/bare-sockets.ts', [], { execArgv: ['--import', 'tsx'], env: { ...process.env, WA_SANDBOX_URL: controlUrl } });
+  const child = fork('bench/bare-sockets.ts', [], {
+    execArgv: ['--import', 'tsx', ...profileArgs],
+    env: { ...process.env, WA_SANDBOX_URL: controlUrl },
+  });
   const ask = (request: FloorRequest) =>
     new Promise<FloorReport>((resolve) => {
       child.once('message', (report: FloorReport) => resolve(report));
@@ -207,13 +239,17 @@ const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => 
     await addPhones(controlUrl, list);
     await sleep(SETTLE_MS);
     const base = usage(child.pid as number);
+    const linkStart = now();
     await ask({ kind: 'link', numbers: list, parallel: PARALLEL });
+    mark('floor-link', linkStart);
     const linked = usage(child.pid as number);
     await sleep(SETTLE_MS);
     const settled = usage(child.pid as number);
+    const idleStart = now();
     const idle = await idleCpu(child.pid as number);
+    mark('floor-idle', idleStart);
     const started = performance.now();
-    await ask({ kind: 'relink', parallel: PARALLEL });
+    if (!PROFILE_DIR) await ask({ kind: 'relink', parallel: PARALLEL });
     return {
       baseMb: base.rssMb,
       perSessionMb: (settled.rssMb - base.rssMb) / N,
@@ -228,6 +264,7 @@ const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => 
 };
 
 export const benchScale = async (): Promise<ScaleResult> => {
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const sandbox = await startSandboxProcess();
   try {
     const floor = await benchFloor(sandbox.controlUrl);

@@ -16,6 +16,9 @@ const { values } = parseArgs({
     'phone-rate': { type: 'string', default: '10' },
     'device-list-ttl': { type: 'string', default: '300' },
     'max-messages': { type: 'string', default: '100000' },
+    'settle-seconds': { type: 'string', default: '30' },
+    'network-thread': { type: 'string', default: 'true' },
+    'memory-saver': { type: 'string', default: 'false' },
   },
 });
 const mode = values.mode === 'bare' ? 'bare' : 'service';
@@ -29,6 +32,9 @@ const report = await runSoak({
   deviceListTtlMs: Number(values['device-list-ttl']) * 1000,
   maxMessages: Number(values['max-messages']),
   drainMs: 30_000,
+  networkThread: values['network-thread'] !== 'false',
+  memorySaver: values['memory-saver'] === 'true',
+  settleMs: Number(values['settle-seconds']) * 1000,
   log: (line) => process.stdout.write(`${line}\n`),
 });
 process.stdout.write(`${formatSoakReport(report)}\n`);

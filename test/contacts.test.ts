@@ -320,18 +320,21 @@ describe.each(dbKinds)('address book on %s', (kind) => {
   });
 
   describe('GraphQL gives the same data as REST', () => {
-    it('reads contacts and groups with the REST field names', async () => {
+    it('reads contacts and groups with the REST field names, as connections with the REST totals', async () => {
       const rest = await call('GET', '/v1/contacts?tag=vip');
       const res = await gql(
         app.baseUrl,
         key,
-        `query($tag: String) { contacts(tag: $tag) { total page limit items { id jid phone name email tags variables isBlocked } }
-           contactGroups { id name description color isSmartGroup contactCount } }`,
+        `query($tag: String) { contacts(tag: $tag) { totalCount edges { node { id jid phone name email tags variables isBlocked } } }
+           contactGroups { totalCount edges { node { id name description color isSmartGroup contactCount } } } }`,
         { tag: 'vip' },
       );
       expect(res.errors).toBeUndefined();
-      expect(res.data.contacts).toEqual(rest.body);
-      expect(res.data.contactGroups).toEqual((await call('GET', '/v1/contacts/groups')).body);
+      expect(res.data.contacts.totalCount).toBe(rest.body.total);
+      expect(res.data.contacts.edges.map((e: { node: unknown }) => e.node)).toEqual(rest.body.items);
+      const groups = (await call('GET', '/v1/contacts/groups')).body;
+      expect(res.data.contactGroups.totalCount).toBe(groups.length);
+      expect(res.data.contactGroups.edges.map((e: { node: unknown }) => e.node)).toEqual(groups);
     });
 
     it('writes through mutations and reads back through REST', async () => {
@@ -351,13 +354,17 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       const added = await gql(
         app.baseUrl,
         key,
-        `mutation($g: String!) { addContactGroupMembers(groupId: $g, jids: ["15553000001"]) { ok added errors { jid reason } } }`,
+        `mutation($g: ID!) { addContactGroupMembers(groupId: $g, jids: ["15553000001"]) { ok added errors { jid reason } } }`,
         { g: groupId },
       );
       expect(added.data.addContactGroupMembers).toEqual({ ok: true, added: 1, errors: [] });
-      const one = await gql(app.baseUrl, key, `{ contact(jid: "15553000001") { name } contactGroups { name contactCount } }`);
-      expect(one.data.contact).toEqual({ name: 'Graph' });
-      expect(one.data.contactGroups).toContainEqual({ name: 'GQL group', contactCount: 1 });
+      const one = await gql(
+        app.baseUrl,
+        key,
+        `{ contact(jid: "15553000001") { name groups { edges { node { name } } } } contactGroups { edges { node { name contactCount } } } }`,
+      );
+      expect(one.data.contact).toEqual({ name: 'Graph', groups: { edges: [{ node: { name: 'GQL group' } }] } });
+      expect(one.data.contactGroups.edges).toContainEqual({ node: { name: 'GQL group', contactCount: 1 } });
     });
 
     it('carries the error code in extensions.code with the failing fields', async () => {

@@ -419,11 +419,63 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     const history = await gql(
       ctx.app.baseUrl,
       ctx.key,
-      `query($s: ID!) { messages(sessionId: $s, limit: 1) { count items { id content status } } }`,
+      `query($s: ID!) { session(id: $s) { status messages(first: 1) { edges { node { id content status sentAt } } } } }`,
       { s: sessionId },
     );
-    expect(history.data.messages.items[0]).toEqual({ id: res.data.sendText.id, content: 'via graphql', status: 'SENT' });
+    expect(history.data.session.status).toBe('CONNECTED');
+    expect(history.data.session.messages.edges[0].node).toEqual({
+      id: res.data.sendText.id,
+      content: 'via graphql',
+      status: 'SENT',
+      sentAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
     await waitUntil(async () => inboxOf(BOB).find((e) => e.content === 'via graphql'), Boolean);
+  });
+
+  it('honours idempotencyKey and the Idempotency-Key header on GraphQL sends: a retry gets the first answer and sends nothing', async () => {
+    const send = (message: string, to: string, key?: string, headers?: Record<string, string>) =>
+      http(ctx.app.baseUrl, 'POST', '/graphql', {
+        key: ctx.key,
+        headers,
+        body: {
+          query:
+            'mutation($s: ID!, $to: String!, $m: String!, $k: String) { sendText(sessionId: $s, to: $to, message: $m, idempotencyKey: $k) { ok id } }',
+          variables: { s: sessionId, to, m: message, k: key },
+        },
+      });
+    const first = await send('idem graph', BOB, 'graph-key-1');
+    expect(first.body.data.sendText).toEqual({ ok: true, id: expect.any(String) });
+    const retry = await send('idem graph', BOB, 'graph-key-1');
+    expect(retry.body.data.sendText).toEqual(first.body.data.sendText);
+    // The same key with another input is a conflict, never the other request's answer.
+    const other = await send('idem graph changed', BOB, 'graph-key-1');
+    expect(other.body.errors[0].extensions.code).toBe('CONFLICT');
+    // Validation comes before the key: an invalid input is VALIDATION_FAILED whatever its key.
+    const invalid = await send('idem graph', 'not a number', 'graph-key-1');
+    expect(invalid.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'to' }] });
+    // Without the argument, the request's Idempotency-Key header is the key.
+    const header = { 'idempotency-key': 'graph-header-1' };
+    const viaHeader = await send('idem header', BOB, undefined, header);
+    const viaHeaderAgain = await send('idem header', BOB, undefined, header);
+    expect(viaHeaderAgain.body.data.sendText).toEqual(viaHeader.body.data.sendText);
+    // The REST door keeps its own scope: the same key there is another request.
+    const rest = await call(
+      'POST',
+      `/v1/sessions/${sessionId}/send`,
+      { to: BOB, message: 'idem rest' },
+      { 'idempotency-key': 'graph-key-1' },
+    );
+    expect(rest.status).toBe(200);
+
+    await waitUntil(
+      async () => inboxOf(BOB).map((e) => e.content),
+      (texts) => texts.includes('idem graph') && texts.includes('idem header') && texts.includes('idem rest'),
+    );
+    const texts = inboxOf(BOB).map((e) => e.content);
+    expect(texts.filter((t) => t === 'idem graph')).toHaveLength(1);
+    expect(texts.filter((t) => t === 'idem header')).toHaveLength(1);
+    expect(texts).not.toContain('idem graph changed');
+    expect(await ctx.app.db.outgoingMessage.count({ where: { content: { in: ['idem graph', 'idem header'] } } })).toBe(2);
   });
 
   it('sends refused buttons again as plain text, and switches buttons off after repeated refusals', async () => {

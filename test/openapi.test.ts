@@ -92,8 +92,11 @@ describe('the OpenAPI document at /v1/openapi.json and the reference at /docs', 
     // Every $ref resolves and every schema compiles.
     for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
       for (const [method, op] of Object.entries(ops)) {
-        for (const response of Object.values(op.responses as Record<string, Json>))
-          ajv.compile({ ...response.content['application/json'].schema, components: doc.components });
+        for (const response of Object.values(op.responses as Record<string, Json>)) {
+          // JSON, or a file route's one content of any type
+          const content = response.content['application/json'] ?? response.content['*/*'];
+          ajv.compile({ ...content.schema, components: doc.components });
+        }
         if (op.requestBody) ajv.compile({ ...op.requestBody.content['application/json'].schema, components: doc.components });
         expect(op.summary, `${method} ${path}`).toBeTruthy();
       }
@@ -131,7 +134,17 @@ describe('the OpenAPI document at /v1/openapi.json and the reference at /docs', 
     await call('GET', '/sessions/{sessionId}/messages', s);
     await call('GET', '/sessions/{sessionId}/messages/{messageId}', { ...s, messageId: sent.body.id });
     await ctx.sandbox.control.sendText(friend, me, 'an answer');
-    await call('GET', '/sessions/{sessionId}/incoming', { ...s, query: 'waitMs=10000' });
+    const photo = await ctx.sandbox.control.sendMedia(friend, me, { type: 'image', data: Buffer.from('a photo'), mimetype: 'image/png' });
+    const incoming = await call('GET', '/sessions/{sessionId}/incoming', { ...s, query: 'waitMs=10000' });
+    if (incoming.body.count < 2) await call('GET', '/sessions/{sessionId}/incoming', { ...s, query: 'waitMs=10000' });
+    // The file itself is not JSON: its documented answer is any content type.
+    const mediaPath = '/sessions/{sessionId}/incoming/{messageId}/media';
+    expect(Object.keys(doc.paths[mediaPath].get.responses['200'].content)).toEqual(['*/*']);
+    const file = await fetch(`${ctx.app.baseUrl}/v1/sessions/${sessionId}/incoming/${photo.id}/media`, {
+      headers: { 'x-api-key': ctx.key },
+    });
+    expect([file.status, file.headers.get('content-type'), await file.text()]).toEqual([200, 'image/png', 'a photo']);
+    await call('GET', mediaPath, { ...s, messageId: 'unknown' });
     await call('POST', '/sessions/{sessionId}/messages/schedule', s, { to: friend, message: 'later', delayMs: 60_000 });
     await call('POST', '/sessions/{sessionId}/messages/recurring', s, { to: friend, message: 'again', everyMs: 3_600_000 });
     await call('GET', '/sessions/{sessionId}/messages/recurring', s);

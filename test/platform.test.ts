@@ -136,7 +136,7 @@ describe('service platform: auth, errors, health, GraphQL limits', () => {
     });
 
     it('refuses a query deeper than the limit before running it', async () => {
-      const deep = '{ contacts { items { id } } }';
+      const deep = '{ contacts { edges { node { id } } } }';
       const res = await gql(app.baseUrl, account.apiKey, deep);
       expect(res.data ?? null).toBeNull();
       expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');

@@ -6,6 +6,7 @@ import { formatSoakReport, runSoak } from './helpers/soak.ts';
 // messages/s from the phone, with long-polls and GraphQL queries beside them) for 45 s, with Baileys'
 // device list lasting 10 s instead of 5 minutes so the run crosses four expiries (each one a forced new
 // Signal session in the middle of the traffic, where messages used to be lost).
+// Memory is in the summary but not asserted: RSS does not come back within 10 % (README, Soak).
 describe.each(dbKinds)('two-way traffic across device-list expiries (%s)', (kind) => {
   it('loses and duplicates nothing in either direction', { timeout: 180_000 }, async () => {
     const report = await runSoak({
@@ -17,6 +18,7 @@ describe.each(dbKinds)('two-way traffic across device-list expiries (%s)', (kind
       deviceListTtlMs: 10_000,
       maxMessages: 2_000,
       drainMs: 30_000,
+      settleMs: 0,
     });
     const summary = formatSoakReport(report);
     expect(report.out.sent, summary).toBe(900);

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { Prisma } from '../generated/sqlite/client.ts';
 import type { Caller, Deps, RequestContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { perDatabase } from './per-database.ts';
@@ -54,6 +55,10 @@ export const me = (ctx: RequestContext): AccountView => ({
   apiKey: ctx.caller.apiKey,
   createdAt: ctx.caller.createdAt.toISOString(),
 });
+
+/** The caller's own account row for GraphQL, with plugin-prisma's `query`. */
+export const meRow = (ctx: RequestContext, query: Pick<Prisma.AccountFindUniqueArgs, 'include' | 'select'> = {}) =>
+  ctx.db.account.findUniqueOrThrow({ ...query, where: { id: ctx.caller.accountId } });
 
 const emailSchema = z.object({ email: z.email() });
 

@@ -43,7 +43,7 @@ export const membersSchema = z.object({
   jids: z.array(z.string()).min(1, 'at least one JID is required').max(500),
 });
 
-type GroupQuery = Pick<Prisma.ContactGroupFindManyArgs, 'include' | 'select'>;
+type GroupQuery = Pick<Prisma.ContactGroupFindManyArgs, 'include' | 'select' | 'cursor' | 'take' | 'skip'>;
 
 /** `query` is plugin-prisma's selection when GraphQL calls (its count comes through it too). */
 export const listContactGroups = (
@@ -61,6 +61,20 @@ export const getContactGroup = async (ctx: RequestContext, groupId: string): Pro
     where: { id: groupId, accountId: ctx.caller.accountId },
     include: withMemberCount,
   });
+  if (!row) throw notFound('Contact group');
+  return row;
+};
+
+export const countContactGroups = (ctx: RequestContext): Promise<number> =>
+  ctx.db.contactGroup.count({ where: { accountId: ctx.caller.accountId } });
+
+/** One contact group's row for GraphQL, with plugin-prisma's `query`. */
+export const getContactGroupRow = async (
+  ctx: RequestContext,
+  groupId: string,
+  query: Pick<Prisma.ContactGroupFindFirstArgs, 'include' | 'select'> = {},
+): Promise<ContactGroup> => {
+  const row = await ctx.db.contactGroup.findFirst({ ...query, where: { id: groupId, accountId: ctx.caller.accountId } });
   if (!row) throw notFound('Contact group');
   return row;
 };

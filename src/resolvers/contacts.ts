@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Contact } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
-import { DomainError, fromZodError, isUniqueViolation, notFound } from './errors.ts';
+import { DomainError, fromZodError, isUniqueViolation, notFound, validationFailed } from './errors.ts';
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
-import { pageSchema } from './paging.ts';
+import { MAX_LIMIT, MAX_PAGE, pageSchema } from './paging.ts';
 import { nulDetails, parseInput } from './validate.ts';
 
 export const MAX_BULK_CONTACTS = 500;
@@ -137,24 +137,55 @@ export interface ContactPage {
   items: Contact[];
 }
 
+type ContactListQuery = Pick<Prisma.ContactFindManyArgs, 'include' | 'select'>;
+
+/** GET /contacts: a page of the caller's contacts, oldest first, filtered by tag and search. */
 export const listContacts = async (ctx: RequestContext, input: unknown): Promise<ContactPage> => {
   const { page, limit, tag, search } = parseInput(listSchema, input);
+  const { total, items } = await findContacts(ctx, { skip: (page - 1) * limit, limit, tag, search });
+  return { total, page, limit, items };
+};
+
+const filterSchema = listSchema.pick({ tag: true, search: true });
+
+/**
+ * GraphQL's contacts connection: the same filters and order as GET /contacts, with the window the
+ * connection asks for and plugin-prisma's selection for the rows.
+ */
+export const contactsWindow = (
+  ctx: RequestContext,
+  input: unknown,
+  window: { offset: number; limit: number },
+  query: ContactListQuery = {},
+): Promise<{ total: number; items: Contact[] }> => {
+  const { tag, search } = parseInput(filterSchema, input);
+  // The offset comes from a cursor the client hands back; one it made up must not reach the database.
+  if (!Number.isInteger(window.offset) || window.offset < 0 || window.offset > MAX_PAGE * MAX_LIMIT) {
+    throw validationFailed([{ path: 'after', message: 'is not a cursor of this connection' }]);
+  }
+  return findContacts(ctx, { skip: window.offset, limit: window.limit, tag, search }, query);
+};
+
+const findContacts = async (
+  ctx: RequestContext,
+  { skip, limit, tag, search }: { skip: number; limit: number; tag?: string; search?: string },
+  query: ContactListQuery = {},
+): Promise<{ total: number; items: Contact[] }> => {
   const accountId = ctx.caller.accountId;
-  const skip = (page - 1) * limit;
   const order = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
   if (!search) {
     const where: Prisma.ContactWhereInput = { accountId, ...(tag ? { tagRows: { some: { accountId, tag } } } : {}) };
     const [total, items] = await Promise.all([
       ctx.db.contact.count({ where }),
-      ctx.db.contact.findMany({ where, orderBy: order, skip, take: limit }),
+      ctx.db.contact.findMany({ ...query, where, orderBy: order, skip, take: limit }),
     ]);
-    return { total, page, limit, items };
+    return { total, items };
   }
   const { ids, total } = await ctx.searchContacts(ctx.db, { accountId, search, tag, limit, skip });
-  const found = ids.length > 0 ? await ctx.db.contact.findMany({ where: { id: { in: ids } } }) : [];
+  const found = ids.length > 0 ? await ctx.db.contact.findMany({ ...query, where: { id: { in: ids } } }) : [];
   const byId = new Map(found.map((row) => [row.id, row]));
   const items = ids.map((id) => byId.get(id)).filter((row): row is Contact => row !== undefined);
-  return { total, page, limit, items };
+  return { total, items };
 };
 
 const writeContact = async (ctx: RequestContext, before: Contact | null, next: ContactView): Promise<Contact> => {

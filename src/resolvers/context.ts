@@ -8,6 +8,7 @@ import type { MediaFetcher } from '../runtime/ports/media.ts';
 import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
+import type { IncomingMediaFiles } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
 import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
@@ -22,6 +23,8 @@ export interface Deps {
   sessions: Sessions;
   events: EventBus;
   incoming: Incoming;
+  /** received files: their records, retention and URLs */
+  incomingMedia: IncomingMediaFiles;
   fetchMedia: MediaFetcher;
   buttons: Buttons;
   jobs: Jobs;
@@ -58,6 +61,8 @@ export interface RequestContext extends Deps {
   caller: Caller;
   requestId: string;
   idempotency?: IdempotencyGate;
+  /** The Idempotency-Key header of a GraphQL request, for its send mutations without an idempotencyKey argument. */
+  idempotencyKeyHeader?: string;
 }
 
 /** A context for work that runs on its own (jobs), acting for the account that created it. */

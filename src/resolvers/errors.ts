@@ -1,20 +1,28 @@
 import type { ZodError } from 'zod';
 
-/** The error codes of decisions.md; each maps to one HTTP status in src/rest/errors.ts. */
-export type ErrorCode =
-  | 'VALIDATION_FAILED'
-  | 'INVALID_JSON'
-  | 'UNAUTHENTICATED'
-  | 'NOT_FOUND'
-  | 'SESSION_NOT_CONNECTED'
-  | 'CONFLICT'
-  | 'MESSAGE_NOT_EDITABLE'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'QUOTA_EXCEEDED'
-  | 'RATE_LIMITED'
-  | 'NETWORK_ERROR'
-  | 'INTERNAL';
+/**
+ * The one table of decisions.md's error codes and their HTTP statuses. REST answers with the status
+ * (src/rest/errors.ts); GraphQL carries the code in `extensions.code` and uses the status where the
+ * request as a whole is refused (src/runtime/graphql.ts).
+ */
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  NOT_FOUND: 404,
+  SESSION_NOT_CONNECTED: 409,
+  CONFLICT: 409,
+  MESSAGE_NOT_EDITABLE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  QUOTA_EXCEEDED: 429,
+  RATE_LIMITED: 429,
+  NETWORK_ERROR: 502,
+  MEDIA_GONE: 410,
+  INTERNAL: 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export interface ErrorDetail {
   path: string;
@@ -37,21 +45,7 @@ export class DomainError extends Error {
 }
 
 /** Every code above, for the doors that must make sure nothing else reaches a client. */
-export const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'VALIDATION_FAILED',
-  'INVALID_JSON',
-  'UNAUTHENTICATED',
-  'NOT_FOUND',
-  'SESSION_NOT_CONNECTED',
-  'CONFLICT',
-  'MESSAGE_NOT_EDITABLE',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'QUOTA_EXCEEDED',
-  'RATE_LIMITED',
-  'NETWORK_ERROR',
-  'INTERNAL',
-]);
+export const ERROR_CODES: ReadonlySet<string> = new Set(Object.keys(ERROR_STATUS));
 
 export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);
 

@@ -30,7 +30,9 @@ export const joinSchema = z.object({
 export const patchSchema = z
   .object({ subject: z.string().trim().min(1).max(100).optional(), description: z.string().max(2048).optional() })
   .refine((v) => v.subject !== undefined || v.description !== undefined, { message: 'give subject or description', path: ['subject'] });
-export const actionSchema = z.object({ participants: participantsSchema, action: z.enum(['add', 'remove', 'promote', 'demote']) });
+/** What updateParticipants can do (ParticipantAction in GraphQL). */
+export const participantActionSchema = z.enum(['add', 'remove', 'promote', 'demote']);
+export const actionSchema = z.object({ participants: participantsSchema, action: participantActionSchema });
 export const promoteSchema = z.object({ participants: participantsSchema });
 export const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
 export const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });

@@ -60,11 +60,12 @@ export const once = async <T>(
   key: string | undefined,
   request: IdempotentRequest,
   run: (ctx: RequestContext) => Promise<{ status: number; body: T }>,
+  keyName = 'Idempotency-Key',
 ): Promise<Replayable<T>> => {
   if (!key) return { ...(await run(ctx)), replayed: false };
-  if (key.length > 200) {
-    throw new DomainError('VALIDATION_FAILED', 'Idempotency-Key is too long', {
-      details: [{ path: 'Idempotency-Key', message: 'must be at most 200 characters' }],
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new DomainError('VALIDATION_FAILED', `${keyName} is too long`, {
+      details: [{ path: keyName, message: `must be at most ${MAX_KEY_LENGTH} characters` }],
     });
   }
   // Stored in the existing columns: the scope goes into the key, the body's hash beside the route.
@@ -135,6 +136,32 @@ export const once = async <T>(
     else if (claimed) await ctx.db.idempotentRequest.delete({ where: { accountId_key: id } }).catch(() => undefined);
     throw err;
   }
+};
+
+const MAX_KEY_LENGTH = 200;
+
+/**
+ * GraphQL's door to `once`: a send mutation's `idempotencyKey` argument, else the request's
+ * Idempotency-Key header. The scope is the account and the operation (the mutation, and with the header
+ * its place in the document, so two sends of one request do not share the header's key); the input is
+ * the mutation's arguments, so the same key with other arguments is a CONFLICT, as on REST.
+ */
+export const sendOnce = async <T>(
+  ctx: RequestContext,
+  { key, operation }: { key: string | null | undefined; operation: { field: string; responseKey: string } },
+  input: unknown,
+  send: (ctx: RequestContext) => Promise<T>,
+): Promise<T> => {
+  const fromArgument = key !== null && key !== undefined;
+  const scope = fromArgument ? operation.field : `${operation.field} ${operation.responseKey}`;
+  const result = await once(
+    ctx,
+    fromArgument ? key : ctx.idempotencyKeyHeader,
+    { method: 'GRAPHQL', path: scope, body: input },
+    async (gated) => ({ status: 200, body: await send(gated) }),
+    fromArgument ? 'idempotencyKey' : 'Idempotency-Key',
+  );
+  return result.body;
 };
 
 /** Called by a send's resolver once its input is valid; on a REST request with an Idempotency-Key, looks at the key. */

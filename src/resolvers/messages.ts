@@ -83,8 +83,14 @@ export const sendSchema = z.object({ to: jidSchema, message: text });
 /** The shortcut routes carry the session in the body: checked with the rest, so every fault is listed at once. */
 export const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
 /** A media message's fields; group sends take the same, with the group from the path instead of `to`. */
+/** The kinds of media a send takes (MediaType in GraphQL). */
+export const mediaTypeSchema = z.enum(['image', 'video', 'audio', 'document']);
+/** Button types; `phone` is the alias of `call` (decisions.md). ButtonType in GraphQL. */
+export const buttonTypeSchema = z.enum(['reply', 'url', 'call', 'phone', 'copy']);
+/** The statuses of an outgoing message record (MessageStatus in GraphQL). */
+export const messageStatusSchema = z.enum(['PENDING', 'SENT', 'FAILED']);
 const mediaShape = (allowPrivate: boolean) => ({
-  mediaType: z.enum(['image', 'video', 'audio', 'document']),
+  mediaType: mediaTypeSchema,
   url: mediaUrlSchema(allowPrivate),
   mimetype: z
     .string()
@@ -104,7 +110,7 @@ export const groupMediaSchema = bySetting((allowPrivate) => z.object(mediaShape(
 
 const buttonSchema = z
   .object({
-    type: z.enum(['reply', 'url', 'call', 'phone', 'copy']).transform((t) => (t === 'phone' ? 'call' : t)),
+    type: buttonTypeSchema.transform((t) => (t === 'phone' ? 'call' : t)),
     text: z.string().min(1, 'must be 1 to 20 characters').max(20, 'must be 1 to 20 characters'),
     id: z.string().min(1).max(256).optional(),
     url: httpUrl.optional(),
@@ -187,9 +193,23 @@ export const typingSchema = z
 export const editSchema = z.object({ text });
 export const historySchema = z.object({
   limit: limitSchema,
-  status: z.enum(['PENDING', 'SENT', 'FAILED']).optional(),
+  status: messageStatusSchema.optional(),
   to: jidSchema.optional(),
 });
+/** A session's history in GraphQL: the filters of GET /messages; the page comes from the connection. */
+const historyFilterSchema = historySchema.omit({ limit: true });
+
+/** Newest first, as REST lists a session's messages; a connection's cursor pages through this order. */
+export const MESSAGE_ORDER = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies Prisma.OutgoingMessageOrderByWithRelationInput[];
+
+/**
+ * The filter and order of a session's messages for plugin-prisma's relation loading (Session.messages):
+ * validated as GET /messages validates `status` and `to`.
+ */
+export const messageHistoryQuery = (input: unknown) => {
+  const { status, to } = parseInput(historyFilterSchema, input);
+  return { where: { ...(status ? { status } : {}), ...(to ? { toNumber: to } : {}) }, orderBy: MESSAGE_ORDER };
+};
 const booleanQuery = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 export const incomingSchema = z.object({
   limit: limitSchema,
@@ -344,6 +364,20 @@ const ownMessage = async (ctx: RequestContext, sessionId: string, messageId: str
   const row = await ctx.db.outgoingMessage.findFirst({
     where: { id: messageId, sessionId, accountId: ctx.caller.accountId },
   });
+  if (!row) throw notFound('Message');
+  return row;
+};
+
+/** One message record for GraphQL, with plugin-prisma's `query`. */
+export const getMessageRow = async (
+  ctx: RequestContext,
+  sessionId: string,
+  messageId: string,
+  query: Pick<Prisma.OutgoingMessageFindFirstArgs, 'include' | 'select'> = {},
+): Promise<OutgoingMessage> => {
+  await ownSessionId(ctx, sessionId);
+  await ctx.outgoing.settled();
+  const row = await ctx.db.outgoingMessage.findFirst({ ...query, where: { id: messageId, sessionId, accountId: ctx.caller.accountId } });
   if (!row) throw notFound('Message');
   return row;
 };

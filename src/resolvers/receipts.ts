@@ -201,6 +201,28 @@ export const receiptsOfRecord = async (
   return rows.map((r) => ({ recipient: r.recipient, deliveredAt: iso(r.deliveredAt), readAt: iso(r.readAt), playedAt: iso(r.playedAt) }));
 };
 
+/** A group message's receipt rows, first delivered first. */
+export const RECEIPT_ORDER = [{ deliveredAt: 'asc' }, { recipient: 'asc' }] satisfies Prisma.MessageReceiptOrderByWithRelationInput[];
+
+/** As receiptsOfRecord, for a record read with its receipt rows (GraphQL loads them with the record). */
+export const receiptsFromRows = (
+  record: Pick<OutgoingMessage, 'toNumber' | 'remoteJid'> & ReceiptTimes,
+  rows: Array<{ recipient: string } & ReceiptTimes>,
+): ReceiptView[] => {
+  if (!isShared(record.remoteJid ?? record.toNumber)) {
+    if (!record.deliveredAt) return [];
+    return [
+      {
+        recipient: record.remoteJid ?? record.toNumber,
+        deliveredAt: iso(record.deliveredAt),
+        readAt: iso(record.readAt),
+        playedAt: iso(record.playedAt),
+      },
+    ];
+  }
+  return rows.map((r) => ({ recipient: r.recipient, deliveredAt: iso(r.deliveredAt), readAt: iso(r.readAt), playedAt: iso(r.playedAt) }));
+};
+
 /** GET /sessions/{id}/messages/{messageId}/receipts: 404 for an unknown session or message. */
 export const listReceipts = async (
   ctx: RequestContext,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Session } from '../generated/sqlite/client.ts';
+import type { Prisma, Session } from '../generated/sqlite/client.ts';
 import type { SessionEvent } from '../runtime/ports/events.ts';
 import type { SessionStatus } from '../runtime/ports/sessions.ts';
 import type { RequestContext } from './context.ts';
@@ -33,23 +33,17 @@ export const sessionView = (ctx: Pick<RequestContext, 'sessions'>, row: Session,
   };
 };
 
-export const sessionEventView = (event: SessionEvent): SessionView => ({
-  id: event.id,
-  sessionName: event.sessionName,
-  status: event.status as SessionStatus,
-  qrCode: event.qrCode,
-  phone: event.phone,
-  lastError: event.lastError,
-  lastSeen: event.lastSeen ? event.lastSeen.toISOString() : null,
-});
-
 export const nameSchema = z.object({ name: z.string().trim().min(1, 'is required').max(100) });
 export const renameSchema = z.object({ sessionName: z.string().trim().min(1, 'is required').max(100) });
-export const statusSchema = z.object({
-  status: z.enum(['CONNECTED', 'DISCONNECTED', 'CONNECTING', 'PAUSED'], {
-    message: 'must be one of CONNECTED, DISCONNECTED, CONNECTING, PAUSED (QR_READY cannot be set)',
-  }),
+/** Every status a session can have; the GraphQL enum SessionStatus is made from it. */
+export const sessionStatusSchema = z.enum(['DISCONNECTED', 'CONNECTING', 'QR_READY', 'CONNECTED', 'PAUSED'], {
+  message: 'must be one of DISCONNECTED, CONNECTING, QR_READY, CONNECTED, PAUSED',
 });
+/** The statuses a client may set (SettableSessionStatus in GraphQL). */
+export const settableStatusSchema = sessionStatusSchema.exclude(['QR_READY'], {
+  message: 'must be one of CONNECTED, DISCONNECTED, CONNECTING, PAUSED (QR_READY cannot be set)',
+});
+export const statusSchema = z.object({ status: settableStatusSchema });
 export const pairingSchema = z.object({
   phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits, with no + and no spaces'),
 });
@@ -61,11 +55,7 @@ const waitMsSchema = integerInput(0)
 export const qrWaitSchema = z.object({ waitMs: waitMsSchema });
 export const statusWaitSchema = z.object({
   waitMs: waitMsSchema,
-  waitFor: z
-    .enum(['DISCONNECTED', 'CONNECTING', 'QR_READY', 'CONNECTED', 'PAUSED'], {
-      message: 'must be one of DISCONNECTED, CONNECTING, QR_READY, CONNECTED, PAUSED',
-    })
-    .optional(),
+  waitFor: sessionStatusSchema.optional(),
 });
 
 /** The session if it belongs to the caller; another account's id is indistinguishable from a missing one. */
@@ -112,6 +102,67 @@ export const listSessions = async (ctx: RequestContext): Promise<SessionView[]> 
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
   return rows.map((row) => sessionView(ctx, row));
+};
+
+type SessionQuery = Pick<Prisma.SessionFindManyArgs, 'include' | 'select' | 'cursor' | 'take' | 'skip'>;
+
+/** Sessions oldest first, as REST lists them; a connection's cursor pages through this order. */
+export const SESSION_ORDER = [{ createdAt: 'asc' }, { id: 'asc' }] satisfies Prisma.SessionOrderByWithRelationInput[];
+
+/**
+ * The rows of the caller's sessions for GraphQL, with plugin-prisma's `query` (its selection and page).
+ * Pending link and record writes land first, so a row and its messages are not older than the live state.
+ */
+export const listSessionRows = async (ctx: RequestContext, query: SessionQuery = {}): Promise<Session[]> => {
+  await Promise.all([ctx.sessions.settled(), ctx.outgoing.settled()]);
+  return ctx.db.session.findMany({ ...query, where: { accountId: ctx.caller.accountId }, orderBy: SESSION_ORDER });
+};
+
+export const countSessions = (ctx: RequestContext): Promise<number> => ctx.db.session.count({ where: { accountId: ctx.caller.accountId } });
+
+/** One session's row for GraphQL, with plugin-prisma's `query`; another account's id is NOT_FOUND. */
+export const getSessionRow = async (
+  ctx: RequestContext,
+  sessionId: string,
+  query: Pick<Prisma.SessionFindFirstArgs, 'include' | 'select'> = {},
+): Promise<Session> => {
+  await Promise.all([ctx.sessions.settled(sessionId), ctx.outgoing.settled()]);
+  const row = await ctx.db.session.findFirst({ ...query, where: { id: sessionId, accountId: ctx.caller.accountId } });
+  if (!row) throw notFound('Session');
+  return row;
+};
+
+/** The link's state at the moment of an event, laid over the row the event is resolved with. */
+interface LiveState {
+  status: SessionStatus;
+  qrCode: string | null;
+}
+const eventStates = new WeakMap<object, LiveState>();
+
+/**
+ * A session event as a row for GraphQL: the event's fields (the link may have moved on since), and the
+ * relations plugin-prisma's `query` asks for, read with it.
+ */
+export const sessionEventRow = async (
+  ctx: RequestContext,
+  event: SessionEvent,
+  query: Pick<Prisma.SessionFindUniqueArgs, 'include' | 'select'> = {},
+): Promise<Session> => {
+  const stored = await ctx.db.session.findUnique({ ...query, where: { id: event.id } });
+  const { qrCode: _qrCode, ...fields } = event;
+  const row: Session = { ...stored, ...fields };
+  eventStates.set(row, { status: event.status as SessionStatus, qrCode: event.qrCode });
+  return row;
+};
+
+/** The status shown for a row: the event's, else the live link's, else the row's (it lags behind the link by design). */
+export const statusOf = (ctx: Pick<RequestContext, 'sessions'>, row: Pick<Session, 'id' | 'status'>): SessionStatus =>
+  eventStates.get(row)?.status ?? ctx.sessions.view(row.id)?.status ?? (row.status as SessionStatus);
+
+/** The QR code to scan while the status is QR_READY, else null. */
+export const qrCodeOf = (ctx: Pick<RequestContext, 'sessions'>, row: Pick<Session, 'id'>): string | null => {
+  const fromEvent = eventStates.get(row);
+  return fromEvent ? fromEvent.qrCode : (ctx.sessions.view(row.id)?.qrCode ?? null);
 };
 
 export const createSession = async (ctx: RequestContext, input: unknown): Promise<SessionView> => {

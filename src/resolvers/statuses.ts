@@ -17,10 +17,13 @@ import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
 export const STATUS_TARGET = 'status@broadcast';
 
+/** The kinds of status post (StatusType in GraphQL). */
+export const statusTypeSchema = z.enum(['text', 'image', 'video', 'audio']);
+
 const payloadSchema = (allowPrivate: boolean) =>
   z
     .object({
-      type: z.enum(['text', 'image', 'video', 'audio']),
+      type: statusTypeSchema,
       text: z.string().min(1).max(700).optional(),
       url: mediaUrlSchema(allowPrivate).optional(),
       caption: z.string().max(1024).optional(),

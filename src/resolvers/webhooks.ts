@@ -112,8 +112,10 @@ export const replaySchema = z
     since: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).optional(),
   })
   .refine((v) => (v.eventId === undefined) !== (v.since === undefined), { message: 'give exactly one of eventId or since' });
+/** The states of one delivery (WebhookDeliveryStatus in GraphQL). */
+export const deliveryStatusSchema = z.enum(['PENDING', 'DELIVERED', 'FAILED']);
 export const listSchema = z.object({
-  status: z.enum(['PENDING', 'DELIVERED', 'FAILED']).optional(),
+  status: deliveryStatusSchema.optional(),
   limit: z.coerce
     .number()
     .int()

@@ -1,24 +1,11 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { DomainError, validationFailed } from '../resolvers/errors.ts';
+import { DomainError, ERROR_STATUS, validationFailed } from '../resolvers/errors.ts';
 import type { ErrorCode, ErrorDetail } from '../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
 
-export const STATUS_OF: Record<ErrorCode, number> = {
-  VALIDATION_FAILED: 400,
-  INVALID_JSON: 400,
-  UNAUTHENTICATED: 401,
-  NOT_FOUND: 404,
-  SESSION_NOT_CONNECTED: 409,
-  CONFLICT: 409,
-  MESSAGE_NOT_EDITABLE: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  QUOTA_EXCEEDED: 429,
-  RATE_LIMITED: 429,
-  NETWORK_ERROR: 502,
-  INTERNAL: 500,
-};
+/** The statuses of the one error table, under the name REST has always used. */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = ERROR_STATUS;
 
 export const sendError = (res: Response, error: DomainError): void => {
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));

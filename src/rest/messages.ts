@@ -1,5 +1,10 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Router } from 'express';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { downloadIncomingMedia } from '../resolvers/incoming-media.ts';
+import type { IncomingMediaDownload } from '../resolvers/incoming-media.ts';
 import {
   editMessage,
   getMessage,
@@ -60,8 +65,29 @@ export const sendRouter = (): Router =>
       if (!res.writableEnded && !gone.signal.aborted) res.json(page);
     });
 
+/** Streams a received file: headers from its record, then the bytes as the network thread decrypts them. */
+const sendFile = async (res: Response, file: IncomingMediaDownload): Promise<void> => {
+  if (file.fileName) res.attachment(file.fileName);
+  else res.setHeader('Content-Disposition', 'inline');
+  res.setHeader('Content-Type', file.mimetype);
+  if (file.size > 0) res.setHeader('Content-Length', String(file.size));
+  res.setHeader('Cache-Control', 'private, no-store');
+  res.status(200);
+  try {
+    await pipeline(Readable.fromWeb(file.stream as WebReadableStream<Uint8Array>), res);
+  } catch (err) {
+    // Headers are gone by now: a cut-off body (shorter than Content-Length) is all the client can be told.
+    if (!res.destroyed) res.destroy();
+    const gone = (err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE';
+    if (!gone) ctxOf(res).logger.warn({ err, requestId: ctxOf(res).requestId }, 'streaming a received file failed midway');
+  }
+};
+
 export const messagesRouter = (): Router =>
   Router()
+    .get('/sessions/:sessionId/incoming/:messageId/media', async (req, res) => {
+      await sendFile(res, await downloadIncomingMedia(ctxOf(res), sessionParam(req), String(req.params.messageId)));
+    })
     .post(
       '/sessions/:sessionId/messages/:messageId/edit',
       idempotent((req, res) => editMessage(ctxOf(res), sessionParam(req), String(req.params.messageId), req.body)),

@@ -114,6 +114,20 @@ const incomingItem = z
     pushName: z.string(),
     messageTimestamp: z.number(),
     receivedAt: dateTime,
+    media: z
+      .object({
+        mimetype: z.string(),
+        size: z.number().int().describe('bytes of the decrypted file'),
+        fileName: z.string().nullable().describe('as the sender named it; null when it gave none'),
+        url: z
+          .string()
+          .describe(
+            'GET it with x-api-key to download the file (for INCOMING_MEDIA_RETENTION_MS after it arrived): path-relative (/v1/...), or absolute when PUBLIC_URL is set',
+          ),
+      })
+      .optional()
+      .describe('extension: only on messages that carry a file (image, video, audio, voice note, document, sticker)')
+      .meta({ id: 'IncomingMedia' }),
   })
   .meta({ id: 'IncomingMessage' });
 const group = z
@@ -189,6 +203,8 @@ export interface RouteDoc {
   status?: number;
   /** a send: honours Idempotency-Key */
   idempotent?: boolean;
+  /** answers a file of any type (its Content-Type is the file's), not JSON; `response` is then unused */
+  binary?: boolean;
 }
 
 const S = '/sessions/:sessionId';
@@ -313,6 +329,15 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
       tag: 'Messages',
       query: messages.incomingSchema,
       response: z.object({ count: z.number().int(), consumed: z.boolean(), items: z.array(incomingItem) }),
+    },
+    {
+      method: 'get',
+      path: `${S}/incoming/:messageId/media`,
+      summary:
+        "Download a received file (an incoming item's media.url): streamed decrypted, with its Content-Type, Content-Length and Content-Disposition. 404 when unknown or past the retention window (the message says it expired), 410 MEDIA_GONE when the network's media host no longer has it",
+      tag: 'Messages',
+      response: z.string(),
+      binary: true,
     },
 
     send(`${S}/messages/schedule`, 'Schedule a text', 'Scheduling', scheduling.scheduleSchema, schedule),
@@ -650,10 +675,12 @@ export const openApiDocument = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): J
         ? { requestBody: { required: true, content: { 'application/json': { schema: hoist(inputSchema(route.body), components) } } } }
         : {}),
       responses: {
-        [String(route.status ?? 200)]: {
-          description: 'Success',
-          content: { 'application/json': { schema: hoist(outputSchema(route.response), components) } },
-        },
+        [String(route.status ?? 200)]: route.binary
+          ? { description: 'The file', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } }
+          : {
+              description: 'Success',
+              content: { 'application/json': { schema: hoist(outputSchema(route.response), components) } },
+            },
         '4XX': error,
         '5XX': error,
       },

@@ -37,6 +37,14 @@ const settingsSchema = z.object({
     .default(16 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
   MEDIA_ALLOW_PRIVATE: z.stringbool().default(false),
+  /** how long a received file stays downloadable from its media URL; rows older than that are purged */
+  INCOMING_MEDIA_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24 * 60 * 60 * 1000),
+  /** the service's public base URL (e.g. https://api.example.com); when set, media URLs are absolute */
+  PUBLIC_URL: z.url().optional(),
   BUTTONS_ENABLED: z.stringbool().default(true),
   BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
   BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),
@@ -47,6 +55,8 @@ const settingsSchema = z.object({
   /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
   SANDBOX_STATE_FILE: z.string().min(1).optional(),
   NETWORK_THREAD: z.stringbool().default(true),
+  /** V8's memory saver mode while the network thread runs (see network-thread.ts): less RSS, much more CPU */
+  V8_MEMORY_SAVER: z.stringbool().default(false),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
   DEVICE_LIST_TTL_MS: z.coerce

@@ -1,6 +1,6 @@
 import type { BulkResult } from '../resolvers/bulk.ts';
 import { bulkToContactGroup, bulkToTag } from '../resolvers/bulk.ts';
-import { builder, withoutNulls } from './builder.ts';
+import { builder, withoutNulls, once } from './builder.ts';
 
 const BulkError = builder.objectRef<BulkResult['errors'][number]>('BulkSendError').implement({
   fields: (t) => ({ jid: t.exposeString('jid'), reason: t.exposeString('reason') }),
@@ -20,24 +20,29 @@ builder.mutationFields((t) => ({
   bulkSendToContactGroup: t.field({
     type: BulkResultRef,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       groupId: t.arg.id({ required: true }),
       message: t.arg.string({ required: true }),
       delayMs: t.arg.int(),
       progressId: t.arg.id(),
     },
-    resolve: (_root, { sessionId, groupId, ...args }, ctx) =>
-      bulkToContactGroup(ctx, String(sessionId), String(groupId), withoutNulls(args)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, groupId, ...args }) =>
+        bulkToContactGroup(ctx, String(sessionId), String(groupId), withoutNulls(args)),
+      ),
   }),
   bulkSendToTag: t.field({
     type: BulkResultRef,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       tag: t.arg.string({ required: true }),
       message: t.arg.string({ required: true }),
       delayMs: t.arg.int(),
       progressId: t.arg.id(),
     },
-    resolve: (_root, { sessionId, tag, ...args }, ctx) => bulkToTag(ctx, String(sessionId), tag, withoutNulls(args)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, tag, ...args }) => bulkToTag(ctx, String(sessionId), tag, withoutNulls(args))),
   }),
 }));

@@ -1,5 +1,5 @@
 import { listChannels, sendToChannel } from '../resolvers/channels.ts';
-import { builder } from './builder.ts';
+import { builder, once } from './builder.ts';
 
 const ChannelList = builder.objectRef<{ ok: boolean; channels: never[]; message: string }>('ChannelList').implement({
   fields: (t) => ({
@@ -19,7 +19,13 @@ builder.queryField('channels', (t) =>
 
 builder.mutationField('sendChannelText', (t) =>
   t.boolean({
-    args: { sessionId: t.arg.id({ required: true }), channelJid: t.arg.string({ required: true }), text: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => (await sendToChannel(ctx, String(args.sessionId), args.channelJid, { text: args.text })).ok,
+    args: {
+      idempotencyKey: t.arg.string(),
+      sessionId: t.arg.id({ required: true }),
+      channelJid: t.arg.string({ required: true }),
+      text: t.arg.string({ required: true }),
+    },
+    resolve: async (_root, args, ctx, info) =>
+      (await once(ctx, info, args, (ctx, args) => sendToChannel(ctx, String(args.sessionId), args.channelJid, { text: args.text }))).ok,
   }),
 );

@@ -1,15 +1,18 @@
-import type { BulkImportResult, ContactPage } from '../resolvers/contacts.ts';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { resolveOffsetConnection } from '@pothos/plugin-relay';
+import type { BulkImportResult } from '../resolvers/contacts.ts';
 import {
   bulkImportContacts,
+  contactsWindow,
   deleteContact,
   getContact,
-  listContacts,
   parseTags,
   parseVariables,
   updateContact,
   upsertContact,
 } from '../resolvers/contacts.ts';
 import type { InputFields } from './builder.ts';
+import { MAX_LIMIT } from '../resolvers/paging.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 export const Contact = builder.prismaObject('Contact', {
@@ -22,15 +25,8 @@ export const Contact = builder.prismaObject('Contact', {
     tags: t.stringList({ select: { tags: true }, resolve: (row) => parseTags(row.tags) }),
     variables: t.field({ type: 'JSONObject', select: { variables: true }, resolve: (row) => parseVariables(row.variables) }),
     isBlocked: t.exposeBoolean('isBlocked'),
-  }),
-});
-
-const ContactPageRef = builder.objectRef<ContactPage>('ContactPage').implement({
-  fields: (t) => ({
-    total: t.exposeInt('total'),
-    page: t.exposeInt('page'),
-    limit: t.exposeInt('limit'),
-    items: t.field({ type: [Contact], resolve: (page) => page.items }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
 
@@ -69,11 +65,24 @@ const ContactPatch = builder.inputType('ContactPatch', {
 });
 
 builder.queryFields((t) => ({
-  contacts: t.field({
-    type: ContactPageRef,
-    args: { page: t.arg.int(), limit: t.arg.int(), tag: t.arg.string(), search: t.arg.string() },
-    resolve: (_root, args, ctx) => listContacts(ctx, withoutNulls(args)),
-  }),
+  contacts: t.connection(
+    {
+      type: Contact,
+      description: 'Contacts oldest first, filtered as GET /contacts filters them (tag, search).',
+      args: { tag: t.arg.string(), search: t.arg.string() },
+      resolve: async (_root, { tag, search, ...page }, ctx, info) => {
+        const query = queryFromInfo({ context: ctx, info, typeName: 'Contact', path: ['edges', 'node'] });
+        let total = 0;
+        const connection = await resolveOffsetConnection({ args: page, defaultSize: 50, maxSize: MAX_LIMIT }, async (window) => {
+          const found = await contactsWindow(ctx, withoutNulls({ tag, search }), window, query);
+          total = found.total;
+          return found.items;
+        });
+        return { ...connection, totalCount: total };
+      },
+    },
+    { fields: (c) => ({ totalCount: c.int({ resolve: (connection) => connection.totalCount }) }) },
+  ),
   contact: t.prismaField({
     type: 'Contact',
     args: { jid: t.arg.string({ required: true }) },
@@ -82,20 +91,20 @@ builder.queryFields((t) => ({
 }));
 
 builder.mutationFields((t) => ({
-  upsertContact: t.field({
-    type: Contact,
+  upsertContact: t.prismaField({
+    type: 'Contact',
     args: { input: t.arg({ type: ContactInput, required: true }) },
-    resolve: async (_root, args, ctx) => (await upsertContact(ctx, withoutNulls(args.input))).contact,
+    resolve: async (query, _root, args, ctx) => getContact(ctx, (await upsertContact(ctx, withoutNulls(args.input))).contact.jid, query),
   }),
   importContacts: t.field({
     type: BulkImportResultRef,
     args: { contacts: t.arg({ type: [ContactInput], required: true }) },
     resolve: (_root, args, ctx) => bulkImportContacts(ctx, { contacts: args.contacts.map(withoutNulls) }),
   }),
-  updateContact: t.field({
-    type: Contact,
+  updateContact: t.prismaField({
+    type: 'Contact',
     args: { jid: t.arg.string({ required: true }), input: t.arg({ type: ContactPatch, required: true }) },
-    resolve: (_root, args, ctx) => updateContact(ctx, args.jid, withoutNulls(args.input)),
+    resolve: async (query, _root, args, ctx) => getContact(ctx, (await updateContact(ctx, args.jid, withoutNulls(args.input))).jid, query),
   }),
   deleteContact: t.field({
     type: 'Boolean',

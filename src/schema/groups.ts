@@ -8,6 +8,7 @@ import {
   joinGroup,
   leaveGroup,
   listGroups,
+  participantActionSchema,
   sendInteractiveToGroup,
   sendMediaToGroup,
   sendToGroup,
@@ -15,11 +16,14 @@ import {
   updateGroup,
   updateParticipants,
 } from '../resolvers/groups.ts';
-import { builder, withoutNulls } from './builder.ts';
+import { builder, withoutNulls, once } from './builder.ts';
 import { ButtonInput, cleanButtons, mediaFields, SectionInput, SendResultRef } from './messages.ts';
 
+const ParticipantActionEnum = builder.enumType('ParticipantAction', { values: participantActionSchema.options });
+const GroupAdminRole = builder.enumType('GroupAdminRole', { values: ['admin', 'superadmin'] as const });
+
 const Member = builder.objectRef<GroupMember>('GroupMember').implement({
-  fields: (t) => ({ id: t.exposeString('id'), admin: t.exposeString('admin', { nullable: true }) }),
+  fields: (t) => ({ id: t.exposeString('id'), admin: t.field({ type: GroupAdminRole, nullable: true, resolve: (m) => m.admin ?? null }) }),
 });
 
 const Group = builder.objectRef<GroupView>('Group').implement({
@@ -32,7 +36,11 @@ const Group = builder.objectRef<GroupView>('Group').implement({
 });
 
 const ParticipantsResult = builder.objectRef<ParticipantsAnswer>('GroupParticipantsResult').implement({
-  fields: (t) => ({ ok: t.exposeBoolean('ok'), action: t.exposeString('action'), participants: t.exposeStringList('participants') }),
+  fields: (t) => ({
+    ok: t.exposeBoolean('ok'),
+    action: t.field({ type: ParticipantActionEnum, resolve: (r) => r.action }),
+    participants: t.exposeStringList('participants'),
+  }),
 });
 
 const GroupMediaInput = builder.inputType('GroupMediaInput', {
@@ -49,16 +57,23 @@ const GroupInteractiveInput = builder.inputType('GroupInteractiveInput', {
   }),
 });
 
-builder.queryFields((t) => ({
+builder.prismaObjectFields('Session', (t) => ({
+  // Nullable: in a list of sessions, one that is not connected answers null with its error, not the whole list.
   groups: t.field({
     type: [Group],
-    args: { sessionId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => listGroups(ctx, String(args.sessionId)),
+    nullable: true,
+    description:
+      "The network groups this session's account is in, as the network reports them (null with SESSION_NOT_CONNECTED unless CONNECTED).",
+    resolve: (row, _args, ctx) => listGroups(ctx, row.id),
   }),
   groupsCount: t.int({
-    args: { sessionId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => (await countGroups(ctx, String(args.sessionId))).count,
+    nullable: true,
+    description: 'How many network groups this session is in (null with SESSION_NOT_CONNECTED unless CONNECTED).',
+    resolve: async (row, _args, ctx) => (await countGroups(ctx, row.id)).count,
   }),
+}));
+
+builder.queryFields((t) => ({
   group: t.field({
     type: Group,
     args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }) },
@@ -104,7 +119,7 @@ builder.mutationFields((t) => ({
       sessionId: t.arg.id({ required: true }),
       groupId: t.arg.id({ required: true }),
       participants: t.arg.stringList({ required: true }),
-      action: t.arg.string({ required: true }),
+      action: t.arg({ type: ParticipantActionEnum, required: true }),
     },
     resolve: (_root, { sessionId, groupId, ...args }, ctx) => updateParticipants(ctx, String(sessionId), String(groupId), args),
   }),
@@ -115,25 +130,37 @@ builder.mutationFields((t) => ({
   }),
   sendGroupText: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), groupId: t.arg.id({ required: true }), message: t.arg.string({ required: true }) },
-    resolve: (_root, { sessionId, groupId, ...args }, ctx) => sendToGroup(ctx, String(sessionId), String(groupId), args),
+    args: {
+      idempotencyKey: t.arg.string(),
+      sessionId: t.arg.id({ required: true }),
+      groupId: t.arg.id({ required: true }),
+      message: t.arg.string({ required: true }),
+    },
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, groupId, ...args }) => sendToGroup(ctx, String(sessionId), String(groupId), args)),
   }),
   sendGroupMedia: t.field({
     type: SendResultRef,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       groupId: t.arg.id({ required: true }),
       input: t.arg({ type: GroupMediaInput, required: true }),
     },
-    resolve: (_root, args, ctx) => sendMediaToGroup(ctx, String(args.sessionId), String(args.groupId), withoutNulls(args.input)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) => sendMediaToGroup(ctx, String(args.sessionId), String(args.groupId), withoutNulls(args.input))),
   }),
   sendGroupInteractive: t.field({
     type: SendResultRef,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       groupId: t.arg.id({ required: true }),
       input: t.arg({ type: GroupInteractiveInput, required: true }),
     },
-    resolve: (_root, args, ctx) => sendInteractiveToGroup(ctx, String(args.sessionId), String(args.groupId), cleanButtons(args.input)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) =>
+        sendInteractiveToGroup(ctx, String(args.sessionId), String(args.groupId), cleanButtons(args.input)),
+      ),
   }),
 }));

@@ -1,9 +1,12 @@
-import type { IncomingItem } from '../runtime/ports/incoming.ts';
-import type { MessageRecordView, SendAnswer } from '../resolvers/messages.ts';
+import type { IncomingItem, IncomingMediaView } from '../runtime/ports/incoming.ts';
+import type { SendAnswer } from '../resolvers/messages.ts';
 import {
+  buttonTypeSchema,
   editMessage,
-  getMessage,
-  listMessages,
+  getMessageRow,
+  mediaTypeSchema,
+  messageHistoryQuery,
+  messageStatusSchema,
   readIncoming,
   sendInteractive,
   sendMedia,
@@ -11,11 +14,11 @@ import {
   sendText,
   sendTyping,
 } from '../resolvers/messages.ts';
-import { receiptsOfRecord } from '../resolvers/receipts.ts';
+import { RECEIPT_ORDER, receiptsFromRows } from '../resolvers/receipts.ts';
 import type { ReceiptView } from '../resolvers/receipts.ts';
 import { ownSession } from '../resolvers/sessions.ts';
 import type { InputFields } from './builder.ts';
-import { builder, withoutNulls } from './builder.ts';
+import { builder, dateOrNull, once, withoutNulls } from './builder.ts';
 
 export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').implement({
   fields: (t) => ({ ok: t.exposeBoolean('ok'), id: t.exposeID('id') }),
@@ -25,37 +28,52 @@ const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implemen
   description: 'Who acknowledged a message, and when (times set once, never moved)',
   fields: (t) => ({
     recipient: t.exposeString('recipient'),
-    deliveredAt: t.exposeString('deliveredAt', { nullable: true }),
-    readAt: t.exposeString('readAt', { nullable: true }),
-    playedAt: t.exposeString('playedAt', { nullable: true }),
+    deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.deliveredAt) }),
+    readAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.readAt) }),
+    playedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.playedAt) }),
   }),
 });
 
-const MessageRecord = builder.objectRef<MessageRecordView>('MessageRecord').implement({
+export const MessageStatusEnum = builder.enumType('MessageStatus', { values: messageStatusSchema.options });
+export const MediaTypeEnum = builder.enumType('MediaType', { values: mediaTypeSchema.options });
+const ButtonTypeEnum = builder.enumType('ButtonType', { values: buttonTypeSchema.options });
+
+builder.prismaObject('OutgoingMessage', {
+  description: 'One message sent (or being sent, or scheduled) by a session.',
   fields: (t) => ({
     id: t.exposeID('id'),
     sessionId: t.exposeID('sessionId'),
+    session: t.relation('session'),
     toNumber: t.exposeString('toNumber'),
     content: t.exposeString('content'),
-    status: t.exposeString('status'),
-    sentAt: t.exposeString('sentAt', { nullable: true }),
-    createdAt: t.exposeString('createdAt'),
+    status: t.field({ type: MessageStatusEnum, select: { status: true }, resolve: (row) => messageStatusSchema.parse(row.status) }),
+    error: t.exposeString('error', { nullable: true, description: 'Why a FAILED message failed.' }),
     waMessageId: t.exposeString('waMessageId', { nullable: true }),
     remoteJid: t.exposeString('remoteJid', { nullable: true }),
-    error: t.exposeString('error', { nullable: true }),
-    deliveredAt: t.exposeString('deliveredAt', { nullable: true }),
-    readAt: t.exposeString('readAt', { nullable: true }),
-    playedAt: t.exposeString('playedAt', { nullable: true }),
+    sendAt: t.expose('sendAt', { type: 'DateTime', nullable: true, description: 'When a scheduled message is due.' }),
+    sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true, description: 'First delivered (in a group, to any member).' }),
+    readAt: t.expose('readAt', { type: 'DateTime', nullable: true }),
+    playedAt: t.expose('playedAt', { type: 'DateTime', nullable: true, description: 'A voice note played.' }),
     receipts: t.field({
       type: [MessageReceipt],
       description: 'each group member that acknowledged it; for a 1:1 message, its recipient once delivered',
-      resolve: (record, _args, ctx) => receiptsOfRecord(ctx, record),
+      // The group rows come with the record's own query, so a list of messages reads them in one statement.
+      select: { toNumber: true, remoteJid: true, deliveredAt: true, readAt: true, playedAt: true, receipts: { orderBy: RECEIPT_ORDER } },
+      resolve: (record) => receiptsFromRows(record, record.receipts),
     }),
   }),
 });
 
-const MessagePage = builder.objectRef<{ count: number; items: MessageRecordView[] }>('MessagePage').implement({
-  fields: (t) => ({ count: t.exposeInt('count'), items: t.field({ type: [MessageRecord], resolve: (p) => p.items }) }),
+const IncomingMedia = builder.objectRef<IncomingMediaView>('IncomingMedia').implement({
+  description: 'A received file. GET on `url` (with x-api-key) streams it, for the retention window (INCOMING_MEDIA_RETENTION_MS).',
+  fields: (t) => ({
+    mimetype: t.exposeString('mimetype'),
+    size: t.exposeInt('size', { description: 'bytes of the decrypted file' }),
+    fileName: t.exposeString('fileName', { nullable: true, description: 'as the sender named it; null when it gave none' }),
+    url: t.exposeString('url', { description: 'our REST URL of the file: path-relative (/v1/...), or absolute when PUBLIC_URL is set' }),
+  }),
 });
 
 const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').implement({
@@ -69,7 +87,13 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
     content: t.exposeString('content'),
     pushName: t.exposeString('pushName'),
     messageTimestamp: t.exposeInt('messageTimestamp'),
-    receivedAt: t.exposeString('receivedAt'),
+    receivedAt: t.field({ type: 'DateTime', resolve: (item) => new Date(item.receivedAt) }),
+    media: t.field({
+      type: IncomingMedia,
+      nullable: true,
+      description: 'set on messages that carry a file',
+      resolve: (m) => m.media ?? null,
+    }),
   }),
 });
 
@@ -83,7 +107,7 @@ const IncomingPage = builder.objectRef<{ count: number; consumed: boolean; items
 
 /** The media fields of a send, shared by 1:1 and group sends. */
 export const mediaFields = (t: InputFields) => ({
-  mediaType: t.string({ required: true }),
+  mediaType: t.field({ type: MediaTypeEnum, required: true }),
   url: t.string({ required: true }),
   mimetype: t.string(),
   caption: t.string(),
@@ -97,7 +121,7 @@ const MediaInput = builder.inputType('MediaInput', {
 
 export const ButtonInput = builder.inputType('ButtonInput', {
   fields: (t) => ({
-    type: t.string({ required: true }),
+    type: t.field({ type: ButtonTypeEnum, required: true }),
     text: t.string({ required: true }),
     id: t.string(),
     url: t.string(),
@@ -147,60 +171,85 @@ export const cleanButtons = <T extends { buttons?: Array<object> | null }>(input
   ...(input.buttons ? { buttons: input.buttons.map(withoutNulls) } : {}),
 });
 
-builder.queryFields((t) => ({
-  messages: t.field({
-    type: MessagePage,
-    args: { sessionId: t.arg.id({ required: true }), limit: t.arg.int(), status: t.arg.string(), to: t.arg.string() },
-    resolve: (_root, { sessionId, ...args }, ctx) => listMessages(ctx, String(sessionId), withoutNulls(args)),
-  }),
-  message: t.field({
-    type: MessageRecord,
-    args: { sessionId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getMessage(ctx, String(args.sessionId), String(args.id)),
+builder.prismaObjectFields('Session', (t) => ({
+  messages: t.relatedConnection('messages', {
+    cursor: 'id',
+    description: 'Messages sent by this session, newest first.',
+    args: { status: t.arg({ type: MessageStatusEnum }), to: t.arg.string() },
+    query: (args) => messageHistoryQuery({ status: args.status ?? undefined, to: args.to ?? undefined }),
   }),
   incoming: t.field({
     type: IncomingPage,
-    args: { sessionId: t.arg.id({ required: true }), limit: t.arg.int(), waitMs: t.arg.int(), consume: t.arg.boolean() },
-    resolve: (_root, { sessionId, ...args }, ctx) => readIncoming(ctx, String(sessionId), withoutNulls(args)),
+    description: "Messages received, oldest first, from the session's incoming buffer (consumed unless consume: false).",
+    args: { limit: t.arg.int(), waitMs: t.arg.int(), consume: t.arg.boolean() },
+    resolve: (row, args, ctx) => readIncoming(ctx, row.id, withoutNulls(args)),
   }),
 }));
+
+builder.queryField('message', (t) =>
+  t.prismaField({
+    type: 'OutgoingMessage',
+    args: { sessionId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) => getMessageRow(ctx, String(args.sessionId), String(args.id), query),
+  }),
+);
 
 builder.mutationFields((t) => ({
   sendText: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), to: t.arg.string({ required: true }), message: t.arg.string({ required: true }) },
-    resolve: (_root, { sessionId, ...args }, ctx) => sendText(ctx, String(sessionId), args),
+    args: {
+      idempotencyKey: t.arg.string(),
+      sessionId: t.arg.id({ required: true }),
+      to: t.arg.string({ required: true }),
+      message: t.arg.string({ required: true }),
+    },
+    resolve: (_root, args, ctx, info) => once(ctx, info, args, (ctx, { sessionId, ...args }) => sendText(ctx, String(sessionId), args)),
   }),
   sendMedia: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: MediaInput, required: true }) },
-    resolve: (_root, args, ctx) => sendMedia(ctx, String(args.sessionId), withoutNulls(args.input)),
+    args: { idempotencyKey: t.arg.string(), sessionId: t.arg.id({ required: true }), input: t.arg({ type: MediaInput, required: true }) },
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) => sendMedia(ctx, String(args.sessionId), withoutNulls(args.input))),
   }),
   sendInteractive: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: InteractiveInput, required: true }) },
-    resolve: (_root, args, ctx) => sendInteractive(ctx, String(args.sessionId), cleanButtons(args.input)),
+    args: {
+      idempotencyKey: t.arg.string(),
+      sessionId: t.arg.id({ required: true }),
+      input: t.arg({ type: InteractiveInput, required: true }),
+    },
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) => sendInteractive(ctx, String(args.sessionId), cleanButtons(args.input))),
   }),
   sendRich: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: RichInput, required: true }) },
-    resolve: (_root, args, ctx) => sendRich(ctx, String(args.sessionId), withoutNulls(args.input)),
+    args: { idempotencyKey: t.arg.string(), sessionId: t.arg.id({ required: true }), input: t.arg({ type: RichInput, required: true }) },
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) => sendRich(ctx, String(args.sessionId), withoutNulls(args.input))),
   }),
   sendTyping: t.field({
     type: 'Boolean',
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       to: t.arg.string({ required: true }),
       text: t.arg.string({ required: true }),
       delayMs: t.arg.int(),
       isGroup: t.arg.boolean(),
     },
-    resolve: async (_root, { sessionId, ...args }, ctx) => (await sendTyping(ctx, String(sessionId), withoutNulls(args))).ok,
+    resolve: async (_root, args, ctx, info) =>
+      (await once(ctx, info, args, (ctx, { sessionId, ...args }) => sendTyping(ctx, String(sessionId), withoutNulls(args)))).ok,
   }),
   editMessage: t.field({
     type: SendResultRef,
-    args: { sessionId: t.arg.id({ required: true }), id: t.arg.id({ required: true }), text: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => editMessage(ctx, String(args.sessionId), String(args.id), { text: args.text }),
+    args: {
+      idempotencyKey: t.arg.string(),
+      sessionId: t.arg.id({ required: true }),
+      id: t.arg.id({ required: true }),
+      text: t.arg.string({ required: true }),
+    },
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) => editMessage(ctx, String(args.sessionId), String(args.id), { text: args.text })),
   }),
 }));
 

@@ -3,13 +3,13 @@ import { campaignTopic } from '../resolvers/topics.ts';
 import type { CampaignProgress } from '../runtime/ports/events.ts';
 import { cancelRecurring, listRecurring, scheduleMessage, sendVariation, startCampaign, startRecurring } from '../resolvers/scheduling.ts';
 import { DomainError } from '../resolvers/errors.ts';
-import { builder, withoutNulls } from './builder.ts';
+import { builder, dateOf, once, withoutNulls } from './builder.ts';
 
 const ScheduleResult = builder.objectRef<ScheduleAnswer>('ScheduleResult').implement({
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
     scheduledInMs: t.exposeInt('scheduledInMs'),
-    sendAt: t.exposeString('sendAt'),
+    sendAt: t.field({ type: 'DateTime', resolve: (r) => dateOf(r.sendAt) }),
     messageId: t.exposeID('messageId'),
     jobId: t.exposeID('jobId'),
   }),
@@ -34,7 +34,7 @@ const RecurringMessage = builder.objectRef<RecurringView>('RecurringMessage').im
     to: t.exposeString('to'),
     message: t.exposeString('message'),
     everyMs: t.exposeInt('everyMs'),
-    createdAt: t.exposeString('createdAt'),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => dateOf(r.createdAt) }),
   }),
 });
 
@@ -64,47 +64,58 @@ builder.mutationFields((t) => ({
   scheduleMessage: t.field({
     type: ScheduleResult,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       to: t.arg.string({ required: true }),
       message: t.arg.string({ required: true }),
-      sendAt: t.arg.string(),
+      sendAt: t.arg({ type: 'DateTime' }),
       delayMs: t.arg.int(),
       isGroup: t.arg.boolean(),
     },
-    resolve: (_root, { sessionId, ...args }, ctx) => scheduleMessage(ctx, String(sessionId), withoutNulls(args)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, sendAt, ...args }) =>
+        scheduleMessage(ctx, String(sessionId), withoutNulls({ ...args, sendAt: sendAt?.toISOString() })),
+      ),
   }),
   startCampaign: t.field({
     type: CampaignResult,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       contacts: t.arg({ type: [CampaignContact], required: true }),
       template: t.arg.string({ required: true }),
       delayMs: t.arg.int(),
     },
-    resolve: (_root, { sessionId, contacts, ...args }, ctx) =>
-      startCampaign(ctx, String(sessionId), { ...withoutNulls(args), contacts: contacts.map(withoutNulls) }),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, contacts, ...args }) =>
+        startCampaign(ctx, String(sessionId), { ...withoutNulls(args), contacts: contacts.map(withoutNulls) }),
+      ),
   }),
   sendVariation: t.field({
     type: VariationResult,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       to: t.arg.string({ required: true }),
       variations: t.arg.stringList({ required: true }),
       delayMs: t.arg.int(),
       isGroup: t.arg.boolean(),
     },
-    resolve: (_root, { sessionId, ...args }, ctx) => sendVariation(ctx, String(sessionId), withoutNulls(args)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, ...args }) => sendVariation(ctx, String(sessionId), withoutNulls(args))),
   }),
   startRecurring: t.field({
     type: RecurringResult,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       to: t.arg.string({ required: true }),
       message: t.arg.string({ required: true }),
       everyMs: t.arg.int({ required: true }),
       isGroup: t.arg.boolean(),
     },
-    resolve: (_root, { sessionId, ...args }, ctx) => startRecurring(ctx, String(sessionId), withoutNulls(args)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, ...args }) => startRecurring(ctx, String(sessionId), withoutNulls(args))),
   }),
   cancelRecurring: t.field({
     type: 'Boolean',

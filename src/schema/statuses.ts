@@ -1,6 +1,8 @@
 import type { StatusAnswer } from '../resolvers/statuses.ts';
-import { scheduleStatus, sendStatus, startRecurringStatus } from '../resolvers/statuses.ts';
-import { builder, withoutNulls } from './builder.ts';
+import { scheduleStatus, sendStatus, startRecurringStatus, statusTypeSchema } from '../resolvers/statuses.ts';
+import { builder, withoutNulls, once } from './builder.ts';
+
+const StatusTypeEnum = builder.enumType('StatusType', { values: statusTypeSchema.options });
 
 const StatusResult = builder.objectRef<StatusAnswer>('StatusResult').implement({
   fields: (t) => ({
@@ -8,7 +10,7 @@ const StatusResult = builder.objectRef<StatusAnswer>('StatusResult').implement({
     accepted: t.exposeBoolean('accepted'),
     validation: t.exposeString('validation'),
     deliveryState: t.exposeString('deliveryState'),
-    type: t.exposeString('type'),
+    type: t.field({ type: StatusTypeEnum, resolve: (r) => r.type }),
     target: t.exposeString('target'),
     recipientsCount: t.exposeInt('recipientsCount'),
     statusJidList: t.exposeStringList('statusJidList'),
@@ -26,7 +28,7 @@ const StatusRecurring = builder.objectRef<{ ok: boolean; recurringEveryMs: numbe
 
 const StatusInput = builder.inputType('StatusInput', {
   fields: (t) => ({
-    type: t.string({ required: true }),
+    type: t.field({ type: StatusTypeEnum, required: true }),
     text: t.string(),
     url: t.string(),
     caption: t.string(),
@@ -39,27 +41,34 @@ const StatusInput = builder.inputType('StatusInput', {
 builder.mutationFields((t) => ({
   sendStatus: t.field({
     type: StatusResult,
-    args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: StatusInput, required: true }) },
-    resolve: (_root, args, ctx) => sendStatus(ctx, String(args.sessionId), withoutNulls(args.input)),
+    args: { idempotencyKey: t.arg.string(), sessionId: t.arg.id({ required: true }), input: t.arg({ type: StatusInput, required: true }) },
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) => sendStatus(ctx, String(args.sessionId), withoutNulls(args.input))),
   }),
   scheduleStatus: t.field({
     type: StatusScheduled,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       payload: t.arg({ type: StatusInput, required: true }),
       delayMs: t.arg.int({ required: true }),
     },
-    resolve: (_root, args, ctx) =>
-      scheduleStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), delayMs: args.delayMs }),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) =>
+        scheduleStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), delayMs: args.delayMs }),
+      ),
   }),
   startRecurringStatus: t.field({
     type: StatusRecurring,
     args: {
+      idempotencyKey: t.arg.string(),
       sessionId: t.arg.id({ required: true }),
       payload: t.arg({ type: StatusInput, required: true }),
       everyMs: t.arg.int({ required: true }),
     },
-    resolve: (_root, args, ctx) =>
-      startRecurringStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), everyMs: args.everyMs }),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, args) =>
+        startRecurringStatus(ctx, String(args.sessionId), { payload: withoutNulls(args.payload), everyMs: args.everyMs }),
+      ),
   }),
 }));

@@ -1,6 +1,7 @@
 import type { WebhookDeliveryView, WebhookView, WebhookWithSecret } from '../resolvers/webhooks.ts';
 import {
   createWebhook,
+  deliveryStatusSchema,
   deleteWebhook,
   getWebhook,
   listWebhookDeliveries,
@@ -10,7 +11,9 @@ import {
   sendTestWebhook,
   updateWebhook,
 } from '../resolvers/webhooks.ts';
-import { builder } from './builder.ts';
+import { builder, dateOf, dateOrNull } from './builder.ts';
+
+const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', { values: deliveryStatusSchema.options });
 
 const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
   description: "An endpoint that receives this account's events, signed per Standard Webhooks.",
@@ -22,10 +25,10 @@ const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
     description: t.exposeString('description', { nullable: true }),
     enabled: t.exposeBoolean('enabled'),
     disabledReason: t.exposeString('disabledReason', { nullable: true }),
-    failingSince: t.exposeString('failingSince', { nullable: true }),
-    previousSecretValidUntil: t.exposeString('previousSecretValidUntil', { nullable: true }),
-    createdAt: t.exposeString('createdAt'),
-    updatedAt: t.exposeString('updatedAt'),
+    failingSince: t.field({ type: 'DateTime', nullable: true, resolve: (v) => dateOrNull(v.failingSince) }),
+    previousSecretValidUntil: t.field({ type: 'DateTime', nullable: true, resolve: (v) => dateOrNull(v.previousSecretValidUntil) }),
+    createdAt: t.field({ type: 'DateTime', resolve: (v) => dateOf(v.createdAt) }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (v) => dateOf(v.updatedAt) }),
   }),
 });
 
@@ -43,7 +46,7 @@ const WebhookAttemptRef = builder.objectRef<WebhookDeliveryView['attemptLog'][nu
     latencyMs: t.exposeInt('latencyMs'),
     responseExcerpt: t.exposeString('responseExcerpt', { nullable: true }),
     error: t.exposeString('error', { nullable: true }),
-    at: t.exposeString('at'),
+    at: t.field({ type: 'DateTime', resolve: (v) => dateOf(v.at) }),
   }),
 });
 
@@ -52,13 +55,13 @@ const WebhookDeliveryRef = builder.objectRef<WebhookDeliveryView>('WebhookDelive
     id: t.exposeID('id'),
     eventId: t.exposeString('eventId'),
     type: t.exposeString('type'),
-    status: t.exposeString('status'),
+    status: t.field({ type: WebhookDeliveryStatus, resolve: (d) => deliveryStatusSchema.parse(d.status) }),
     attempts: t.exposeInt('attempts'),
-    nextAttemptAt: t.exposeString('nextAttemptAt', { nullable: true }),
+    nextAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (v) => dateOrNull(v.nextAttemptAt) }),
     lastStatus: t.exposeInt('lastStatus', { nullable: true }),
     lastError: t.exposeString('lastError', { nullable: true }),
-    deliveredAt: t.exposeString('deliveredAt', { nullable: true }),
-    createdAt: t.exposeString('createdAt'),
+    deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (v) => dateOrNull(v.deliveredAt) }),
+    createdAt: t.field({ type: 'DateTime', resolve: (v) => dateOf(v.createdAt) }),
     attemptLog: t.field({ type: [WebhookAttemptRef], resolve: (d) => d.attemptLog }),
   }),
 });
@@ -72,7 +75,7 @@ builder.queryFields((t) => ({
   }),
   webhookDeliveries: t.field({
     type: [WebhookDeliveryRef],
-    args: { id: t.arg.id({ required: true }), status: t.arg.string(), limit: t.arg.int() },
+    args: { id: t.arg.id({ required: true }), status: t.arg({ type: WebhookDeliveryStatus }), limit: t.arg.int() },
     resolve: (_root, args, ctx) =>
       listWebhookDeliveries(ctx, String(args.id), { status: args.status ?? undefined, limit: args.limit ?? undefined }),
   }),
@@ -130,9 +133,9 @@ builder.mutationFields((t) => ({
   replayWebhook: t.field({
     type: 'Int',
     description: 'Sends again one event (eventId) or every failed delivery since a time (since); answers how many.',
-    args: { id: t.arg.id({ required: true }), eventId: t.arg.string(), since: t.arg.string() },
+    args: { id: t.arg.id({ required: true }), eventId: t.arg.string(), since: t.arg({ type: 'DateTime' }) },
     resolve: async (_root, args, ctx) =>
-      (await replayWebhook(ctx, String(args.id), { eventId: args.eventId ?? undefined, since: args.since ?? undefined })).replayed,
+      (await replayWebhook(ctx, String(args.id), { eventId: args.eventId ?? undefined, since: args.since?.toISOString() })).replayed,
   }),
   sendTestWebhook: t.field({
     type: 'String',

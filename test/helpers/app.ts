@@ -8,6 +8,7 @@ import type { DepsOptions } from '../../src/runtime/root/deps.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
+import type { TestDatabase } from '../../src/runtime/db/testing.ts';
 import { defaultSettings } from '../../src/runtime/settings.ts';
 import type { Settings } from '../../src/runtime/settings.ts';
 
@@ -33,9 +34,15 @@ export const startTestApp = async (
   kind: DbKind,
   overrides: Partial<Settings> = {},
   options: Partial<Omit<DepsOptions, 'db' | 'logger' | 'settings'>> = {},
+  extra: {
+    /** a database of the caller's, kept on close (a restart of the service on the same data); a fresh one otherwise */
+    existing?: TestDatabase;
+    /** the Prisma client over the database (a test can wrap it, to count statements) */
+    makeDb?: (url: string) => Db;
+  } = {},
 ): Promise<TestApp> => {
-  const database = await createTestDatabase(kind);
-  const db = await createPrisma(database.url);
+  const database = extra.existing ?? (await createTestDatabase(kind));
+  const db = (extra.makeDb ?? createPrisma)(database.url);
   // The suite and the benchmarks send far more than a client would; the rate limit has tests of its own.
   const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, ...overrides });
   const deps = createDeps({ db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, ...options });
@@ -51,10 +58,11 @@ export const startTestApp = async (
       await app.close();
       await deps.jobs.stop();
       await deps.webhookDelivery.stop();
+      deps.incomingMedia.stop();
       await deps.sessions.closeAll();
       await deps.outgoing.settled();
       await db.$disconnect();
-      await database.drop();
+      if (!extra.existing) await database.drop();
     },
   };
 };

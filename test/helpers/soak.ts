@@ -7,6 +7,7 @@ import { runInNewContext } from 'node:vm';
 import type { WAMessage } from 'baileys';
 import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
 import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import type { ThreadStats } from '../../src/runtime/ports/network.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { linkedSocket } from '../sandbox/helpers.ts';
 import type { DbKind } from './app.ts';
@@ -28,6 +29,12 @@ export interface SoakOptions {
   maxMessages: number;
   /** how long to wait, after the load stops, for the last messages to arrive */
   drainMs: number;
+  /** service mode: Baileys on the network thread (the default) or in the main thread */
+  networkThread?: boolean;
+  /** service mode: V8_MEMORY_SAVER (default false) */
+  memorySaver?: boolean;
+  /** how long the linked side idles after the load before the last memory figures */
+  settleMs: number;
   log?: (line: string) => void;
 }
 
@@ -46,16 +53,24 @@ export interface SoakReport {
   out: DirectionCounts & { failed: number; failedReasons: string[]; refused: number };
   /** phone -> linked side */
   in: DirectionCounts;
-  rssStartMb: number;
-  rssEndMb: number;
-  /** this thread's V8 heap in use (the sandbox, the HTTP server, the load), after collection */
-  heapStartMb: number;
-  heapEndMb: number;
-  externalStartMb: number;
-  externalEndMb: number;
-  /** the network thread's heap, when the side has one */
-  threadHeapStartMb?: number;
-  threadHeapEndMb?: number;
+  /** memory before the load, when the load stops, and after a settle period; each after collecting both heaps */
+  memory: { start: MemoryFigures; loadEnd: MemoryFigures; settled: MemoryFigures };
+  settleSeconds: number;
+}
+
+/** Process RSS and, per thread, V8's heap and what lies outside it (MB). */
+export interface MemoryFigures {
+  rssMb: number;
+  main: ThreadFigures;
+  /** the network thread's, when the side has one */
+  network?: ThreadFigures;
+}
+
+export interface ThreadFigures {
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+  arrayBuffersMb: number;
 }
 
 const PHONE_NUMBER = '15550007001';
@@ -67,14 +82,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** RSS once both heaps (this thread's and the network thread's) are collected. */
-const collect = async (collectGarbage: () => Promise<void>): Promise<number> => {
+/** Memory once both heaps (this thread's and the network thread's) are collected. */
+const measure = async (side: Side): Promise<MemoryFigures> => {
   for (let i = 0; i < 3; i += 1) {
-    await collectGarbage();
+    await side.collectGarbage();
     gc();
     await sleep(200);
   }
-  return process.memoryUsage().rss;
+  const usage = process.memoryUsage();
+  const network = await side.threadStats();
+  return {
+    rssMb: mb(usage.rss),
+    main: {
+      heapUsedMb: mb(usage.heapUsed),
+      heapTotalMb: mb(usage.heapTotal),
+      externalMb: mb(usage.external),
+      arrayBuffersMb: mb(usage.arrayBuffers),
+    },
+    ...(network
+      ? {
+          network: {
+            heapUsedMb: mb(network.heapUsedBytes),
+            heapTotalMb: mb(network.heapTotalBytes),
+            externalMb: mb(network.externalBytes),
+            arrayBuffersMb: mb(network.arrayBuffersBytes),
+          },
+        }
+      : {}),
+  };
 };
 
 /** The linked side as the load drives it. */
@@ -87,8 +122,8 @@ interface Side {
   /** records of sends that ended FAILED, by text */
   failed: () => Promise<Map<string, string>>;
   collectGarbage: () => Promise<void>;
-  /** the network thread's heap in bytes, where the side has one */
-  threadHeap: () => Promise<number | undefined>;
+  /** the network thread's memory, where the side has one */
+  threadStats: () => Promise<ThreadStats | undefined>;
   close: () => Promise<void>;
 }
 
@@ -97,6 +132,8 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
     DEVICE_LIST_TTL_MS: options.deviceListTtlMs,
     INCOMING_BUFFER_SIZE: 10_000,
     DAILY_QUOTA: 0,
+    ...(options.networkThread === false ? { NETWORK_THREAD: false } : {}),
+    ...(options.memorySaver ? { V8_MEMORY_SAVER: true } : {}),
   });
   const sessionId = await linkSession(ctx, PHONE_NUMBER, 'soak');
   const received: string[] = [];
@@ -106,23 +143,30 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
     sandbox: ctx.sandbox,
     side: {
       send: async (text) => {
-        const res = await http(baseUrl, 'POST', `/v1/sessions/${sessionId}/send`, { key, body: { to: PEER_NUMBER, message: text } });
-        return { ok: res.status === 200 };
+        try {
+          const res = await http(baseUrl, 'POST', `/v1/sessions/${sessionId}/send`, { key, body: { to: PEER_NUMBER, message: text } });
+          return { ok: res.status === 200 };
+        } catch {
+          // no answer (a connection refused or timed out on a starved machine): counted as refused
+          return { ok: false };
+        }
       },
       received,
       background: async (stopped) => {
+        // A request that gets no answer is tried again; what it would have read stays in the buffer.
         const poll = async () => {
           while (!stopped()) {
-            const res = await http(baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=1000&limit=200`, { key });
-            for (const item of (res.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>)
+            const res = await http(baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=1000&limit=200`, { key }).catch(() => null);
+            if (!res) await sleep(200);
+            for (const item of (res?.body?.items ?? []) as Array<{ content: string; fromMe: boolean }>)
               if (!item.fromMe) received.push(item.content);
           }
         };
         const query = async () => {
           while (!stopped()) {
-            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status } messages(sessionId: $id, limit: 20) { count } }', {
+            await gql(baseUrl, key, 'query($id: ID!) { session(id: $id) { id status messages(first: 20) { edges { cursor } } } }', {
               id: sessionId,
-            });
+            }).catch(() => undefined);
             await sleep(200);
           }
         };
@@ -140,7 +184,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
         return new Map(rows.map((r) => [r.content, r.error ?? '']));
       },
       collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
-      threadHeap: async () => (await ctx.app.deps.sessions.threadStats())?.heapUsedBytes,
+      threadStats: () => ctx.app.deps.sessions.threadStats(),
       close: async () => {
         await ctx.app.close();
         await ctx.sandbox.close();
@@ -177,7 +221,7 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
       },
       failed: async () => new Map(),
       collectGarbage: async () => undefined,
-      threadHeap: async () => undefined,
+      threadStats: async () => undefined,
       close: async () => {
         await sock.end(undefined);
         await sandbox.close();
@@ -186,16 +230,27 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
   };
 };
 
+/** Idle (the link stays up, keep-alives only), then measure. */
+const settle = async (side: Side, settleMs: number): Promise<MemoryFigures> => {
+  await sleep(settleMs);
+  return measure(side);
+};
+
+const formatThread = (name: string, t: ThreadFigures): string =>
+  `${name} heap ${t.heapUsedMb}/${t.heapTotalMb} MB, external ${t.externalMb} MB (array buffers ${t.arrayBuffersMb})`;
+
+const formatMemory = (m: MemoryFigures): string =>
+  [`RSS ${m.rssMb} MB`, formatThread('main', m.main), ...(m.network ? [formatThread('network', m.network)] : [])].join('; ');
+
+const change = (from: number, to: number): string => `${to >= from ? '+' : ''}${from ? Math.round(((to - from) / from) * 1000) / 10 : 0}%`;
+
 export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
   const log = options.log ?? (() => undefined);
   const { side, sandbox } = options.mode === 'service' ? await serviceSide(options) : await bareSide(options);
   try {
     sandbox.control.addPhone(PEER_NUMBER, 'Soak peer');
-    const rssStart = await collect(side.collectGarbage);
-    const heapStart = process.memoryUsage().heapUsed;
-    const externalStart = process.memoryUsage().external;
-    const threadHeapStart = await side.threadHeap();
-    log(`linked (${options.mode}, ${options.db}); RSS ${mb(rssStart)} MB; load for ${options.durationMs / 1000} s`);
+    const memoryStart = await measure(side);
+    log(`linked (${options.mode}, ${options.db}); ${formatMemory(memoryStart)}; load for ${options.durationMs / 1000} s`);
 
     const started = Date.now();
     let stopped = false;
@@ -263,6 +318,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     }
     stopped = true;
     await background;
+    const memoryLoadEnd = await measure(side);
+    log(`load stopped; ${formatMemory(memoryLoadEnd)}; idle for ${options.settleMs / 1000} s`);
 
     const entries = inbox();
     const delivered = new Set(entries.map((e) => e.content));
@@ -288,14 +345,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         lost: [...phoneSent].filter((t) => !received.has(t)).length,
         duplicated: side.received.length - received.size,
       },
-      rssStartMb: mb(rssStart),
-      rssEndMb: mb(await collect(side.collectGarbage)),
-      heapStartMb: mb(heapStart),
-      heapEndMb: mb(process.memoryUsage().heapUsed),
-      externalStartMb: mb(externalStart),
-      externalEndMb: mb(process.memoryUsage().external),
-      threadHeapStartMb: threadHeapStart === undefined ? undefined : mb(threadHeapStart),
-      threadHeapEndMb: await side.threadHeap().then((b) => (b === undefined ? undefined : mb(b))),
+      memory: { start: memoryStart, loadEnd: memoryLoadEnd, settled: await settle(side, options.settleMs) },
+      settleSeconds: options.settleMs / 1000,
     };
     return report;
   } finally {
@@ -308,7 +359,8 @@ export const formatSoakReport = (r: SoakReport): string =>
     `soak ${r.mode} on ${r.db}, ${r.seconds} s`,
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
-    `  RSS: start ${r.rssStartMb} MB, end ${r.rssEndMb} MB (${r.rssStartMb ? Math.round(((r.rssEndMb - r.rssStartMb) / r.rssStartMb) * 1000) / 10 : 0}%); main-thread heap ${r.heapStartMb} -> ${r.heapEndMb} MB` +
-      (r.threadHeapStartMb === undefined ? '' : `, network-thread heap ${r.threadHeapStartMb} -> ${r.threadHeapEndMb} MB`) +
-      `, external ${r.externalStartMb} -> ${r.externalEndMb} MB`,
+    `  RSS: before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
+    `  before:  ${formatMemory(r.memory.start)}`,
+    `  stopped: ${formatMemory(r.memory.loadEnd)}`,
+    `  settled: ${formatMemory(r.memory.settled)}`,
   ].join('\n');

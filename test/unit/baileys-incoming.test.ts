@@ -1,6 +1,9 @@
 import type { WAMessage } from 'baileys';
 import { describe, expect, it } from 'vitest';
-import { toIncoming } from '../../src/runtime/network/baileys-incoming.ts';
+import { mediaOf, toIncoming } from '../../src/runtime/network/baileys-incoming.ts';
+import { IncomingMediaStore } from '../../src/runtime/incoming-media.ts';
+import type { Db } from '../../src/runtime/db/client.ts';
+import { pino } from 'pino';
 
 const OWN = '15550001000:7@s.whatsapp.net';
 const message = (key: WAMessage['key'], text = 'hi'): WAMessage => ({
@@ -20,6 +23,7 @@ describe('incoming items from network messages', () => {
       content: 'hi',
       pushName: 'Someone',
       messageTimestamp: 1_700_000_000,
+      messageId: 'A',
     });
     const inGroup = toIncoming(
       message({ remoteJid: '120363000000000001@g.us', fromMe: true, id: 'B', participant: '99990000111@lid' }),
@@ -44,5 +48,63 @@ describe('incoming items from network messages', () => {
       OWN,
     );
     expect(lid).toMatchObject({ chatId: '120363000000000001@g.us', from: '15550003000@s.whatsapp.net', fromMe: false });
+  });
+});
+
+describe('the media of received messages', () => {
+  const key = new Uint8Array(32).fill(7);
+  const keyB64 = Buffer.from(key).toString('base64');
+
+  it('keeps what a later download needs, and names only documents', () => {
+    expect(
+      mediaOf({
+        imageMessage: {
+          mediaKey: key,
+          directPath: '/m/1',
+          url: 'https://mmg.example/m/1',
+          mimetype: 'image/jpeg',
+          fileLength: 42,
+          caption: 'x',
+        },
+      }),
+    ).toEqual({
+      mediaType: 'image',
+      mediaKey: keyB64,
+      directPath: '/m/1',
+      url: 'https://mmg.example/m/1',
+      mimetype: 'image/jpeg',
+      size: 42,
+      fileName: null,
+    });
+    expect(
+      mediaOf({
+        documentWithCaptionMessage: {
+          message: {
+            documentMessage: { mediaKey: key, directPath: '/m/2', mimetype: 'application/pdf', fileLength: 9, fileName: 'a.pdf' },
+          },
+        },
+      }),
+    ).toMatchObject({ mediaType: 'document', fileName: 'a.pdf', size: 9 });
+    expect(mediaOf({ audioMessage: { mediaKey: key, directPath: '/m/3', ptt: true } })).toMatchObject({
+      mediaType: 'audio',
+      mimetype: 'application/octet-stream',
+      fileName: null,
+    });
+    expect(
+      mediaOf({ viewOnceMessage: { message: { videoMessage: { mediaKey: key, url: 'https://mmg.example/m/4', mimetype: 'video/mp4' } } } }),
+    ).toMatchObject({ mediaType: 'video', url: 'https://mmg.example/m/4' });
+  });
+
+  it('finds none in text, or in a file message without its key or location', () => {
+    expect(mediaOf({ conversation: 'hi' })).toBeUndefined();
+    expect(mediaOf({ imageMessage: { directPath: '/m/1' } })).toBeUndefined();
+    expect(mediaOf({ imageMessage: { mediaKey: key } })).toBeUndefined();
+  });
+
+  it('builds path-relative URLs, or absolute ones under PUBLIC_URL', () => {
+    const store = (publicUrl?: string) =>
+      new IncomingMediaStore({ db: {} as Db, logger: pino({ level: 'silent' }), now: () => new Date(), retentionMs: 1, publicUrl });
+    expect(store().url('s-1', '3EB0AB')).toBe('/v1/sessions/s-1/incoming/3EB0AB/media');
+    expect(store('https://api.example.com/wa/').url('s-1', 'a/b')).toBe('https://api.example.com/wa/v1/sessions/s-1/incoming/a%2Fb/media');
   });
 });

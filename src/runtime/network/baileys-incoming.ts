@@ -1,6 +1,6 @@
 import { getContentType, jidNormalizedUser, normalizeMessageContent, proto } from 'baileys';
 import type { WAMessage } from 'baileys';
-import type { IncomingInput } from '../ports/incoming.ts';
+import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from '../ports/incoming.ts';
 
 interface Described {
   type: string;
@@ -74,11 +74,53 @@ export const describeMessage = (raw: proto.IMessage | null | undefined): Describ
   }
 };
 
+type MediaFields = proto.Message.IImageMessage &
+  proto.Message.IVideoMessage &
+  proto.Message.IAudioMessage &
+  proto.Message.IDocumentMessage &
+  proto.Message.IStickerMessage;
+
+const base64 = (bytes: Uint8Array | null | undefined): string | undefined =>
+  bytes && bytes.length > 0 ? Buffer.from(bytes).toString('base64') : undefined;
+
+/** The file a message carries, with what it takes to fetch and decrypt it again; undefined for other messages. */
+export const mediaOf = (raw: proto.IMessage | null | undefined): ReceivedMedia | undefined => {
+  const message = normalizeMessageContent(raw);
+  if (!message) return undefined;
+  const found: Array<[ReceivedMediaType, MediaFields | null | undefined]> = [
+    ['image', message.imageMessage],
+    ['video', message.videoMessage ?? message.ptvMessage],
+    ['audio', message.audioMessage],
+    ['document', message.documentMessage ?? message.documentWithCaptionMessage?.message?.documentMessage],
+    ['sticker', message.stickerMessage],
+  ];
+  for (const [mediaType, media] of found) {
+    const mediaKey = base64(media?.mediaKey);
+    if (!media || !mediaKey || !(media.directPath || media.url)) continue;
+    return {
+      mediaType,
+      mediaKey,
+      ...(media.directPath ? { directPath: media.directPath } : {}),
+      ...(media.url ? { url: media.url } : {}),
+      mimetype: media.mimetype || 'application/octet-stream',
+      size: Number(media.fileLength ?? 0),
+      fileName: mediaType === 'document' && media.fileName ? media.fileName : null,
+      ...(base64(media.fileSha256) ? { fileSha256: base64(media.fileSha256) } : {}),
+    };
+  }
+  return undefined;
+};
+
+const mediaOfMessage = (raw: proto.IMessage | null | undefined): { media?: ReceivedMedia } => {
+  const media = mediaOf(raw);
+  return media ? { media } : {};
+};
+
 /**
  * A received network message as a buffer item; null for what users do not see (key distribution, receipts).
  * `ownJid` is the session's own JID: a message of ours (sent from the phone or another linked device) is from it.
  */
-export const toIncoming = (msg: WAMessage, ownJid: string | null | undefined): IncomingInput | null => {
+export const toIncoming = (msg: WAMessage, ownJid: string | null | undefined): ReceivedMessage | null => {
   const described = describeMessage(msg.message);
   // Baileys 7 addresses by LID; users know their contacts by phone number, so prefer that form.
   const preferPn = (jid?: string | null, alt?: string | null) => (jid?.endsWith('@lid') && alt ? alt : jid);
@@ -93,5 +135,7 @@ export const toIncoming = (msg: WAMessage, ownJid: string | null | undefined): I
     content: described.content,
     pushName: msg.pushName ?? '',
     messageTimestamp: Number(msg.messageTimestamp ?? 0),
+    messageId: msg.key.id ?? '',
+    ...(msg.key.id && described.type !== 'edit' && described.type !== 'revoke' ? mediaOfMessage(msg.message) : {}),
   };
 };

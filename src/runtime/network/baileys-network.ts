@@ -1,8 +1,17 @@
 import './libsignal-fix.ts';
 import NodeCache from '@cacheable/node-cache';
-import makeWASocket, { Browsers, DisconnectReason, generateMessageIDV2, jidNormalizedUser, proto } from 'baileys';
+import { Readable } from 'node:stream';
+import makeWASocket, {
+  Browsers,
+  DisconnectReason,
+  downloadContentFromMessage,
+  generateMessageIDV2,
+  jidNormalizedUser,
+  proto,
+} from 'baileys';
 import type { CacheStore, UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import type { Db } from '../db/client.ts';
 import { clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
@@ -11,6 +20,8 @@ import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
+import { MediaGoneError } from './media-gone.ts';
+import type { MediaLocator } from '../ports/incoming.ts';
 import type { CloseKind, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
@@ -21,6 +32,8 @@ export interface BaileysNetworkOptions {
   keepAliveIntervalMs?: number;
   /** how long Baileys trusts a contact's device list (its own default: 5 minutes) */
   deviceListTtlMs?: number;
+  /** what received files are fetched through (the sandbox's trusted media host); the default otherwise */
+  mediaDispatcher?: Dispatcher;
 }
 
 /** Baileys' own limit (`maxMsgRetryCount`) on answering one message's retry receipts. */
@@ -77,6 +90,25 @@ const closeKindOf = (error: Error | undefined, registered: boolean): CloseKind =
       return !registered && error?.message.includes('QR refs') ? 'qrExpired' : 'transient';
     default:
       return 'transient';
+  }
+};
+
+const statusOf = (err: unknown): number | undefined => (err as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+
+/** Fetches a received file from the media host and decrypts it as it streams. */
+export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Dispatcher): Promise<ReadableStream<Uint8Array>> => {
+  try {
+    const stream = await downloadContentFromMessage(
+      { mediaKey: Buffer.from(media.mediaKey, 'base64'), directPath: media.directPath ?? null, url: media.url ?? null },
+      media.mediaType,
+      // fetch takes undici's dispatcher, which RequestInit does not declare
+      dispatcher ? { options: { dispatcher } as RequestInit } : {},
+    );
+    return Readable.toWeb(stream) as ReadableStream<Uint8Array>;
+  } catch (err) {
+    const status = statusOf(err);
+    if (status === 404 || status === 410) throw new MediaGoneError(`HTTP ${status}`);
+    throw err;
   }
 };
 
@@ -216,6 +248,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       await clearAuthState(db, sessionId);
     },
     hasCredentials: async (sessionId) => (await loadAuthState(db, sessionId)).registered,
+    downloadMedia: (media) => downloadReceivedMedia(media, options.mediaDispatcher),
     close: async () => undefined,
     // The links share the main thread's heap, which whoever measures collects itself.
     collectGarbage: async () => undefined,

@@ -2,6 +2,8 @@ import { Agent } from 'node:https';
 import NodeCache from '@cacheable/node-cache';
 import { WA_CERT_DETAILS } from 'baileys';
 import type { PossiblyExtendedCacheStore, UserFacingSocketConfig } from 'baileys';
+import { Agent as UndiciAgent } from 'undici';
+import type { Dispatcher } from 'undici';
 
 /** Where the links go, in a form that can cross to the network thread: WhatsApp itself, or a sandbox. */
 export interface NetworkTarget {
@@ -34,6 +36,13 @@ export const socketOptionsFor = (target: NetworkTarget): Partial<UserFacingSocke
     markOnlineOnConnect: false,
   };
 };
+
+/**
+ * Baileys downloads with `fetch`, which takes an undici dispatcher rather than the https agent its
+ * uploads use: for a sandbox, one that trusts the sandbox's media host.
+ */
+export const mediaDispatcherFor = (target: NetworkTarget): Dispatcher | undefined =>
+  target.sandbox ? new UndiciAgent({ connect: { ca: target.sandbox.mediaCaPem } }) : undefined;
 
 /** Baileys' cache of contacts' device lists, as Baileys makes it, with its lifetime given in ms. */
 export const deviceListCache = (ttlMs: number): PossiblyExtendedCacheStore =>

@@ -12,7 +12,8 @@ import { SessionCipher, SessionRecord } from 'libsignal';
  * lost messages every few minutes. Here each attempt runs on a copy, and only the copy that decrypted
  * replaces the session, as Signal's other implementations do.
  *
- * Applied once per thread, on import, before any socket or virtual phone decrypts.
+ * Applied once per thread, on import, before any socket or virtual phone decrypts. Below it, a bound on
+ * the receiving chains a session keeps.
  */
 interface Entry {
   serialize: () => unknown;
@@ -22,6 +23,9 @@ interface Entry {
 interface CipherInternals {
   doDecryptWhisperMessage: (data: Buffer, session: Entry) => Promise<Buffer>;
 }
+interface ChainHolder {
+  _chains: Record<string, { chainType: number }>;
+}
 
 const require = createRequire(import.meta.url);
 const { SessionError } = require('libsignal/src/errors.js') as { SessionError: new (message: string) => Error };
@@ -29,8 +33,13 @@ const Entry = (SessionRecord as unknown as { createEntry: () => { constructor: {
   .constructor;
 const prototype = SessionCipher.prototype as unknown as CipherInternals & {
   decryptWithSessions: (data: Buffer, sessions: Entry[]) => Promise<{ session: Entry; plaintext: Buffer }>;
+  maybeStepRatchet: (session: ChainHolder, remoteKey: Buffer, previousCounter: number) => void;
   __triesOnCopies?: true;
 };
+
+/** Signal's own implementations keep this many receiving chains per session (libsignal's MAX_RECEIVER_CHAINS). */
+const MAX_RECEIVING_CHAINS = 5;
+const RECEIVING = 2;
 
 if (!prototype.__triesOnCopies) {
   prototype.__triesOnCopies = true;
@@ -52,5 +61,18 @@ if (!prototype.__triesOnCopies) {
       }
     }
     throw new SessionError('No matching sessions found for message');
+  };
+
+  // libsignal 6.0.0 closes the previous receiving chain at each ratchet step (each time a conversation
+  // turns around) but never deletes it, so a session under two-way traffic grows by a chain per turn
+  // without end: thousands after ten minutes of the soak, held in memory by every cached copy of the
+  // record and written back whole with each message. As Signal's other implementations do, only the
+  // newest receiving chains are kept (chains are held in insertion order, oldest first, also after a
+  // reload); a message for an older chain can no longer be decrypted, as there.
+  const stepRatchet = prototype.maybeStepRatchet;
+  prototype.maybeStepRatchet = function maybeStepRatchet(this: unknown, session, remoteKey, previousCounter) {
+    stepRatchet.call(this, session, remoteKey, previousCounter);
+    const receiving = Object.keys(session._chains).filter((id) => session._chains[id]?.chainType === RECEIVING);
+    for (const id of receiving.slice(0, Math.max(0, receiving.length - MAX_RECEIVING_CHAINS))) delete session._chains[id];
   };
 }

@@ -1,11 +1,13 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Transferable } from 'node:worker_threads';
 import { createPrisma } from '../db/client.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
-import { socketOptionsFor } from './baileys-target.ts';
+import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import { MediaGoneError } from './media-gone.ts';
 import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
@@ -22,6 +24,7 @@ const network = createBaileysNetwork({
   db,
   logger,
   socket: socketOptionsFor(data.target),
+  mediaDispatcher: mediaDispatcherFor(data.target),
   keepAliveIntervalMs: data.keepAliveIntervalMs,
   deviceListTtlMs: data.deviceListTtlMs,
 });
@@ -61,18 +64,28 @@ const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]):
   }
 };
 
+// Links heard from since the last report; one message for all of them every activityEveryMs.
+const alive = new Set<number>();
+let aliveTimer: NodeJS.Timeout | undefined;
+const reportAlive = (): void => {
+  aliveTimer = undefined;
+  const linkIds = [...alive].filter((linkId) => links.has(linkId));
+  alive.clear();
+  if (linkIds.length > 0) post({ kind: 'activity', linkIds });
+};
+
 const open = async (sessionId: string, linkId: number): Promise<void> => {
-  let lastActivity = 0;
   const link = await network.open(sessionId, {
     onQr: (qr) => post({ kind: 'event', linkId, event: 'qr', qr }),
     onOpen: (account) => post({ kind: 'event', linkId, event: 'open', account }),
     onClose: (closeKind, message) => post({ kind: 'event', linkId, event: 'close', closeKind, message }),
     onActivity: () => {
       // Every frame counts as life; the main thread only needs to hear it now and then.
-      const now = Date.now();
-      if (now - lastActivity < data.activityEveryMs) return;
-      lastActivity = now;
-      post({ kind: 'event', linkId, event: 'activity' });
+      alive.add(linkId);
+      if (!aliveTimer) {
+        aliveTimer = setTimeout(reportAlive, data.activityEveryMs);
+        aliveTimer.unref();
+      }
     },
     onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
@@ -97,14 +110,26 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
       return result;
     }
+    case 'downloadMedia':
+      return network.downloadMedia(request.media);
     case 'threadStats': {
+      // In a worker, memoryUsage() reports this thread's isolate (only rss is the whole process's).
       const heap = getHeapStatistics();
-      return { heapUsedBytes: heap.used_heap_size, heapTotalBytes: heap.total_heap_size };
+      const usage = process.memoryUsage();
+      return {
+        heapUsedBytes: heap.used_heap_size,
+        heapTotalBytes: heap.total_heap_size,
+        externalBytes: usage.external,
+        arrayBuffersBytes: usage.arrayBuffers,
+      };
     }
     case 'collectGarbage':
       (globalThis as { gc?: () => void }).gc?.();
       return null;
     case 'shutdown':
+      if (aliveTimer) clearTimeout(aliveTimer);
+      aliveTimer = undefined;
+      alive.clear();
       await Promise.all([...links.values()].map((link) => link.close()));
       links.clear();
       await db.$disconnect();
@@ -114,8 +139,23 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
 
 port.on('message', (request: ThreadRequest) => {
   handle(request).then(
-    (value) => post({ kind: 'reply', id: request.id, ok: true, value }),
-    (err: unknown) => post({ kind: 'reply', id: request.id, ok: false, message: err instanceof Error ? err.message : String(err) }),
+    (value) => {
+      // A download's stream moves to the main thread; its chunks then cross as they are read.
+      if (value instanceof ReadableStream)
+        port.postMessage({ kind: 'reply', id: request.id, ok: true, value } satisfies ThreadMessage, [
+          // the global ReadableStream, which is node:stream/web's own, though the typings keep the two apart
+          value as unknown as Transferable,
+        ]);
+      else post({ kind: 'reply', id: request.id, ok: true, value });
+    },
+    (err: unknown) =>
+      post({
+        kind: 'reply',
+        id: request.id,
+        ok: false,
+        message: err instanceof Error ? err.message : String(err),
+        ...(err instanceof MediaGoneError ? { mediaGone: true } : {}),
+      }),
   );
 });
 post({ kind: 'ready' });

@@ -1,3 +1,62 @@
+/** The media types whose keys a received file is encrypted with. */
+export type ReceivedMediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker';
+
+/** Where a received file lives on the network's media host and how to decrypt it: enough to fetch it again later. */
+export interface MediaLocator {
+  mediaType: ReceivedMediaType;
+  /** base64 */
+  mediaKey: string;
+  directPath?: string;
+  url?: string;
+}
+
+export interface ReceivedMedia extends MediaLocator {
+  mimetype: string;
+  /** bytes of the decrypted file */
+  size: number;
+  fileName: string | null;
+  /** base64 SHA-256 of the decrypted file, as the sender stated it */
+  fileSha256?: string;
+}
+
+/** A message as the network hands it over: the buffer's fields, its network id, and its media when it has some. */
+export type ReceivedMessage = Omit<IncomingInput, 'media'> & { messageId: string; media?: ReceivedMedia };
+
+/** A stored received file, as the download route needs it. */
+export interface StoredMedia {
+  locator: MediaLocator;
+  mimetype: string;
+  size: number;
+  fileName: string | null;
+  /** base64 SHA-256 of the decrypted file, as the sender stated it */
+  fileSha256: string | null;
+  receivedAt: Date;
+}
+
+/** Received files: their records, retention window and URLs (runtime/incoming-media.ts). */
+export interface IncomingMediaFiles {
+  readonly retentionMs: number;
+  url(sessionId: string, messageId: string): string;
+  /** The buffer item of a received message, its media recorded first. */
+  receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput>;
+  find(sessionId: string, messageId: string): Promise<StoredMedia | null>;
+  expired(media: StoredMedia): boolean;
+  /** Deletes the records past the retention window. */
+  purge(): Promise<number>;
+  stop(): void;
+}
+
+/** An extension of the spec's item: a received file, downloadable from `url` for the retention window. */
+export interface IncomingMediaView {
+  mimetype: string;
+  /** bytes of the decrypted file */
+  size: number;
+  /** as the sender named it (documents); null when it gave none */
+  fileName: string | null;
+  /** our own API's URL of the file: path-relative (/v1/...), or absolute when PUBLIC_URL is set */
+  url: string;
+}
+
 /** An incoming message as the in-memory buffer (runtime/incoming-buffer.ts) keeps and hands it out. */
 export interface IncomingItem {
   eventId: number;
@@ -10,6 +69,8 @@ export interface IncomingItem {
   pushName: string;
   messageTimestamp: number;
   receivedAt: string;
+  /** only on items with media */
+  media?: IncomingMediaView;
 }
 
 export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receivedAt'>;

@@ -1,5 +1,11 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput } from './incoming.ts';
+import type { IncomingInput, MediaLocator, ReceivedMessage } from './incoming.ts';
+
+/**
+ * The name of the error a download rejects with when the media host answered that it no longer has the
+ * file (404 or 410); errors cross the thread boundary, so it is told by name.
+ */
+export type MediaGoneErrorName = 'MediaGoneError';
 
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
@@ -111,7 +117,7 @@ export interface LinkCallbacks {
   onClose: (kind: CloseKind, message: string) => void;
   /** any frame received: the link is alive */
   onActivity: () => void;
-  onIncoming: (message: IncomingInput) => void;
+  onIncoming: (message: ReceivedMessage) => void;
   /** the network refused a message after accepting the send (an error ack) */
   onSendError: (waMessageId: string, reason: string) => void;
   /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
@@ -142,6 +148,11 @@ export interface Network {
   /** Deletes the stored credentials of a session. */
   forget: (sessionId: string) => Promise<void>;
   hasCredentials: (sessionId: string) => Promise<boolean>;
+  /**
+   * Fetches and decrypts a received file; needs no live link. Rejects with MediaGoneError when the
+   * media host no longer has it. The stream is pulled as it is read, so a slow reader holds little.
+   */
+  downloadMedia: (media: MediaLocator) => Promise<ReadableStream<Uint8Array>>;
   /** Releases what the network holds beyond its links (its thread); after closeAll of every link. */
   close: () => Promise<void>;
   /**
@@ -156,4 +167,8 @@ export interface Network {
 export interface ThreadStats {
   heapUsedBytes: number;
   heapTotalBytes: number;
+  /** memory of this thread's objects held outside V8's heap (Buffers, native bindings) */
+  externalBytes: number;
+  /** the part of externalBytes held by ArrayBuffers and Buffers */
+  arrayBuffersBytes: number;
 }

@@ -1,3 +1,4 @@
+import type { MediaLocator } from './incoming.ts';
 import type { NetworkLink, ThreadStats } from './network.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
@@ -21,5 +22,7 @@ export interface Sessions {
   resumeAll(): Promise<number>;
   closeAll(): Promise<void>;
   threadStats(): Promise<ThreadStats | undefined>;
+  /** A received file, fetched and decrypted by the network; needs no live link. */
+  downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>>;
   collectGarbage(): Promise<void>;
 }

@@ -14,6 +14,7 @@ import { createOutgoingWrites } from '../db/outgoing-writes.ts';
 import { createEventBus } from '../events.ts';
 import { ButtonGuard } from '../button-guard.ts';
 import { IncomingBuffer } from '../incoming-buffer.ts';
+import { IncomingMediaStore } from '../incoming-media.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
 import { WebhookDeliveryLoop } from '../jobs/webhook-delivery.ts';
@@ -22,7 +23,7 @@ import { createMediaFetcher } from '../media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
 import { createBaileysNetwork } from '../network/baileys-network.ts';
-import { socketOptionsFor } from '../network/baileys-target.ts';
+import { mediaDispatcherFor, socketOptionsFor } from '../network/baileys-target.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
 import { createThreadedNetwork } from '../network/network-thread.ts';
 import { SessionManager } from '../network/session-manager.ts';
@@ -90,14 +91,26 @@ export const createDeps = (options: DepsOptions): Deps => {
         target,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+        // Well inside the watchdog's window when a test shortens it.
+        activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
+        memorySaver: settings.V8_MEMORY_SAVER,
       })
     : createBaileysNetwork({
         db,
         logger,
         socket: socketOptionsFor(target),
+        mediaDispatcher: mediaDispatcherFor(target),
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
       });
+  const incomingMedia = new IncomingMediaStore({
+    db,
+    logger,
+    now,
+    retentionMs: settings.INCOMING_MEDIA_RETENTION_MS,
+    publicUrl: settings.PUBLIC_URL,
+  });
+  incomingMedia.start();
   // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
   // off the send path.
   const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks }, batch), { delayMs: 20 });
@@ -107,6 +120,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     network,
     events,
     incoming,
+    receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
     webhooks,
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
@@ -192,6 +206,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     sessions,
     events,
     incoming,
+    incomingMedia,
     fetchMedia,
     buttons,
     jobs,

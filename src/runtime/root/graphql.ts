@@ -6,8 +6,16 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import bytes from 'bytes';
-import { GraphQLError, visit } from 'graphql';
-import type { DocumentNode, ExecutionArgs, ExecutionResult, ValidationContext } from 'graphql';
+import { GraphQLError, Kind, visit } from 'graphql';
+import type {
+  ASTVisitor,
+  DocumentNode,
+  ExecutionArgs,
+  ExecutionResult,
+  OperationDefinitionNode,
+  SelectionSetNode,
+  ValidationContext,
+} from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { GraphiQLOptions, Plugin, YogaServerInstance } from 'graphql-yoga';
@@ -15,11 +23,10 @@ import { LRUCache } from 'lru-cache';
 import { WebSocketServer } from 'ws';
 import { authenticate, hashApiKey, takeRequest } from '../../resolvers/accounts.ts';
 import type { Caller, Deps, RequestContext } from '../../resolvers/context.ts';
-import { DomainError, ERROR_CODES, validationFailed } from '../../resolvers/errors.ts';
+import { DomainError, ERROR_CODES, ERROR_STATUS, validationFailed } from '../../resolvers/errors.ts';
 import type { ErrorCode } from '../../resolvers/errors.ts';
 import type { ErrorDetail } from '../../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../../resolvers/validate.ts';
-import { STATUS_OF } from '../../rest/errors.ts';
 import { schema } from '../../schema/index.ts';
 
 interface ServerContext {
@@ -52,9 +59,9 @@ const domainToGraphQL = (error: DomainError, from?: GraphQLError): GraphQLError 
       ...(error.details ? { details: error.details } : {}),
       ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
       // Only a refused key or rate changes the HTTP status; field errors stay 200 as GraphQL clients expect.
-      ...(error.code === 'UNAUTHENTICATED' ? { http: { status: STATUS_OF[error.code] } } : {}),
+      ...(error.code === 'UNAUTHENTICATED' ? { http: { status: ERROR_STATUS[error.code] } } : {}),
       ...(error.code === 'RATE_LIMITED'
-        ? { http: { status: STATUS_OF[error.code], headers: { 'Retry-After': String(error.retryAfterSeconds ?? 1) } } }
+        ? { http: { status: ERROR_STATUS[error.code], headers: { 'Retry-After': String(error.retryAfterSeconds ?? 1) } } }
         : {}),
     },
   });
@@ -225,18 +232,44 @@ const armor = (settings: Deps['settings']): Plugin[] => {
     maxAliasesPlugin({ ...common, n: settings.GRAPHQL_MAX_ALIASES, allowList: [] }),
     maxDirectivesPlugin({ ...common, n: settings.GRAPHQL_MAX_DIRECTIVES }),
     costLimitPlugin({ ...common, maxCost: settings.GRAPHQL_MAX_COMPLEXITY, ignoreIntrospection: false, flattenFragments: true }),
-    costLimitPlugin({
-      ...common,
-      onReject: [(context, error) => refuseOver(context, new GraphQLError(error.message.replace(/Query Cost limit/, 'Breadth limit')))],
-      maxCost: settings.GRAPHQL_MAX_BREADTH,
-      objectCost: 1,
-      scalarCost: 1,
-      depthCostFactor: 1,
-      ignoreIntrospection: false,
-      flattenFragments: true,
-    }),
+    breadthLimit(settings.GRAPHQL_MAX_BREADTH),
   ];
 };
+
+/**
+ * The fields an operation selects, each counted once wherever it is, a fragment as the fields it holds
+ * each time it is spread. graphql-armor's cost would also multiply by page sizes (`first: 50`) written
+ * as literals, so a connection's page size would count as breadth; here it does not.
+ */
+const breadthLimit = (max: number): Plugin => ({
+  onValidate: ({ addValidationRule }) => {
+    addValidationRule((context: ValidationContext): ASTVisitor => {
+      const fragments = new Map<string, number>();
+      const count = (set: SelectionSetNode, visiting: Set<string>): number => {
+        let found = 0;
+        for (const selection of set.selections) {
+          if (selection.kind === Kind.FIELD) found += 1 + (selection.selectionSet ? count(selection.selectionSet, visiting) : 0);
+          else if (selection.kind === Kind.INLINE_FRAGMENT) found += count(selection.selectionSet, visiting);
+          else {
+            const name = selection.name.value;
+            const fragment = context.getFragment(name);
+            // A cycle is graphql's own validation error; it adds nothing here.
+            if (!fragment || visiting.has(name)) continue;
+            if (!fragments.has(name)) fragments.set(name, count(fragment.selectionSet, new Set([...visiting, name])));
+            found += fragments.get(name) ?? 0;
+          }
+        }
+        return found;
+      };
+      return {
+        OperationDefinition: (operation: OperationDefinitionNode) => {
+          const found = count(operation.selectionSet, new Set());
+          if (found > max) refuseOver(context, new GraphQLError(`Breadth limit of ${max} exceeded, found ${found}.`));
+        },
+      };
+    });
+  },
+});
 
 /** Parsed documents are cached by their source; bounded by total source size, so large queries cannot pile up. */
 const CACHE_MAX_SOURCE_CHARS = 2 * 1024 * 1024;
@@ -288,7 +321,8 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     context: async (sc): Promise<RequestContext> => {
       const caller = callers.get(sc.request) ?? (await authenticate(deps, keyFrom(sc)));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
-      return { ...deps, caller, requestId, logger: deps.logger.child({ requestId }) };
+      const idempotencyKeyHeader = sc.request?.headers.get('idempotency-key') ?? undefined;
+      return { ...deps, caller, requestId, logger: deps.logger.child({ requestId }), idempotencyKeyHeader };
     },
     maskedErrors: {
       maskError: (error) => {
@@ -296,6 +330,12 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
         const graphQLError = isGraphQLError(error) ? error : undefined;
         const original = graphQLError?.originalError ?? error;
         if (original instanceof DomainError) return domainToGraphQL(original, graphQLError);
+        // Pothos refuses connection arguments itself (a negative `first`, `first` with `before`, a cursor that is not one).
+        if ((original as { name?: unknown }).name === 'PothosValidationError') {
+          const field = graphQLError?.path?.at(-1);
+          const detail = { path: typeof field === 'string' ? field : 'query', message: (original as Error).message };
+          return domainToGraphQL(validationFailed([detail]), graphQLError);
+        }
         if (graphQLError && isRefusal(graphQLError)) return markRefusal(graphQLError);
         if (graphQLError?.extensions.code === 'BAD_REQUEST') return markBadRequest(graphQLError);
         // Yoga's other HTTP-level errors carry no original error and are safe to show, in decisions.md's codes.

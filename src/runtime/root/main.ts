@@ -56,6 +56,7 @@ const shutdown = async (signal: string) => {
     await closing;
     await deps.jobs.stop();
     await deps.webhookDelivery.stop();
+    deps.incomingMedia.stop();
     await deps.sessions.closeAll();
     await deps.outgoing.settled();
     await network.close();

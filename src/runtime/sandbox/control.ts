@@ -50,8 +50,16 @@ export class SandboxControl {
   async sendMedia(
     fromNumber: string,
     toNumber: string,
-    media: { type: 'image' | 'video' | 'audio' | 'document'; data: Buffer; mimetype: string; caption?: string; fileName?: string },
-  ): Promise<{ id: string; delivered: number }> {
+    media: {
+      type: 'image' | 'video' | 'audio' | 'document';
+      data: Buffer;
+      mimetype: string;
+      caption?: string;
+      fileName?: string;
+      /** audio only: a voice note */
+      ptt?: boolean;
+    },
+  ): Promise<{ id: string; delivered: number; url: string }> {
     const mediaKey = randomBytes(32);
     const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, media.type);
     const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
@@ -78,9 +86,10 @@ export class SandboxControl {
         : media.type === 'video'
           ? { videoMessage: { ...common, caption: media.caption } }
           : media.type === 'audio'
-            ? { audioMessage: common }
+            ? { audioMessage: { ...common, ...(media.ptt ? { ptt: true } : {}) } }
             : { documentMessage: { ...common, caption: media.caption, fileName: media.fileName } };
-    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, message);
+    const sent = await this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, message);
+    return { ...sent, url };
   }
 
   enterPairingCode(number: string, code: string): Promise<{ jid: string; deviceId: number }> {

@@ -63,6 +63,12 @@ export class MediaHost {
     return { url: `https://${this.hostname}/m/${id}`, directPath: `/m/${id}` };
   }
 
+  /** Deletes a stored file, as WhatsApp's media host does once a file is old: its links then answer 404. */
+  remove(directPathOrUrl: string): boolean {
+    const path = directPathOrUrl.startsWith('https://') ? new URL(directPathOrUrl).pathname : directPathOrUrl;
+    return this.blobs.delete(path.replace(/^\/m\//, '').split('?')[0] ?? '');
+  }
+
   /** Opens a file a message points at, with the message's media key (what a phone does on download). */
   async open(directPathOrUrl: string, mediaKey: Uint8Array, type: MediaType): Promise<Buffer> {
     const path = directPathOrUrl.startsWith('https://') ? new URL(directPathOrUrl).pathname : directPathOrUrl;
