@@ -25,8 +25,13 @@ export const SessionFields = graphql(`
 
 export const SessionsQuery = graphql(`
   query Sessions {
-    sessions {
-      ...SessionFields
+    sessions(first: 100) {
+      totalCount
+      edges {
+        node {
+          ...SessionFields
+        }
+      }
     }
   }
 `);
@@ -124,20 +129,28 @@ export const SendInteractive = graphql(`
 `);
 
 export const MessagesQuery = graphql(`
-  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {
-    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {
-      count
-      items {
-        id
-        toNumber
-        content
-        status
-        error
-        createdAt
-        sentAt
-        deliveredAt
-        readAt
-        playedAt
+  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {
+    session(id: $sessionId) {
+      id
+      messages(status: $status, to: $to, first: $first) {
+        pageInfo {
+          hasNextPage
+        }
+        edges {
+          node {
+            id
+            toNumber
+            content
+            status
+            error
+            createdAt
+            sentAt
+            sendAt
+            deliveredAt
+            readAt
+            playedAt
+          }
+        }
       }
     }
   }
@@ -157,18 +170,22 @@ export const IncomingMessages = graphql(`
 `);
 
 export const ContactsQuery = graphql(`
-  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {
-    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {
-      total
-      page
-      limit
-      items {
-        id
-        jid
-        name
-        phone
-        email
-        tags
+  query Contacts($search: String, $tag: String, $first: Int, $after: String) {
+    contacts(search: $search, tag: $tag, first: $first, after: $after) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        node {
+          id
+          jid
+          name
+          phone
+          email
+          tags
+        }
       }
     }
   }
@@ -191,11 +208,25 @@ export const ImportContacts = graphql(`
 
 export const ContactGroupsQuery = graphql(`
   query ContactGroups {
-    contactGroups {
-      id
-      name
-      description
-      contactCount
+    contactGroups(first: 100) {
+      edges {
+        node {
+          id
+          name
+          description
+          contactCount
+          members(first: 50) {
+            totalCount
+            edges {
+              node {
+                id
+                jid
+                name
+              }
+            }
+          }
+        }
+      }
     }
   }
 `);
@@ -209,7 +240,7 @@ export const CreateContactGroup = graphql(`
 `);
 
 export const AddContactGroupMembers = graphql(`
-  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {
+  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {
     addContactGroupMembers(groupId: $groupId, jids: $jids) {
       added
       errors {
@@ -221,13 +252,13 @@ export const AddContactGroupMembers = graphql(`
 `);
 
 export const RemoveContactGroupMember = graphql(`
-  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {
+  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {
     removeContactGroupMember(groupId: $groupId, jid: $jid)
   }
 `);
 
 export const ScheduleMessage = graphql(`
-  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {
+  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {
     scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {
       messageId
       sendAt
@@ -307,7 +338,7 @@ export const DeleteWebhook = graphql(`
 `);
 
 export const WebhookDeliveriesQuery = graphql(`
-  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {
+  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {
     webhookDeliveries(id: $id, status: $status, limit: $limit) {
       id
       eventId
@@ -323,7 +354,7 @@ export const WebhookDeliveriesQuery = graphql(`
 `);
 
 export const ReplayWebhook = graphql(`
-  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {
+  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {
     replayWebhook(id: $id, eventId: $eventId, since: $since)
   }
 `);

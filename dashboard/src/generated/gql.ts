@@ -16,7 +16,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
 type Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n": typeof types.MeDocument,
     "\n  fragment SessionFields on Session {\n    id\n    sessionName\n    status\n    phone\n    qrCode\n    lastError\n    lastSeen\n  }\n": typeof types.SessionFieldsFragmentDoc,
-    "\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n": typeof types.SessionsDocument,
+    "\n  query Sessions {\n    sessions(first: 100) {\n      totalCount\n      edges {\n        node {\n          ...SessionFields\n        }\n      }\n    }\n  }\n": typeof types.SessionsDocument,
     "\n  query Session($id: ID!) {\n    session(id: $id) {\n      ...SessionFields\n    }\n  }\n": typeof types.SessionDocument,
     "\n  subscription SessionUpdates($sessionId: ID!) {\n    sessionUpdates(sessionId: $sessionId) {\n      ...SessionFields\n    }\n  }\n": typeof types.SessionUpdatesDocument,
     "\n  mutation CreateSession($name: String!) {\n    createSession(name: $name) {\n      ...SessionFields\n    }\n  }\n": typeof types.CreateSessionDocument,
@@ -29,15 +29,15 @@ type Documents = {
     "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {\n    sendText(sessionId: $sessionId, to: $to, message: $message) {\n      id\n    }\n  }\n": typeof types.SendTextDocument,
     "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": typeof types.SendMediaDocument,
     "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": typeof types.SendInteractiveDocument,
-    "\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n        deliveredAt\n        readAt\n        playedAt\n      }\n    }\n  }\n": typeof types.MessagesDocument,
+    "\n  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {\n    session(id: $sessionId) {\n      id\n      messages(status: $status, to: $to, first: $first) {\n        pageInfo {\n          hasNextPage\n        }\n        edges {\n          node {\n            id\n            toNumber\n            content\n            status\n            error\n            createdAt\n            sentAt\n            sendAt\n            deliveredAt\n            readAt\n            playedAt\n          }\n        }\n      }\n    }\n  }\n": typeof types.MessagesDocument,
     "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n": typeof types.IncomingMessagesDocument,
-    "\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n": typeof types.ContactsDocument,
+    "\n  query Contacts($search: String, $tag: String, $first: Int, $after: String) {\n    contacts(search: $search, tag: $tag, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          jid\n          name\n          phone\n          email\n          tags\n        }\n      }\n    }\n  }\n": typeof types.ContactsDocument,
     "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.ImportContactsDocument,
-    "\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n": typeof types.ContactGroupsDocument,
+    "\n  query ContactGroups {\n    contactGroups(first: 100) {\n      edges {\n        node {\n          id\n          name\n          description\n          contactCount\n          members(first: 50) {\n            totalCount\n            edges {\n              node {\n                id\n                jid\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ContactGroupsDocument,
     "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n": typeof types.CreateContactGroupDocument,
-    "\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.AddContactGroupMembersDocument,
-    "\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": typeof types.RemoveContactGroupMemberDocument,
-    "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": typeof types.ScheduleMessageDocument,
+    "\n  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.AddContactGroupMembersDocument,
+    "\n  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": typeof types.RemoveContactGroupMemberDocument,
+    "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": typeof types.ScheduleMessageDocument,
     "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n": typeof types.RecurringDocument,
     "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n": typeof types.CancelRecurringDocument,
     "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n": typeof types.StartCampaignDocument,
@@ -45,13 +45,13 @@ type Documents = {
     "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n": typeof types.WebhooksDocument,
     "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n": typeof types.CreateWebhookDocument,
     "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n": typeof types.DeleteWebhookDocument,
-    "\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
-    "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": typeof types.ReplayWebhookDocument,
+    "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
+    "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": typeof types.ReplayWebhookDocument,
 };
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n": types.MeDocument,
     "\n  fragment SessionFields on Session {\n    id\n    sessionName\n    status\n    phone\n    qrCode\n    lastError\n    lastSeen\n  }\n": types.SessionFieldsFragmentDoc,
-    "\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n": types.SessionsDocument,
+    "\n  query Sessions {\n    sessions(first: 100) {\n      totalCount\n      edges {\n        node {\n          ...SessionFields\n        }\n      }\n    }\n  }\n": types.SessionsDocument,
     "\n  query Session($id: ID!) {\n    session(id: $id) {\n      ...SessionFields\n    }\n  }\n": types.SessionDocument,
     "\n  subscription SessionUpdates($sessionId: ID!) {\n    sessionUpdates(sessionId: $sessionId) {\n      ...SessionFields\n    }\n  }\n": types.SessionUpdatesDocument,
     "\n  mutation CreateSession($name: String!) {\n    createSession(name: $name) {\n      ...SessionFields\n    }\n  }\n": types.CreateSessionDocument,
@@ -64,15 +64,15 @@ const documents: Documents = {
     "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {\n    sendText(sessionId: $sessionId, to: $to, message: $message) {\n      id\n    }\n  }\n": types.SendTextDocument,
     "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": types.SendMediaDocument,
     "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": types.SendInteractiveDocument,
-    "\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n        deliveredAt\n        readAt\n        playedAt\n      }\n    }\n  }\n": types.MessagesDocument,
+    "\n  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {\n    session(id: $sessionId) {\n      id\n      messages(status: $status, to: $to, first: $first) {\n        pageInfo {\n          hasNextPage\n        }\n        edges {\n          node {\n            id\n            toNumber\n            content\n            status\n            error\n            createdAt\n            sentAt\n            sendAt\n            deliveredAt\n            readAt\n            playedAt\n          }\n        }\n      }\n    }\n  }\n": types.MessagesDocument,
     "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n": types.IncomingMessagesDocument,
-    "\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n": types.ContactsDocument,
+    "\n  query Contacts($search: String, $tag: String, $first: Int, $after: String) {\n    contacts(search: $search, tag: $tag, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          jid\n          name\n          phone\n          email\n          tags\n        }\n      }\n    }\n  }\n": types.ContactsDocument,
     "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n": types.ImportContactsDocument,
-    "\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n": types.ContactGroupsDocument,
+    "\n  query ContactGroups {\n    contactGroups(first: 100) {\n      edges {\n        node {\n          id\n          name\n          description\n          contactCount\n          members(first: 50) {\n            totalCount\n            edges {\n              node {\n                id\n                jid\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": types.ContactGroupsDocument,
     "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n": types.CreateContactGroupDocument,
-    "\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": types.AddContactGroupMembersDocument,
-    "\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": types.RemoveContactGroupMemberDocument,
-    "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": types.ScheduleMessageDocument,
+    "\n  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": types.AddContactGroupMembersDocument,
+    "\n  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": types.RemoveContactGroupMemberDocument,
+    "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": types.ScheduleMessageDocument,
     "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n": types.RecurringDocument,
     "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n": types.CancelRecurringDocument,
     "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n": types.StartCampaignDocument,
@@ -80,8 +80,8 @@ const documents: Documents = {
     "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n": types.WebhooksDocument,
     "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n": types.CreateWebhookDocument,
     "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n": types.DeleteWebhookDocument,
-    "\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": types.WebhookDeliveriesDocument,
-    "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": types.ReplayWebhookDocument,
+    "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": types.WebhookDeliveriesDocument,
+    "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": types.ReplayWebhookDocument,
 };
 
 /**
@@ -109,7 +109,7 @@ export function graphql(source: "\n  fragment SessionFields on Session {\n    id
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n"): (typeof documents)["\n  query Sessions {\n    sessions {\n      ...SessionFields\n    }\n  }\n"];
+export function graphql(source: "\n  query Sessions {\n    sessions(first: 100) {\n      totalCount\n      edges {\n        node {\n          ...SessionFields\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Sessions {\n    sessions(first: 100) {\n      totalCount\n      edges {\n        node {\n          ...SessionFields\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -161,7 +161,7 @@ export function graphql(source: "\n  mutation SendInteractive($sessionId: ID!, $
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n        deliveredAt\n        readAt\n        playedAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query Messages($sessionId: ID!, $status: String, $to: String, $limit: Int) {\n    messages(sessionId: $sessionId, status: $status, to: $to, limit: $limit) {\n      count\n      items {\n        id\n        toNumber\n        content\n        status\n        error\n        createdAt\n        sentAt\n        deliveredAt\n        readAt\n        playedAt\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {\n    session(id: $sessionId) {\n      id\n      messages(status: $status, to: $to, first: $first) {\n        pageInfo {\n          hasNextPage\n        }\n        edges {\n          node {\n            id\n            toNumber\n            content\n            status\n            error\n            createdAt\n            sentAt\n            sendAt\n            deliveredAt\n            readAt\n            playedAt\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {\n    session(id: $sessionId) {\n      id\n      messages(status: $status, to: $to, first: $first) {\n        pageInfo {\n          hasNextPage\n        }\n        edges {\n          node {\n            id\n            toNumber\n            content\n            status\n            error\n            createdAt\n            sentAt\n            sendAt\n            deliveredAt\n            readAt\n            playedAt\n          }\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -169,7 +169,7 @@ export function graphql(source: "\n  subscription IncomingMessages($sessionId: I
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n"): (typeof documents)["\n  query Contacts($search: String, $tag: String, $page: Int, $limit: Int) {\n    contacts(search: $search, tag: $tag, page: $page, limit: $limit) {\n      total\n      page\n      limit\n      items {\n        id\n        jid\n        name\n        phone\n        email\n        tags\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Contacts($search: String, $tag: String, $first: Int, $after: String) {\n    contacts(search: $search, tag: $tag, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          jid\n          name\n          phone\n          email\n          tags\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Contacts($search: String, $tag: String, $first: Int, $after: String) {\n    contacts(search: $search, tag: $tag, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          jid\n          name\n          phone\n          email\n          tags\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -177,7 +177,7 @@ export function graphql(source: "\n  mutation ImportContacts($contacts: [Contact
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n"): (typeof documents)["\n  query ContactGroups {\n    contactGroups {\n      id\n      name\n      description\n      contactCount\n    }\n  }\n"];
+export function graphql(source: "\n  query ContactGroups {\n    contactGroups(first: 100) {\n      edges {\n        node {\n          id\n          name\n          description\n          contactCount\n          members(first: 50) {\n            totalCount\n            edges {\n              node {\n                id\n                jid\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ContactGroups {\n    contactGroups(first: 100) {\n      edges {\n        node {\n          id\n          name\n          description\n          contactCount\n          members(first: 50) {\n            totalCount\n            edges {\n              node {\n                id\n                jid\n                name\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -185,15 +185,15 @@ export function graphql(source: "\n  mutation CreateContactGroup($name: String!,
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AddContactGroupMembers($groupId: String!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n"): (typeof documents)["\n  mutation RemoveContactGroupMember($groupId: String!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n"];
+export function graphql(source: "\n  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n"): (typeof documents)["\n  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n"): (typeof documents)["\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: String) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n"];
+export function graphql(source: "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n"): (typeof documents)["\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -225,11 +225,11 @@ export function graphql(source: "\n  mutation DeleteWebhook($id: ID!) {\n    del
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookDeliveries($id: ID!, $status: String, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n"];
+export function graphql(source: "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n"): (typeof documents)["\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"): (typeof documents)["\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: String) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"];
+export function graphql(source: "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"): (typeof documents)["\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -15,7 +15,7 @@ import { ErrorBox, Field, Section, TableWrap } from '../ui.tsx';
 const PAGE_SIZE = 20;
 // An empty list names no type, so urql is told which mutations make it stale.
 const GROUP_LIST = { additionalTypenames: ['ContactGroup'] };
-const CONTACT_LIST = { additionalTypenames: ['Contact', 'ContactPage'] };
+const CONTACT_LIST = { additionalTypenames: ['Contact'] };
 const KNOWN = new Set(['jid', 'phone', 'name', 'email', 'tags']);
 
 /** A CSV row as the bulk import takes it: known columns by name, tags split on ; or |, the rest as variables. */
@@ -67,7 +67,7 @@ const CsvImport = () => {
                   setParseError(parsed.errors.map((err) => `row ${err.row ?? '?'}: ${err.message}`).join('; '));
                   return;
                 }
-                const r = await run({ contacts: parsed.data.map(rowToContact) }, { additionalTypenames: ['Contact', 'ContactPage'] });
+                const r = await run({ contacts: parsed.data.map(rowToContact) }, { additionalTypenames: ['Contact'] });
                 if (r.data) setResult(r.data.importContacts);
               },
             });
@@ -111,9 +111,19 @@ const Groups = () => {
   return (
     <Section title="Contact groups">
       <ul className="plain">
-        {groups.data?.contactGroups.map((g) => (
+        {groups.data?.contactGroups.edges.map(({ node: g }) => (
           <li key={g.id}>
             <strong>{g.name}</strong> — {g.contactCount} members {g.description ? `· ${g.description}` : ''}
+            {g.members.edges.length > 0 ? (
+              <ul aria-label={`Members of ${g.name}`}>
+                {g.members.edges.map(({ node: m }) => (
+                  <li key={m.id}>
+                    {m.name || m.jid} <span className="muted">{m.jid}</span>
+                  </li>
+                ))}
+                {g.members.totalCount > g.members.edges.length ? <li>and {g.members.totalCount - g.members.edges.length} more</li> : null}
+              </ul>
+            ) : null}
           </li>
         ))}
       </ul>
@@ -144,7 +154,7 @@ const Groups = () => {
           <label htmlFor="member-group">Group</label>
           <select id="member-group" value={groupId} onChange={(e) => setGroupId(e.currentTarget.value)} required>
             <option value="">Choose…</option>
-            {groups.data?.contactGroups.map((g) => (
+            {groups.data?.contactGroups.edges.map(({ node: g }) => (
               <option key={g.id} value={g.id}>
                 {g.name}
               </option>
@@ -176,14 +186,25 @@ const Groups = () => {
 export const ContactsPage = () => {
   const [search, setSearch] = useState('');
   const [tag, setTag] = useState('');
-  const [page, setPage] = useState(1);
+  // Cursors of the pages seen so far: page n starts after cursors[n - 1] (page 1 after nothing).
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [page, setPageNumber] = useState(1);
+  const setPage = (n: number) => {
+    if (n === 1) setCursors([]);
+    setPageNumber(n);
+  };
   const [contacts] = useQuery({
     query: ContactsQuery,
     context: CONTACT_LIST,
-    variables: { page, limit: PAGE_SIZE, ...(search.trim() ? { search: search.trim() } : {}), ...(tag.trim() ? { tag: tag.trim() } : {}) },
+    variables: {
+      first: PAGE_SIZE,
+      ...(page > 1 ? { after: cursors[page - 2] } : {}),
+      ...(search.trim() ? { search: search.trim() } : {}),
+      ...(tag.trim() ? { tag: tag.trim() } : {}),
+    },
   });
   const data = contacts.data?.contacts;
-  const pages = data ? Math.max(1, Math.ceil(data.total / data.limit)) : 1;
+  const pages = data ? Math.max(1, Math.ceil(data.totalCount / PAGE_SIZE)) : 1;
   return (
     <>
       <h1>Contacts</h1>
@@ -220,7 +241,7 @@ export const ContactsPage = () => {
               </tr>
             </thead>
             <tbody>
-              {data?.items.map((c) => (
+              {data?.edges.map(({ node: c }) => (
                 <tr key={c.id} data-jid={c.jid}>
                   <td>{c.name}</td>
                   <td>{c.phone}</td>
@@ -238,13 +259,22 @@ export const ContactsPage = () => {
           </table>
         </TableWrap>
         <nav className="pager" aria-label="Contact pages">
-          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+          <button type="button" disabled={page <= 1} onClick={() => setPageNumber(page - 1)}>
             Previous
           </button>
           <span>
-            Page {page} of {pages} · {data?.total ?? 0} contacts
+            Page {page} of {pages} · {data?.totalCount ?? 0} contacts
           </span>
-          <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+          <button
+            type="button"
+            disabled={!data?.pageInfo.hasNextPage}
+            onClick={() => {
+              const end = data?.pageInfo.endCursor;
+              if (!end) return;
+              setCursors([...cursors.slice(0, page - 1), end]);
+              setPageNumber(page + 1);
+            }}
+          >
             Next
           </button>
         </nav>

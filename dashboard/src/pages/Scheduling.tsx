@@ -6,16 +6,16 @@ import { ErrorBox, Field, formatTime, Section, Select } from '../ui.tsx';
 // An empty list names no type, so urql is told which mutations make it stale.
 const RECURRING_LIST = { additionalTypenames: ['RecurringMessage'] };
 
-const PENDING_LIST = { additionalTypenames: ['MessageRecord'] };
+const PENDING_LIST = { additionalTypenames: ['OutgoingMessage'] };
 
 /** Scheduled messages (and sends still queued) of a session: its outgoing messages still PENDING. */
 const Pending = ({ sessionId }: { sessionId: string }) => {
   const [pending, refetch] = useQuery({
     query: MessagesQuery,
-    variables: { sessionId, status: 'PENDING', limit: 50 },
+    variables: { sessionId, status: 'PENDING', first: 50 },
     context: PENDING_LIST,
   });
-  const items = pending.data?.messages.items ?? [];
+  const items = pending.data?.session.messages.edges.map((e) => e.node) ?? [];
   return (
     <Section title="Pending messages">
       <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
@@ -26,7 +26,8 @@ const Pending = ({ sessionId }: { sessionId: string }) => {
       <ul className="plain">
         {items.map((m) => (
           <li key={m.id}>
-            To {m.toNumber}: “{m.content}” <span className="muted">queued {formatTime(m.createdAt)}</span>
+            To {m.toNumber}: “{m.content}”{' '}
+            <span className="muted">{m.sendAt ? `due ${formatTime(m.sendAt)}` : `queued ${formatTime(m.createdAt)}`}</span>
           </li>
         ))}
       </ul>
@@ -53,7 +54,7 @@ const Progress = ({ campaignId, total }: { campaignId: string; total: number }) 
 export const SchedulingPage = () => {
   const [sessions] = useQuery({ query: SessionsQuery });
   const [sessionId, setSessionId] = useState('');
-  const current = sessionId || sessions.data?.sessions[0]?.id || '';
+  const current = sessionId || sessions.data?.sessions.edges[0]?.node.id || '';
   const [to, setTo] = useState('');
   const [message, setMessage] = useState('');
   const [sendAt, setSendAt] = useState('');
@@ -72,7 +73,7 @@ export const SchedulingPage = () => {
         label="Session"
         value={current}
         onChange={setSessionId}
-        options={(sessions.data?.sessions ?? []).map((s) => [s.id, `${s.sessionName} (${s.status})`])}
+        options={(sessions.data?.sessions.edges ?? []).map(({ node: s }) => [s.id, `${s.sessionName} (${s.status})`])}
       />
       <ErrorBox error={sessions.error} />
       <Section title="Schedule a message">

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { IncomingMessages, MessagesQuery, SendInteractive, SendMedia, SendText, SessionQuery } from '../api.ts';
-import type { IncomingMessagesSubscription } from '../generated/graphql.ts';
+import type { IncomingMessagesSubscription, MessageStatus } from '../generated/graphql.ts';
 import { href } from '../route.ts';
 import { ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 import { SessionControls } from './Sessions.tsx';
@@ -19,7 +19,7 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
   const [buttonState, sendButtons] = useMutation(SendInteractive);
   const [sentId, setSentId] = useState<string | null>(null);
   const state = kind === 'text' ? textState : kind === 'image' ? mediaState : buttonState;
-  const context = { additionalTypenames: ['MessageRecord'] };
+  const context = { additionalTypenames: ['OutgoingMessage'] };
   return (
     <Section title="Send">
       <form
@@ -30,14 +30,14 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
           let id: string | undefined;
           if (kind === 'text') id = (await sendText({ sessionId, to: target, message: text }, context)).data?.sendText.id;
           else if (kind === 'image') {
-            const input = { to: target, url: url.trim(), mediaType: 'image', ...(text ? { caption: text } : {}) };
+            const input = { to: target, url: url.trim(), mediaType: 'image' as const, ...(text ? { caption: text } : {}) };
             id = (await sendMedia({ sessionId, input }, context)).data?.sendMedia.id;
           } else {
             const list = buttons
               .split(',')
               .map((b) => b.trim())
               .filter(Boolean)
-              .map((b) => ({ type: 'reply', text: b }));
+              .map((b) => ({ type: 'reply' as const, text: b }));
             id = (await sendButtons({ sessionId, input: { chatId: target, body: text, buttons: list } }, context)).data?.sendInteractive.id;
           }
           if (id) setSentId(id);
@@ -76,7 +76,7 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
 
 const PAGE = 20;
 // An empty list names no type, so urql is told which mutations make it stale.
-const MESSAGE_LIST = { additionalTypenames: ['MessageRecord'] };
+const MESSAGE_LIST = { additionalTypenames: ['OutgoingMessage'] };
 
 const History = ({ sessionId }: { sessionId: string }) => {
   const [status, setStatus] = useState('');
@@ -85,9 +85,10 @@ const History = ({ sessionId }: { sessionId: string }) => {
   const [messages, refetch] = useQuery({
     query: MessagesQuery,
     context: MESSAGE_LIST,
-    variables: { sessionId, limit, ...(status ? { status } : {}), ...(to.trim() ? { to: to.trim() } : {}) },
+    variables: { sessionId, first: limit, ...(status ? { status: status as MessageStatus } : {}), ...(to.trim() ? { to: to.trim() } : {}) },
   });
-  const items = messages.data?.messages.items ?? [];
+  const connection = messages.data?.session.messages;
+  const items = connection?.edges.map((e) => e.node) ?? [];
   return (
     <Section title="Outgoing messages">
       <div className="inline">
@@ -138,8 +139,8 @@ const History = ({ sessionId }: { sessionId: string }) => {
         </table>
       </TableWrap>
       <p>
-        Showing {items.length} of {messages.data?.messages.count ?? 0}
-        {items.length >= limit ? (
+        Showing {items.length}
+        {connection?.pageInfo.hasNextPage ? (
           <button type="button" onClick={() => setLimit(limit + PAGE)}>
             Show more
           </button>

@@ -174,9 +174,9 @@ export const SessionsPage = () => {
         <ErrorBox error={created.error} />
       </Section>
       <ErrorBox error={sessions.error} />
-      {sessions.data?.sessions.length === 0 ? <p>No sessions yet: create one above, then connect it.</p> : null}
+      {sessions.data?.sessions.totalCount === 0 ? <p>No sessions yet: create one above, then connect it.</p> : null}
       <div className="grid">
-        {sessions.data?.sessions.map((s) => (
+        {sessions.data?.sessions.edges.map(({ node: s }) => (
           <SessionControls key={s.id} initial={s} />
         ))}
       </div>

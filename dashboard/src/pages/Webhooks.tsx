@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { CreateWebhook, DeleteWebhook, ReplayWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
+import type { WebhookDeliveryStatus } from '../generated/graphql.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 
 // An empty list names no type, so urql is told which mutations make it stale.
@@ -8,7 +9,10 @@ const WEBHOOK_LIST = { additionalTypenames: ['Webhook'] };
 
 const Deliveries = ({ id }: { id: string }) => {
   const [status, setStatus] = useState('');
-  const [deliveries, refetch] = useQuery({ query: WebhookDeliveriesQuery, variables: { id, limit: 50, ...(status ? { status } : {}) } });
+  const [deliveries, refetch] = useQuery({
+    query: WebhookDeliveriesQuery,
+    variables: { id, limit: 50, ...(status ? { status: status as WebhookDeliveryStatus } : {}) },
+  });
   const [replayed, replay] = useMutation(ReplayWebhook);
   const [since, setSince] = useState('');
   return (
