@@ -4,7 +4,6 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import bytes from 'bytes';
 import { GraphQLError, Kind, visit } from 'graphql';
 import type {
@@ -291,11 +290,12 @@ const boundedCache = <V extends {}>() => {
 
 /**
  * GraphiQL with its scripts, styles and workers inlined in the page (render-graphiql), so it works on
- * a machine without internet. The page is ~9 MB; built once per process, on first request.
+ * a machine without internet. The page is ~9 MB; its module is loaded and the page built once per
+ * process, on first request, so a service nobody opens GraphiQL on never holds it.
  */
-let graphiqlHtml: string | undefined;
-const graphiqlPage = (options: GraphiQLOptions): string => {
-  graphiqlHtml ??= renderGraphiQL(options);
+let graphiqlHtml: Promise<string> | undefined;
+const graphiqlPage = (options: GraphiQLOptions): Promise<string> => {
+  graphiqlHtml ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(options));
   return graphiqlHtml;
 };
 
