@@ -243,6 +243,16 @@ export class SessionManager implements Sessions {
   }
 
   /** At start: re-link every session that was meant to be up, from its stored credentials. */
+  async markRelinking(): Promise<number> {
+    // A stop (a crash above all) leaves the rows as they were; read before resumeAll has started the
+    // links, a stale CONNECTED would tell a client it can send while the link does not exist yet.
+    const marked = await this.options.db.session.updateMany({
+      where: { autoConnect: true, status: { in: ['CONNECTED', 'QR_READY'] } },
+      data: { status: 'CONNECTING' },
+    });
+    return marked.count;
+  }
+
   async resumeAll(): Promise<number> {
     const rows = await this.options.db.session.findMany({ where: { autoConnect: true }, select: { id: true } });
     await Promise.all(rows.map((row) => this.connect(row.id)));

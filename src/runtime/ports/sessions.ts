@@ -19,6 +19,8 @@ export interface Sessions {
   override(sessionId: string, status: SessionStatus): Promise<void>;
   remove(sessionId: string): Promise<void>;
   pairingCode(sessionId: string, phoneNumber: string): Promise<string>;
+  /** Before the service answers: sessions a stop left CONNECTED or QR_READY are shown as CONNECTING until they re-link. */
+  markRelinking(): Promise<number>;
   resumeAll(): Promise<number>;
   closeAll(): Promise<void>;
   threadStats(): Promise<ThreadStats | undefined>;

@@ -29,6 +29,7 @@ if ((await db.account.count()) === 0) {
 const released = await releaseUnfinished(deps, startedAt);
 if (released > 0) logger.info({ keys: released }, 'released Idempotency-Keys whose request was cut off by the stop');
 
+await deps.sessions.markRelinking();
 const app = buildApp(deps);
 app.server.listen(settings.PORT, settings.HOST, async () => {
   const address = app.server.address();
