@@ -6,7 +6,7 @@ import type { GraphQLField, GraphQLInputType, GraphQLObjectType } from 'graphql'
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { STATUS_OF } from '../src/rest/errors.ts';
+import { ERROR_STATUS } from '../src/resolvers/errors.ts';
 import { restRouter } from '../src/rest/router.ts';
 import { ERROR_CODES } from '../src/resolvers/errors.ts';
 import { startSandbox, sandboxAddress } from '../src/runtime/sandbox/sandbox.ts';
@@ -188,7 +188,7 @@ const expectRestShape = (status: number, payload: Json, what: string) => {
   expect(payload, what).toEqual({ ok: false, error: expect.objectContaining({ code: expect.any(String), message: expect.any(String) }) });
   const { code, details } = payload.error;
   expect(ERROR_CODES.has(code), `${what}: ${code}`).toBe(true);
-  expect(STATUS_OF[code as keyof typeof STATUS_OF], what).toBe(status);
+  expect(ERROR_STATUS[code as keyof typeof ERROR_STATUS], what).toBe(status);
   expect(
     Object.keys(payload.error).every((k) => ['code', 'message', 'details'].includes(k)),
     what,

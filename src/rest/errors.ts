@@ -4,12 +4,9 @@ import { DomainError, ERROR_STATUS, validationFailed } from '../resolvers/errors
 import type { ErrorCode, ErrorDetail } from '../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
 
-/** The statuses of the one error table, under the name REST has always used. */
-export const STATUS_OF: Readonly<Record<ErrorCode, number>> = ERROR_STATUS;
-
 export const sendError = (res: Response, error: DomainError): void => {
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-  res.status(STATUS_OF[error.code]).json({
+  res.status(ERROR_STATUS[error.code]).json({
     ok: false,
     error: {
       code: error.code,

@@ -35,11 +35,15 @@ export const pinnedLookup = (addresses: string[]): Lookup => {
   }) as Lookup;
 };
 
+/** The SSRF rule itself: a host with at least one address, every one of them public. */
+const allPublic = (addresses: string[], rules: UrlRules): boolean =>
+  addresses.length > 0 && addresses.every((a) => ipaddr.isValid(a) && !rules.isPrivateAddress(a));
+
 /**
  * A lookup for connections that stay open and are reused (webhook deliveries): each new connection
  * resolves the name once, refuses it when any address is private (unless allowed), and connects to the
  * addresses it checked. A literal IP address skips the lookup, so callers check those with
- * `assertPublicHost` first.
+ * `rules.isLiteralPrivateHost` first.
  */
 export const guardedLookup = (
   allowPrivate: boolean,
@@ -49,7 +53,7 @@ export const guardedLookup = (
   ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
     resolveHost(hostname).then(
       (addresses) => {
-        if (addresses.length === 0 || addresses.some((a) => !ipaddr.isValid(a) || (!allowPrivate && rules.isPrivateAddress(a)))) {
+        if (!(allowPrivate ? addresses.length > 0 && addresses.every((a) => ipaddr.isValid(a)) : allPublic(addresses, rules))) {
           callback(Object.assign(new Error(`url ${rules.privateMessage}`), { code: 'EPRIVATEADDRESS' }));
           return;
         }
@@ -94,7 +98,7 @@ export const assertPublicHost = async (
   } catch {
     throw rules.unreachable(`Could not resolve the host of ${field}`);
   }
-  if (addresses.length === 0 || addresses.some((address) => !ipaddr.isValid(address) || rules.isPrivateAddress(address))) {
+  if (!allPublic(addresses, rules)) {
     throw rules.refused(field, rules.privateMessage);
   }
   return addresses;
