@@ -254,7 +254,9 @@ export class SessionManager implements Sessions {
   }
 
   async resumeAll(): Promise<number> {
-    const rows = await this.options.db.session.findMany({ where: { autoConnect: true }, select: { id: true } });
+    const rows = await this.options.db.session.findMany({ where: { autoConnect: true }, select: { id: true, accountId: true } });
+    // Known now, so the status writes of a mass re-link need no read of their own for the webhook lookup.
+    for (const row of rows) this.entry(row.id).accountId = row.accountId;
     await Promise.all(rows.map((row) => this.connect(row.id)));
     return rows.length;
   }
