@@ -50,7 +50,11 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   // Keys read or written lately, decoded; the oldest go first past CACHED_KEYS. Every write goes through
   // this store, so an entry is never stale.
   const cache = new Map<string, KeyValue>();
-  const remember = (key: string, value: KeyValue) => {
+  const remember = (type: string, key: string, value: KeyValue) => {
+    // One-time pre-keys are written by the hundred when a device links (812 of them, two Buffers each:
+    // about 400 KB a session) and each is read at most once, when a contact starts a Signal session
+    // with it, then deleted: kept in memory they were most of an idle session's heap.
+    if (type === 'pre-key') return;
     cache.delete(key);
     cache.set(key, value);
     if (cache.size > CACHED_KEYS) cache.delete(cache.keys().next().value ?? '');
@@ -92,7 +96,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
         } else if (row !== undefined) {
           const value = decodedValue(type, decode(row));
-          remember(`${type}\u0000${id}`, value);
+          remember(type, `${type}\u0000${id}`, value);
           out[id] = value;
         } else if (writes === writesBefore) missing.add(`${type}\u0000${id}`);
       }
@@ -154,7 +158,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
         missing.delete(key);
         waiting.set(key, { type, keyId, value: value ?? null });
         if (value === null || value === undefined) cache.delete(key);
-        else remember(key, value);
+        else remember(type, key, value);
       }
     }
     if (scheduled || waiting.size === 0) return;
