@@ -61,6 +61,9 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   };
   // Written but not yet on disk: the value, or null for a deletion.
   let waiting = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
+  // The batch on its way to disk: still read from here, as pre-keys are not in the cache.
+  let inFlight = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
+  const pending = (key: string) => waiting.get(key) ?? inFlight.get(key);
   let writing: Promise<void> | null = null;
   let scheduled = false;
   let dropped = false;
@@ -76,7 +79,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
       const wanted: string[] = [];
       for (const id of ids) {
         const key = `${type}\u0000${id}`;
-        const held = waiting.get(key);
+        const held = pending(key);
         const cached = held ? undefined : cache.get(key);
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
@@ -90,7 +93,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
       if (writes !== writesBefore && attempt < 3) continue;
       const byId = new Map(rows.map((r) => [r.keyId, r.value]));
       for (const id of wanted) {
-        const held = waiting.get(`${type}\u0000${id}`);
+        const held = pending(`${type}\u0000${id}`);
         const row = byId.get(id);
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
@@ -128,9 +131,12 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
     while (waiting.size > 0 && !dropped) {
       const batch = waiting;
       waiting = new Map();
+      inFlight = batch;
       try {
         await write([...batch.values()]);
+        inFlight = new Map();
       } catch (err) {
+        inFlight = new Map();
         // Kept for the next write unless a newer value replaced it meanwhile; flush() at close retries.
         for (const [key, entry] of batch) if (!waiting.has(key)) waiting.set(key, entry);
         logger?.error({ err, sessionId }, 'writing Signal keys failed; will retry');
@@ -185,6 +191,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
   const drop = async () => {
     dropped = true;
     waiting = new Map();
+    inFlight = new Map();
     cache.clear();
     await credsWritten.catch(() => undefined);
     while (writing) await writing;
