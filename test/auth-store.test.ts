@@ -35,7 +35,7 @@ describe.each(dbKinds)('Signal key store (%s)', (kind) => {
   it('reads pre-keys (which it does not cache) while their write is under way, and from disk after a reload', async () => {
     const store = await loadAuthState(db, sessionId);
     const preKeys = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [String(i + 1), Curve.generateKeyPair()]));
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
     gate = new Promise<void>((resolve) => {
       release = resolve;
     });
