@@ -180,7 +180,9 @@ export const printWebhookBench = (r: Awaited<ReturnType<typeof benchWebhooks>>) 
       `webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop; process CPU per event ${round.serviceCpuMs.toFixed(2)} ms against ${round.floorCpuMs.toFixed(2)} ms`,
     );
   }
-  console.log(`webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %); CPU per event: the floor's is ${(r.cpuRatio * 100).toFixed(0)} % of the service's (median)`);
+  console.log(
+    `webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %); CPU per event: the floor's is ${(r.cpuRatio * 100).toFixed(0)} % of the service's (median)`,
+  );
   console.log(
     `webhooks at ${RATE_PER_S} events/s for ${RATE_SECONDS} s: event to receiver p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (target p99 50 ms)`,
   );
