@@ -39,6 +39,8 @@ export interface WebhookDeliveryOptions {
 }
 
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
+/** the shortest time between two claims of a few deliveries each (the longest a delivery waits for this) */
+const COALESCE_MS = 5;
 
 interface Claimed {
   id: string;
@@ -121,9 +123,21 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
    * (a write here, the poll for other nodes' writes, a retry's time), finished attempts do not claim again.
    */
   private exhausted = false;
+  private readonly signers = new Map<string, Webhook>();
+  /** successes whose record is still being written */
+  private unrecorded = 0;
   /** counts the moments something may have become due, so a claim that overlapped one does not set `exhausted` */
   private dueSignals = 0;
   private retryTimer: NodeJS.Timeout | null = null;
+  /**
+   * Claims for fewer than a quarter of the places' worth of deliveries written here (`known`) come at
+   * most every COALESCE_MS, so events written one by one under load are claimed together; `urgent` (the
+   * start, the poll, a retry's time, a replay) claims at the next chance.
+   */
+  private known = 0;
+  private lastClaimAt = Number.NEGATIVE_INFINITY;
+  private urgent = true;
+  private coalesceTimer: NodeJS.Timeout | null = null;
   private retryTimerAt = 0;
   private stopped = false;
   private readonly workers = new Set<Promise<void>>();
@@ -162,10 +176,32 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       }
       for (const statement of batch.flatMap((o) => o.followUps)) await statement;
     });
-    options.outbox.onWritten(() => {
+    options.outbox.onWritten((deliveries) => {
+      if (deliveries === undefined) this.urgent = true;
+      else this.known += deliveries;
       this.mayBeDue();
       this.wake();
     });
+  }
+
+  /** A signer per secret: making one decodes its key. */
+  private signer(secret: string): Webhook {
+    let signer = this.signers.get(secret);
+    if (!signer) {
+      if (this.signers.size >= 1_000) this.signers.clear();
+      signer = new Webhook(secret);
+      this.signers.set(secret, signer);
+    }
+    return signer;
+  }
+
+  private claimSoon(ms: number): void {
+    if (this.coalesceTimer || this.stopped) return;
+    this.coalesceTimer = setTimeout(() => {
+      this.coalesceTimer = null;
+      this.wake();
+    }, ms);
+    this.coalesceTimer.unref();
   }
 
   private mayBeDue(): void {
@@ -183,6 +219,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.retryTimer = setTimeout(
       () => {
         this.retryTimer = null;
+        this.urgent = true;
         this.mayBeDue();
         this.wake();
       },
@@ -193,6 +230,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
 
   start(): void {
     this.stopped = false;
+    this.urgent = true;
     this.mayBeDue();
     this.pruner = setInterval(() => {
       this.prune().catch((err: unknown) => this.options.logger.warn({ err }, 'pruning old webhook events failed'));
@@ -208,6 +246,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     if (this.pruner) clearInterval(this.pruner);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.coalesceTimer) clearTimeout(this.coalesceTimer);
+    this.coalesceTimer = null;
     this.pruner = null;
     this.timer = null;
     await this.ticking;
@@ -244,6 +284,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         return;
       }
       this.timer = setTimeout(() => {
+        this.urgent = true;
         this.mayBeDue();
         this.wake();
       }, this.options.pollMs ?? 1_000);
@@ -253,10 +294,19 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
 
   private async tick(): Promise<void> {
     const room = this.options.concurrency - this.outstanding;
-    // Under load every finished attempt wakes the loop; claiming the one free place each time would cost
-    // a claim and two reads per delivery. Claims wait until a quarter of the places are free (the loop
-    // polls anyway), and take them together.
-    if (this.exhausted || room <= 0 || (this.outstanding > 0 && room < Math.ceil(this.options.concurrency / 4))) return;
+    // Under load every finished attempt and every write wakes the loop; a claim each time would cost a
+    // statement for a delivery or two. A busy loop waits for a quarter of its places to be free.
+    const quarter = Math.ceil(this.options.concurrency / 4);
+    if (this.exhausted || room <= 0 || (this.outstanding > 0 && room < quarter)) return;
+    if (!this.urgent && this.known < quarter) {
+      const wait = this.lastClaimAt + COALESCE_MS - performance.now();
+      if (wait > 0) {
+        this.claimSoon(wait);
+        return;
+      }
+    }
+    this.urgent = false;
+    this.lastClaimAt = performance.now();
     const signals = this.dueSignals;
     let claimed: Claimed[];
     try {
@@ -265,7 +315,11 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.options.logger.error({ err }, 'claiming webhook deliveries failed');
       return;
     }
-    if (claimed.length < room && signals === this.dueSignals) this.exhausted = true;
+    this.known = Math.max(0, this.known - claimed.length);
+    if (claimed.length < room && signals === this.dueSignals) {
+      this.exhausted = true;
+      this.known = 0;
+    }
     claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
     for (const row of claimed) {
       this.outstanding += 1;
@@ -289,13 +343,28 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         this.queues.delete(key);
         return;
       }
-      try {
-        await this.attempt(row);
-      } catch (err) {
+      const couldNotRecord = (err: unknown) =>
         this.options.logger.error(
           { err, deliveryId: row.id },
           'a webhook attempt could not be recorded; it is tried again when its lease ends',
         );
+      const behind: { write?: Promise<void> } = {};
+      try {
+        await this.attempt(row, (write) => {
+          behind.write = write;
+        });
+      } catch (err) {
+        couldNotRecord(err);
+      }
+      // A success's record is written behind, so the session's next event goes out meanwhile and more
+      // outcomes share a write; the delivery stays leased until then. Only so many wait at once.
+      const recording = behind.write;
+      if (recording) {
+        this.unrecorded += 1;
+        const settled = recording.catch(couldNotRecord).finally(() => {
+          this.unrecorded -= 1;
+        });
+        if (this.unrecorded > this.options.concurrency) await settled;
       }
       this.outstanding -= 1;
       if (queue.length === 0) this.queues.delete(key);
@@ -371,8 +440,11 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     }));
   }
 
-  /** One attempt of one delivery, its log row, and what it means for the delivery and the endpoint. */
-  async attempt(row: Claimed): Promise<void> {
+  /**
+   * One attempt of one delivery, its log row, and what it means for the delivery and the endpoint.
+   * `writeBehind`: given, a success's record is handed to it instead of being waited for.
+   */
+  async attempt(row: Claimed, writeBehind?: (write: Promise<void>) => void): Promise<void> {
     const record = (outcome: Outcome): Promise<void> => this.outcomes.add(outcome);
     const { db, logger } = this.options;
     const [event, endpoint] = await Promise.all([
@@ -389,7 +461,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt)
       secrets.push(endpoint.previousSecret);
-    const signature = secrets.map((s) => new Webhook(s).sign(event.id, sentAt, body)).join(' ');
+    const signature = secrets.map((s) => this.signer(s).sign(event.id, sentAt, body)).join(' ');
 
     let statusCode: number | null = null;
     let excerpt: string | null = null;
@@ -449,7 +521,9 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       const followUps = endpoint.failingSince
         ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })]
         : [];
-      await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
+      const write = record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
+      if (writeBehind) writeBehind(write);
+      else await write;
       return;
     }
 
