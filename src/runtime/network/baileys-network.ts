@@ -67,6 +67,8 @@ const within = async <T>(work: Promise<T>, ms: number, what: string): Promise<T>
       work,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+        // A wait for a socket that is closing keeps no process alive.
+        timer.unref();
       }),
     ]);
   } finally {
