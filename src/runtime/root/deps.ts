@@ -69,12 +69,6 @@ export const createDeps = (options: DepsOptions): Deps => {
     (item) => {
       metrics.incoming.inc();
       events.publish('incoming', item.sessionId, item);
-      const { eventId: _eventId, ...data } = item;
-      void accountOf(item.sessionId)
-        .then((accountId) =>
-          accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined,
-        )
-        .catch((err: unknown) => logger.error({ err, sessionId: item.sessionId }, 'writing a message.received webhook event failed'));
     },
     (sessionId, dropped) =>
       logger.warn(
@@ -90,6 +84,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         target,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+        incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
         // Well inside the watchdog's window when a test shortens it.
         activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
         memorySaver: settings.V8_MEMORY_SAVER,
@@ -106,6 +101,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           mediaDispatcher: mediaDispatcherFor(target),
           keepAliveIntervalMs: options.keepAliveIntervalMs,
           deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+          incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
         });
       });
   const incomingMedia = new IncomingMediaStore({
@@ -127,6 +123,12 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
     webhooks,
+    // Before the network's receipt for the message (see onIncoming in ports/network.ts).
+    onReceived: async (item) => {
+      const accountId = await accountOf(item.sessionId);
+      const { eventId: _eventId, ...data } = item;
+      if (accountId) await webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
+    },
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),
