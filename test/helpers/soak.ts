@@ -7,7 +7,7 @@ import { runInNewContext } from 'node:vm';
 import type { WAMessage } from 'baileys';
 import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
 import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import type { ThreadStats } from '../../src/runtime/ports/network.ts';
+import type { NetworkStats } from '../../src/runtime/ports/network.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { linkedSocket } from '../sandbox/helpers.ts';
 import type { DbKind } from './app.ts';
@@ -90,7 +90,7 @@ const measure = async (side: Side): Promise<MemoryFigures> => {
     await sleep(200);
   }
   const usage = process.memoryUsage();
-  const network = await side.threadStats();
+  const network = await side.networkStats();
   return {
     rssMb: mb(usage.rss),
     main: {
@@ -123,7 +123,7 @@ interface Side {
   failed: () => Promise<Map<string, string>>;
   collectGarbage: () => Promise<void>;
   /** the network thread's memory, where the side has one */
-  threadStats: () => Promise<ThreadStats | undefined>;
+  networkStats: () => Promise<NetworkStats | undefined>;
   close: () => Promise<void>;
 }
 
@@ -184,7 +184,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
         return new Map(rows.map((r) => [r.content, r.error ?? '']));
       },
       collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
-      threadStats: () => ctx.app.deps.sessions.threadStats(),
+      networkStats: () => ctx.app.deps.sessions.networkStats(),
       close: async () => {
         await ctx.app.close();
         await ctx.sandbox.close();
@@ -221,7 +221,7 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
       },
       failed: async () => new Map(),
       collectGarbage: async () => undefined,
-      threadStats: async () => undefined,
+      networkStats: async () => undefined,
       close: async () => {
         await sock.end(undefined);
         await sandbox.close();

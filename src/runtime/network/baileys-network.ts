@@ -252,6 +252,6 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     close: async () => undefined,
     // The links share the main thread's heap, which whoever measures collects itself.
     collectGarbage: async () => undefined,
-    threadStats: async () => undefined,
+    networkStats: async () => undefined,
   };
 };
