@@ -3,7 +3,8 @@ import NodeCache from '@cacheable/node-cache';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { LRUCache } from 'lru-cache';
 import makeWASocket, {
   Browsers,
@@ -144,7 +145,16 @@ export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Di
       // fetch takes undici's dispatcher, which RequestInit does not declare
       dispatcher ? { options: { dispatcher } as RequestInit } : {},
     );
-    return Readable.toWeb(stream) as ReadableStream<Uint8Array>;
+    // Baileys pipes the fetched body into its decipher (this stream). A reader that goes away destroys
+    // the decipher, which only unpipes the body: the fetch would stay open, paused, for ever. Destroyed
+    // too, it closes the connection (the error listener keeps its abort from being an uncaught error).
+    stream.once('unpipe', (body: Readable) => {
+      body.on('error', () => undefined);
+      body.destroy();
+    });
+    // Pulled through the stream's async iterator rather than Readable.toWeb, whose 'data' handler can
+    // enqueue into a cancelled stream and throw where nothing catches it (nodejs/node#64529).
+    return WebReadableStream.from<Uint8Array>(stream) as ReadableStream<Uint8Array>;
   } catch (err) {
     const status = statusOf(err);
     if (status === 404 || status === 410) throw new MediaGoneError(`HTTP ${status}`);
@@ -309,6 +319,6 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     close: async () => undefined,
     // The links share the main thread's heap, which whoever measures collects itself.
     collectGarbage: async () => undefined,
-    threadStats: async () => undefined,
+    networkStats: async () => undefined,
   };
 };

@@ -5,7 +5,7 @@ import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, NetworkStats, Receipt } from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -285,9 +285,9 @@ export class SessionManager implements Sessions {
     return this.options.network.downloadMedia(media);
   }
 
-  /** See Network.threadStats. */
-  threadStats(): Promise<ThreadStats | undefined> {
-    return this.options.network.threadStats();
+  /** See Network.networkStats. */
+  networkStats(): Promise<NetworkStats | undefined> {
+    return this.options.network.networkStats();
   }
 
   /** See Network.collectGarbage. */
