@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """Summarises .cpuprofile files by package and by function, optionally within a window of marks.json.
 
-  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW] [--top N]
+  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW] [--top N] [--per N]
 
 Prints self time per package (node_modules/<pkg>, node:, ours: src/..., (gc), (program), (idle)) and the
-top functions by self and inclusive time, in ms of CPU sampled within the window.
+top functions by self and inclusive time, in ms of CPU sampled within the window. A window in marks.json
+is [from, to] or a list of such pairs (e.g. every round of one kind). --per N also prints each figure
+divided by N (e.g. the messages sent within the window), in µs.
 """
 import json, re, sys
 from collections import defaultdict
 
-args = [a for a in sys.argv[1:] if not a.startswith('--')]
-top = 25
-if '--top' in sys.argv:
-    top = int(sys.argv[sys.argv.index('--top') + 1]); args = [a for a in args if a != str(top)]
+argv = sys.argv[1:]
+def option(name, default):
+    if name not in argv: return default
+    i = argv.index(name); value = argv[i + 1]; del argv[i:i + 2]
+    return value
+top = int(option('--top', 25))
+per = float(option('--per', 0))
+args = argv
 prof = json.load(open(args[0]))
 window = None
 if len(args) >= 3:
     window = json.load(open(args[1]))[args[2]]
+    if not isinstance(window[0], list): window = [window]
 
 nodes = {n['id']: n for n in prof['nodes']}
 parent = {}
@@ -45,11 +52,11 @@ t = prof['startTime']
 selfc = defaultdict(int)
 for sid, dt in zip(prof['samples'], prof['timeDeltas']):
     t += dt
-    if window and not (window[0] <= t <= window[1]): continue
+    if window and not any(a <= t <= b for a, b in window): continue
     selfc[sid] += dt
 
 total = sum(selfc.values())
-span = (window[1] - window[0]) if window else (prof['endTime'] - prof['startTime'])
+span = sum(b - a for a, b in window) if window else (prof['endTime'] - prof['startTime'])
 by_pkg = defaultdict(int); by_fn = defaultdict(int); incl = defaultdict(int); incl_pkg = defaultdict(int)
 for sid, us in selfc.items():
     n = nodes[sid]
@@ -66,11 +73,13 @@ for sid, us in selfc.items():
         cur = parent.get(cur)
 
 busy = total - by_pkg.get('(idle)', 0)
-print(f"{args[0]}: window {span/1e6:.1f} s, sampled {total/1e3:.0f} ms, busy (not idle) {busy/1e3:.0f} ms = {100*busy/span:.2f} % of a core")
+print(f"{args[0]}: window {span/1e6:.1f} s, sampled {total/1e3:.0f} ms, busy (not idle) {busy/1e3:.0f} ms = {100*busy/span:.2f} % of a core"
+      + (f", {busy/per:.0f} µs busy per unit (/{per:g})" if per else ''))
 def show(title, d):
     print(f"-- {title}")
     for k, v in sorted(d.items(), key=lambda kv: -kv[1])[:top]:
-        print(f"  {v/1e3:9.1f} ms {100*v/max(busy,1):5.1f} %  {k}")
+        unit = f" {v/per:7.1f} µs/unit" if per else ''
+        print(f"  {v/1e3:9.1f} ms{unit} {100*v/max(busy,1):5.1f} %  {k}")
 show('self by package', by_pkg)
 show('inclusive by package', incl_pkg)
 show('self by function', by_fn)

@@ -120,8 +120,9 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       // V8's 256 KB heap pages. In memory saver mode V8 keeps it flat, at about 1.4x the CPU time; so
       // it is a setting (V8_MEMORY_SAVER), off by default. The flag is process-wide and read at run time.
       if (options.memorySaver) setFlagsFromString('--memory-saver-mode');
-      // No inherited execArgv: the entry registers its own TypeScript loader.
-      const worker = new Worker(WORKER, { workerData, execArgv: [] });
+      // No inherited execArgv (the entry registers its own TypeScript loader), except --cpu-prof, so a
+      // profiled run (the benchmarks) profiles this thread too.
+      const worker = new Worker(WORKER, { workerData, execArgv: process.execArgv.filter((arg) => arg.startsWith('--cpu-prof')) });
       let ready = false;
       worker.on('message', (message: ThreadMessage) => {
         if (message.kind === 'ready') {
