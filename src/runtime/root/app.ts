@@ -36,13 +36,6 @@ export const buildApp = (deps: Deps): App => {
         return id;
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      // The request's logger binds only its id; the request itself is serialized into the one line that
-      // ends it, and only when that line's level is logged. Bound to every request's logger, it was
-      // serialized (headers and all) for each request even when nothing was logged.
-      quietReqLogger: true,
-      quietResLogger: true,
-      customSuccessObject: (req, _res, fields) => ({ req, ...fields }),
-      customErrorObject: (req, _res, _err, fields) => ({ req, ...fields }),
     }),
   );
 
