@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises .cpuprofile files by package and by function, optionally within a window of marks.json.
 
-  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW] [--top N] [--per N]
+  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW[,WINDOW...]] [--top N] [--per N]
 
 Prints self time per package (node_modules/<pkg>, node:, ours: src/..., (gc), (program), (idle)) and the
 top functions by self and inclusive time, in ms of CPU sampled within the window. A window in marks.json
@@ -20,10 +20,14 @@ top = int(option('--top', 25))
 per = float(option('--per', 0))
 args = argv
 prof = json.load(open(args[0]))
-window = None
+windows = None
 if len(args) >= 3:
-    window = json.load(open(args[1]))[args[2]]
-    if not isinstance(window[0], list): window = [window]
+    # WINDOW may name several marks, comma-separated: their windows are summed
+    allmarks = json.load(open(args[1]))
+    windows = []
+    for w in args[2].split(','):
+        mark = allmarks[w]
+        windows.extend(mark if isinstance(mark[0], list) else [mark])
 
 nodes = {n['id']: n for n in prof['nodes']}
 parent = {}
@@ -52,11 +56,11 @@ t = prof['startTime']
 selfc = defaultdict(int)
 for sid, dt in zip(prof['samples'], prof['timeDeltas']):
     t += dt
-    if window and not any(a <= t <= b for a, b in window): continue
+    if windows and not any(w[0] <= t <= w[1] for w in windows): continue
     selfc[sid] += dt
 
 total = sum(selfc.values())
-span = sum(b - a for a, b in window) if window else (prof['endTime'] - prof['startTime'])
+span = sum(w[1] - w[0] for w in windows) if windows else (prof['endTime'] - prof['startTime'])
 by_pkg = defaultdict(int); by_fn = defaultdict(int); incl = defaultdict(int); incl_pkg = defaultdict(int)
 for sid, us in selfc.items():
     n = nodes[sid]
