@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { connectToSandbox, sandboxAddress, startSandbox } from '../sandbox/sandbox.ts';
+import { connectToSandbox } from '../sandbox/address.ts';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { Settings } from '../settings.ts';
 
@@ -20,6 +20,9 @@ export const sandboxStateFile = (settings: Pick<Settings, 'SANDBOX_STATE_FILE' |
 export const networkOptions = async (settings: Settings, logger: Logger): Promise<NetworkChoice> => {
   if (settings.SANDBOX_EMBEDDED) {
     const stateFile = sandboxStateFile(settings);
+    // Loaded only here: the sandbox (and the Baileys it builds on) is tens of MB a service pointed at
+    // WhatsApp, or at a sandbox in another process, never needs.
+    const { sandboxAddress, startSandbox } = await import('../sandbox/sandbox.ts');
     const sandbox = await startSandbox({
       logger: logger.child({ module: 'sandbox' }),
       controlPort: settings.SANDBOX_CONTROL_PORT,

@@ -29,6 +29,8 @@ export interface ThreadedNetworkOptions {
   activityEveryMs?: number;
   /** turn on V8's memory saver mode before the thread starts (see below) */
   memorySaver?: boolean;
+  /** how long a received message waits for its write before it is left unreceipted */
+  incomingStoreTimeoutMs?: number;
 }
 
 // Compiled (dist/*.js), the thread runs its compiled module; from sources, an entry that registers tsx.
@@ -80,9 +82,17 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
         callbacks.delete(message.linkId);
         link.onClose(message.closeKind as CloseKind, message.message);
         return;
-      case 'incoming':
-        link.onIncoming(message.item as Parameters<LinkCallbacks['onIncoming']>[0]);
+      case 'incoming': {
+        const { storeId } = message;
+        const answer = (error?: string) => {
+          request({ call: 'stored', storeId, ...(error === undefined ? {} : { error }) }).catch(() => undefined);
+        };
+        link.onIncoming(message.item as Parameters<LinkCallbacks['onIncoming']>[0]).then(
+          () => answer(),
+          (err: unknown) => answer(err instanceof Error ? err.message : String(err)),
+        );
         return;
+      }
       case 'sendError':
         link.onSendError(message.waMessageId, message.reason);
         return;
@@ -112,6 +122,7 @@ export const createThreadedNetwork = (options: ThreadedNetworkOptions): Network 
       keepAliveIntervalMs: options.keepAliveIntervalMs,
       deviceListTtlMs: options.deviceListTtlMs,
       activityEveryMs: options.activityEveryMs ?? ACTIVITY_EVERY_MS,
+      incomingStoreTimeoutMs: options.incomingStoreTimeoutMs,
     };
     started = new Promise<Worker>((resolve, reject) => {
       // With a second isolate in the process, RSS grows under sustained traffic while both V8 heaps stay

@@ -27,10 +27,21 @@ const network = createBaileysNetwork({
   mediaDispatcher: mediaDispatcherFor(data.target),
   keepAliveIntervalMs: data.keepAliveIntervalMs,
   deviceListTtlMs: data.deviceListTtlMs,
+  incomingStoreTimeoutMs: data.incomingStoreTimeoutMs,
 });
 const links = new Map<number, NetworkLink>();
 
 const post = (message: ThreadMessage): void => port.postMessage(message);
+
+// Received messages the main thread is writing, until it answers `stored` (the link bounds the wait).
+let nextStoreId = 1;
+const storing = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+const store = (linkId: number, item: unknown): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const storeId = nextStoreId++;
+    storing.set(storeId, { resolve, reject });
+    post({ kind: 'event', linkId, event: 'incoming', item, storeId });
+  });
 
 // Buffers arrive as plain Uint8Arrays; Baileys wants Buffers.
 const withBuffer = <T extends OutgoingContent | StatusContent>(content: T): T => {
@@ -87,7 +98,7 @@ const open = async (sessionId: string, linkId: number): Promise<void> => {
         aliveTimer.unref();
       }
     },
-    onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
+    onIncoming: (item) => store(linkId, item),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
     onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
   });
@@ -109,6 +120,13 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       const result = await callLink(link, request.method, request.args);
       if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
       return result;
+    }
+    case 'stored': {
+      const waiting = storing.get(request.storeId);
+      storing.delete(request.storeId);
+      if (request.error === undefined) waiting?.resolve();
+      else waiting?.reject(new Error(request.error));
+      return null;
     }
     case 'downloadMedia':
       return network.downloadMedia(request.media);

@@ -117,7 +117,11 @@ export interface LinkCallbacks {
   onClose: (kind: CloseKind, message: string) => void;
   /** any frame received: the link is alive */
   onActivity: () => void;
-  onIncoming: (message: ReceivedMessage) => void;
+  /**
+   * A received message, before the network is told it arrived: resolves once what the service keeps of
+   * it is on disk (the network sends its delivery receipt then); a rejection leaves it unreceipted.
+   */
+  onIncoming: (message: ReceivedMessage) => Promise<void>;
   /** the network refused a message after accepting the send (an error ack) */
   onSendError: (waMessageId: string, reason: string) => void;
   /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */

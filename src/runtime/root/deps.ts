@@ -22,9 +22,8 @@ import { createWebhookOutbox } from '../webhooks/outbox.ts';
 import { createMediaFetcher } from '../media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
-import { createBaileysNetwork } from '../network/baileys-network.ts';
-import { mediaDispatcherFor, socketOptionsFor } from '../network/baileys-target.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
+import { onFirstUse } from '../network/on-first-use.ts';
 import { createThreadedNetwork } from '../network/network-thread.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
@@ -70,12 +69,6 @@ export const createDeps = (options: DepsOptions): Deps => {
     (item) => {
       metrics.incoming.inc();
       events.publish('incoming', item.sessionId, item);
-      const { eventId: _eventId, ...data } = item;
-      void accountOf(item.sessionId)
-        .then((accountId) =>
-          accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined,
-        )
-        .catch((err: unknown) => logger.error({ err, sessionId: item.sessionId }, 'writing a message.received webhook event failed'));
     },
     (sessionId, dropped) =>
       logger.warn(
@@ -91,17 +84,25 @@ export const createDeps = (options: DepsOptions): Deps => {
         target,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+        incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
         // Well inside the watchdog's window when a test shortens it.
         activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
         memorySaver: settings.V8_MEMORY_SAVER,
       })
-    : createBaileysNetwork({
-        db,
-        logger,
-        socket: socketOptionsFor(target),
-        mediaDispatcher: mediaDispatcherFor(target),
-        keepAliveIntervalMs: options.keepAliveIntervalMs,
-        deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+    : onFirstUse(async () => {
+        const [{ createBaileysNetwork }, { mediaDispatcherFor, socketOptionsFor }] = await Promise.all([
+          import('../network/baileys-network.ts'),
+          import('../network/baileys-target.ts'),
+        ]);
+        return createBaileysNetwork({
+          db,
+          logger,
+          socket: socketOptionsFor(target),
+          mediaDispatcher: mediaDispatcherFor(target),
+          keepAliveIntervalMs: options.keepAliveIntervalMs,
+          deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+          incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
+        });
       });
   const incomingMedia = new IncomingMediaStore({
     db,
@@ -123,6 +124,12 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
     webhooks,
+    // Before the network's receipt for the message (see onIncoming in ports/network.ts).
+    onReceived: async (item) => {
+      const accountId = await accountOf(item.sessionId);
+      const { eventId: _eventId, ...data } = item;
+      if (accountId) await webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
+    },
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),
