@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
 """Summarises .cpuprofile files by package and by function, optionally within a window of marks.json.
 
-  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW[,WINDOW...]] [--top N]
+  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW[,WINDOW...]] [--top N] [--per N]
 
 Prints self time per package (node_modules/<pkg>, node:, ours: src/..., (gc), (program), (idle)) and the
-top functions by self and inclusive time, in ms of CPU sampled within the window.
+top functions by self and inclusive time, in ms of CPU sampled within the window. A window in marks.json
+is [from, to] or a list of such pairs (e.g. every round of one kind). --per N also prints each figure
+divided by N (e.g. the messages sent within the window), in µs.
 """
 import json, re, sys
 from collections import defaultdict
 
-args = [a for a in sys.argv[1:] if not a.startswith('--')]
-top = 25
-if '--top' in sys.argv:
-    top = int(sys.argv[sys.argv.index('--top') + 1]); args = [a for a in args if a != str(top)]
+argv = sys.argv[1:]
+def option(name, default):
+    if name not in argv: return default
+    i = argv.index(name); value = argv[i + 1]; del argv[i:i + 2]
+    return value
+top = int(option('--top', 25))
+per = float(option('--per', 0))
+args = argv
 prof = json.load(open(args[0]))
 windows = None
 if len(args) >= 3:
     # WINDOW may name several marks, comma-separated: their windows are summed
     allmarks = json.load(open(args[1]))
-    windows = [allmarks[w] for w in args[2].split(',')]
+    windows = []
+    for w in args[2].split(','):
+        mark = allmarks[w]
+        windows.extend(mark if isinstance(mark[0], list) else [mark])
 
 nodes = {n['id']: n for n in prof['nodes']}
 parent = {}
@@ -68,11 +77,13 @@ for sid, us in selfc.items():
         cur = parent.get(cur)
 
 busy = total - by_pkg.get('(idle)', 0)
-print(f"{args[0]}: window {span/1e6:.1f} s, sampled {total/1e3:.0f} ms, busy (not idle) {busy/1e3:.0f} ms = {100*busy/span:.2f} % of a core")
+print(f"{args[0]}: window {span/1e6:.1f} s, sampled {total/1e3:.0f} ms, busy (not idle) {busy/1e3:.0f} ms = {100*busy/span:.2f} % of a core"
+      + (f", {busy/per:.0f} µs busy per unit (/{per:g})" if per else ''))
 def show(title, d):
     print(f"-- {title}")
     for k, v in sorted(d.items(), key=lambda kv: -kv[1])[:top]:
-        print(f"  {v/1e3:9.1f} ms {100*v/max(busy,1):5.1f} %  {k}")
+        unit = f" {v/per:7.1f} µs/unit" if per else ''
+        print(f"  {v/1e3:9.1f} ms{unit} {100*v/max(busy,1):5.1f} %  {k}")
 show('self by package', by_pkg)
 show('inclusive by package', incl_pkg)
 show('self by function', by_fn)

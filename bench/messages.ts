@@ -1,4 +1,6 @@
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -12,6 +14,18 @@ const SENDS = 600;
 const ROUNDS = 9;
 const CONCURRENCY = 16;
 const POLLS = 400;
+// MESSAGES_CPU_PROF=<dir>: run with NODE_OPTIONS="--cpu-prof --cpu-prof-dir=<dir>" so every thread writes a
+// .cpuprofile there; marks.json then holds the monotonic windows (µs, the profiles' clock) of the API
+// rounds, the bare rounds and the long-poll samples, each a list of [from, to], to slice the profiles
+// by phase (bench/cpuprofile.py).
+const PROFILE_DIR = process.env.MESSAGES_CPU_PROF;
+const marks: Record<string, Array<[number, number]>> = {};
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+const mark = (name: string, from: number) => {
+  marks[name] ??= [];
+  marks[name].push([from, nowUs()]);
+  if (PROFILE_DIR) writeFileSync(join(PROFILE_DIR, 'marks.json'), JSON.stringify(marks, null, 1));
+};
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -132,29 +146,35 @@ export const benchMessages = async () => {
       return idleSince();
     };
     /** One round: its rate, and the CPU the whole process spent per message (every thread: service, Baileys, sandbox, loader). */
-    const round = async (number: string, count: number, load: () => Promise<void>) => {
+    const round = async (number: string, count: number, load: () => Promise<void>, phase?: string) => {
       const before = ctx.sandbox.control.inbox(number).length;
       const cpu = process.cpuUsage();
+      const from = nowUs();
       const started = performance.now();
       await load();
       const ended = await delivered(number, before, count);
       const { user, system } = process.cpuUsage(cpu);
+      if (phase) mark(phase, from);
       return { rate: count / ((ended - started) / 1000), cpuMs: (user + system) / 1000 / count };
     };
-    const apiRound = (name: string, count: number) =>
-      round('15580000002', count, () =>
-        loadFromWorker({
-          baseUrl: ctx.app.baseUrl,
-          path: `/v1/sessions/${sessionId}/send`,
-          key: ctx.key,
-          to: '15580000002',
-          prefix: `api ${name} `,
-          count,
-          concurrency: CONCURRENCY,
-        }),
+    const apiRound = (name: string, count: number, phase?: string) =>
+      round(
+        '15580000002',
+        count,
+        () =>
+          loadFromWorker({
+            baseUrl: ctx.app.baseUrl,
+            path: `/v1/sessions/${sessionId}/send`,
+            key: ctx.key,
+            to: '15580000002',
+            prefix: `api ${name} `,
+            count,
+            concurrency: CONCURRENCY,
+          }),
+        phase,
       );
-    const bareRound = (name: string, count: number) =>
-      round('15580000004', count, () => bareSocket.send('15580000004', `bare ${name} `, count));
+    const bareRound = (name: string, count: number, phase?: string) =>
+      round('15580000004', count, () => bareSocket.send('15580000004', `bare ${name} `, count), phase);
 
     // Warm both paths first (Signal sessions, connections, and the JIT: whichever runs first runs
     // colder), then alternate, so neither gets the quieter moments of the machine.
@@ -163,8 +183,8 @@ export const benchMessages = async () => {
     const api: Array<{ rate: number; cpuMs: number }> = [];
     const bareRounds: Array<{ rate: number; cpuMs: number }> = [];
     for (let i = 0; i < ROUNDS; i++) {
-      api.push(await apiRound(String(i), SENDS));
-      bareRounds.push(await bareRound(String(i), SENDS));
+      api.push(await apiRound(String(i), SENDS, 'api'));
+      bareRounds.push(await bareRound(String(i), SENDS, 'bare'));
     }
     const apiRates = api.map((r) => r.rate);
     const bareRates = bareRounds.map((r) => r.rate);
@@ -189,6 +209,7 @@ export const benchMessages = async () => {
     });
     const latencies: number[] = [];
     const bareLatencies: number[] = [];
+    const pollsFrom = nowUs();
     try {
       for (let i = 0; i < POLLS; i++) {
         const { answer } = await client.poll();
@@ -202,6 +223,7 @@ export const benchMessages = async () => {
         bareLatencies.push(sinceMs(entered.get('15580000003'), await arrived));
         await new Promise((r) => setTimeout(r, 5));
       }
+      mark('polls', pollsFrom);
     } finally {
       stop();
       await client.close();

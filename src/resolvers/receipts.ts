@@ -1,5 +1,6 @@
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { Receipt, ReceiptKind } from '../runtime/ports/network.ts';
+import type { ReceiptTimesRow } from '../runtime/ports/outgoing.ts';
 import type { OutboxEvent, OutboxRows } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { notFound } from './errors.ts';
@@ -82,7 +83,7 @@ const onlyEmpty = (fields: Set<TimeField>, times: ReceiptTimes) => ({
  * Batches run one at a time (see the group commit in deps.ts), and a session's link lives on one node,
  * so reading first and writing what changed is race-free; the conditional writes keep it idempotent anyway.
  */
-export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks'>, batch: SessionReceipt[]): Promise<void> => {
+export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgoing'>, batch: SessionReceipt[]): Promise<void> => {
   const idsBySession = new Map<string, Set<string>>();
   for (const { sessionId, receipt } of batch) {
     const ids = idsBySession.get(sessionId) ?? new Set<string>();
@@ -148,12 +149,14 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks'>, batch:
   }
 
   const writes: Array<Prisma.PrismaPromise<unknown>> = [];
+  const times: ReceiptTimesRow[] = [];
   for (const target of targets.values()) {
     const fields = changedTargets.get(target.id);
     if (!fields) continue;
-    const { where, data } = onlyEmpty(fields, target);
-    writes.push(deps.db.outgoingMessage.updateMany({ where: { id: target.id, ...where }, data }));
+    const pick = (field: TimeField) => (fields.has(field) ? target[field] : null);
+    times.push({ id: target.id, deliveredAt: pick('deliveredAt'), readAt: pick('readAt'), playedAt: pick('playedAt') });
   }
+  if (times.length > 0) writes.push(deps.outgoing.receiptTimes(times));
   const created: Prisma.MessageReceiptCreateManyInput[] = [];
   for (const [key, member] of members) {
     if (member.set.size === 0) continue;
@@ -168,7 +171,9 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks'>, batch:
   if (created.length > 0) writes.push(deps.db.messageReceipt.createMany({ data: created }));
   if (writes.length === 0) return;
   const outbox = (await Promise.all(events.map((e) => deps.webhooks.rowsFor(e)))).filter((r): r is OutboxRows => r !== null);
-  await deps.db.$transaction([...writes, ...deps.webhooks.writes(outbox)]);
+  // One statement needs no transaction (on SQLite each one costs libsql a new connection).
+  if (writes.length === 1 && outbox.length === 0) await writes[0];
+  else await deps.db.$transaction([...writes, ...deps.webhooks.writes(outbox)]);
   if (outbox.length > 0) deps.webhooks.written();
 };
 

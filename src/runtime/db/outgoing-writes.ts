@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
-import type { OutgoingWrites, PendingRecord, SentMark } from '../ports/outgoing.ts';
+import type { OutgoingWrites, PendingRecord, ReceiptTimesRow, SentMark } from '../ports/outgoing.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from './group-commit.ts';
 import { providerOf } from './migrate.ts';
@@ -42,8 +42,18 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     { delayMs: SENT_MARK_DELAY_MS },
   );
 
+  // A Prisma updateMany per record cost a compiled statement per message (the main thread's largest
+  // database item while sending); one raw statement carries a whole batch.
+  const receiptTimes = (rows: ReceiptTimesRow[]) => {
+    const values = Prisma.join(rows.map((r) => Prisma.sql`(${r.id}, ${r.deliveredAt}, ${r.readAt}, ${r.playedAt})`));
+    return db.$executeRaw`UPDATE "OutgoingMessage" SET "deliveredAt" = COALESCE("OutgoingMessage"."deliveredAt", v.column2${asTimestamp}),
+      "readAt" = COALESCE("OutgoingMessage"."readAt", v.column3${asTimestamp}), "playedAt" = COALESCE("OutgoingMessage"."playedAt", v.column4${asTimestamp})
+      FROM (VALUES ${values}) AS v WHERE "OutgoingMessage"."id" = v.column1`;
+  };
+
   return {
     pending: inserts.add,
+    receiptTimes,
     sent: (mark) => {
       marks
         .add(mark)

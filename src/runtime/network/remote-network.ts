@@ -152,8 +152,9 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
   const startThread = (ready: (remote: Remote) => void, failed: (err: Error) => void): void => {
     // The flag is process-wide and read at run time.
     if (options.memorySaver) setFlagsFromString('--memory-saver-mode');
-    // No inherited execArgv: the entry registers its own TypeScript loader.
-    const worker = new Worker(WORKER, { execArgv: [] });
+    // No inherited execArgv (the entry registers its own TypeScript loader), except --cpu-prof, so a
+    // profiled service profiles its network thread too.
+    const worker = new Worker(WORKER, { execArgv: process.execArgv.filter((arg) => arg.startsWith('--cpu-prof')) });
     const remote: Remote = {
       post: (request) => worker.postMessage(request),
       stop: async () => {

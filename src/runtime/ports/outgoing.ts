@@ -1,3 +1,4 @@
+import type { Prisma } from '../../generated/sqlite/client.ts';
 import type { OutboxEvent } from './webhooks.ts';
 
 export interface PendingRecord {
@@ -23,6 +24,14 @@ export interface SentMark {
   events?: OutboxEvent[];
 }
 
+/** A recipient's acknowledgement times for one outgoing record; null leaves that time as it is. */
+export interface ReceiptTimesRow {
+  id: string;
+  deliveredAt: Date | null;
+  readAt: Date | null;
+  playedAt: Date | null;
+}
+
 /**
  * The two writes of every immediate send, grouped across concurrent sends (runtime/db/outgoing-writes.ts).
  * The PENDING record is on disk before the send; the SENT mark is written behind, so whoever reads
@@ -34,4 +43,9 @@ export interface OutgoingWrites {
   sent: (mark: SentMark) => void;
   /** Resolves once every write asked for so far is done. */
   settled: () => Promise<void>;
+  /**
+   * One statement for a batch of receipts: each time is set only where the record has none yet, so a
+   * repeated or late receipt changes nothing. Not run until awaited or passed to `$transaction`.
+   */
+  receiptTimes: (rows: ReceiptTimesRow[]) => Prisma.PrismaPromise<number>;
 }

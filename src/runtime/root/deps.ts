@@ -118,7 +118,8 @@ export const createDeps = (options: DepsOptions): Deps => {
   incomingMedia.start();
   // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
   // off the send path.
-  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks }, batch), { delayMs: 20 });
+  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
+  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks, outgoing: writes }, batch), { delayMs: 20 });
   const sessions = new SessionManager({
     db,
     logger,
@@ -176,7 +177,6 @@ export const createDeps = (options: DepsOptions): Deps => {
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
   metrics.watch({ db, sessions, incoming });
-  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
   // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
   const outgoing = {
     ...writes,
