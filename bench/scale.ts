@@ -19,8 +19,8 @@ const KEY = 'scale-bench-key-0123456789';
 const CLOCK_TICKS = 100;
 // SCALE_CPU_PROF=<dir>: the service (both threads) and the floor process write .cpuprofile files there, and
 // marks.json the monotonic windows (µs, the profiles' clock) of linking and idling, to slice them by phase
-// (bench/cpuprofile.py). The service is then stopped by SIGTERM so its profiles are written, and the
-// re-link is skipped.
+// (bench/cpuprofile.py). The service and the floor are then stopped by SIGTERM (a clean exit) instead of
+// the SIGKILL before the re-link, so their profiles are written; the profiled re-link is marked too.
 const PROFILE_DIR = process.env.SCALE_CPU_PROF;
 const profileArgs = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
 const marks: Record<string, [number, number]> = {};
@@ -199,27 +199,17 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     const idleStart = now();
     const idle = await idleCpu(service.child.pid as number);
     mark('service-idle', idleStart);
-    if (PROFILE_DIR) {
-      return {
-        fixedMb,
-        firstSessionMb: first.rssMb - fixedMb,
-        perSessionMb: (settled.rssMb - first.rssMb) / (N - 1),
-        cpuPerLink: (linked.cpu - first.cpu) / (N - 1),
-        idleCpu: idle,
-        relinkSeconds: 0,
-        listeningSeconds: 0,
-        probeP99Ms: 0,
-        probeMaxMs: 0,
-      };
-    }
-
-    await service.stop('SIGKILL');
+    // Profiled, the service is stopped by SIGTERM so that its profiles are written; the rows are left as a
+    // crash leaves them all the same (a stop closes the links without recording it).
+    await service.stop(PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
     const restarted = performance.now();
+    const relinkStart = now();
     service = await spawnService(env);
     const listeningSeconds = (performance.now() - restarted) / 1000;
     const stopProbe = probe(service);
     while ((await connectedCount(service)) < N) await sleep(250);
     const relinkSeconds = (performance.now() - restarted) / 1000;
+    mark('service-relink', relinkStart);
     const latencies = await stopProbe();
     return {
       fixedMb,
@@ -244,7 +234,8 @@ const forkFloor = (controlUrl: string, env: Record<string, string> = {}): ChildP
     env: { ...process.env, WA_SANDBOX_URL: controlUrl, FLOOR_PARALLEL: String(PARALLEL), ...env },
   });
 
-const reportFrom = (child: ChildProcess) => new Promise<FloorReport>((resolve) => child.once('message', (report: FloorReport) => resolve(report)));
+const reportFrom = (child: ChildProcess) =>
+  new Promise<FloorReport>((resolve) => child.once('message', (report: FloorReport) => resolve(report)));
 
 const stopFloor = async (child: ChildProcess) => {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -275,24 +266,26 @@ const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => 
     const idleStart = now();
     const idle = await idleCpu(child.pid as number);
     mark('floor-idle', idleStart);
-    let socketsOnlySeconds = 0;
-    let relinkSeconds = 0;
-    if (!PROFILE_DIR) {
-      const started = performance.now();
-      await ask({ kind: 'relink', parallel: PARALLEL });
-      socketsOnlySeconds = (performance.now() - started) / 1000;
-      // The restart the service gets: the process is killed and a new one opens every socket from the
-      // saved credentials; the clock starts at its spawn, as the service's does.
-      const file = join(dir, 'saved.json');
-      await ask({ kind: 'save', file });
+    const started = performance.now();
+    await ask({ kind: 'relink', parallel: PARALLEL });
+    const socketsOnlySeconds = (performance.now() - started) / 1000;
+    // The restart the service gets: the process is killed and a new one opens every socket from the
+    // saved credentials; the clock starts at its spawn, as the service's does.
+    const file = join(dir, 'saved.json');
+    await ask({ kind: 'save', file });
+    // Profiled, it exits by itself so that its profile is written.
+    if (PROFILE_DIR) await stopFloor(child);
+    else {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGKILL');
       await exited;
-      const restarted = performance.now();
-      child = forkFloor(controlUrl, { FLOOR_RESTORE: file });
-      await reportFrom(child);
-      relinkSeconds = (performance.now() - restarted) / 1000;
     }
+    const restarted = performance.now();
+    const relinkStart = now();
+    child = forkFloor(controlUrl, { FLOOR_RESTORE: file });
+    await reportFrom(child);
+    const relinkSeconds = (performance.now() - restarted) / 1000;
+    mark('floor-relink', relinkStart);
     return {
       baseMb: base.rssMb,
       perSessionMb: (settled.rssMb - base.rssMb) / N,

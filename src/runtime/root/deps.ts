@@ -22,9 +22,8 @@ import { createWebhookOutbox } from '../webhooks/outbox.ts';
 import { createMediaFetcher } from '../media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
-import { createBaileysNetwork } from '../network/baileys-network.ts';
-import { mediaDispatcherFor, socketOptionsFor } from '../network/baileys-target.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
+import { lazyNetwork } from '../network/lazy-network.ts';
 import { createThreadedNetwork } from '../network/network-thread.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
@@ -95,13 +94,19 @@ export const createDeps = (options: DepsOptions): Deps => {
         activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
         memorySaver: settings.V8_MEMORY_SAVER,
       })
-    : createBaileysNetwork({
-        db,
-        logger,
-        socket: socketOptionsFor(target),
-        mediaDispatcher: mediaDispatcherFor(target),
-        keepAliveIntervalMs: options.keepAliveIntervalMs,
-        deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+    : lazyNetwork(async () => {
+        const [{ createBaileysNetwork }, { mediaDispatcherFor, socketOptionsFor }] = await Promise.all([
+          import('../network/baileys-network.ts'),
+          import('../network/baileys-target.ts'),
+        ]);
+        return createBaileysNetwork({
+          db,
+          logger,
+          socket: socketOptionsFor(target),
+          mediaDispatcher: mediaDispatcherFor(target),
+          keepAliveIntervalMs: options.keepAliveIntervalMs,
+          deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+        });
       });
   const incomingMedia = new IncomingMediaStore({
     db,
@@ -134,6 +139,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           .catch((err: unknown) => logger.error({ err, sessionId, waMessageId: receipt.waMessageId }, 'recording a receipt failed'));
       }
     },
+    relinkConcurrency: settings.RELINK_CONCURRENCY,
     ...options.sessionTuning,
   });
   const provider = providerOf(settings.DATABASE_URL);

@@ -111,10 +111,5 @@ export const sandboxAddress = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | '
 export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'>): Partial<UserFacingSocketConfig> =>
   socketOptionsFor({ sandbox: sandboxAddress(sandbox) });
 
-/** For a service in another process: reads the sandbox's address and root key from its control API. */
-export const connectToSandbox = async (controlUrl: string): Promise<SandboxAddress> => {
-  const res = await fetch(new URL('/info', controlUrl));
-  if (!res.ok) throw new Error(`the sandbox at ${controlUrl} answered HTTP ${res.status}`);
-  const info = (await res.json()) as { wsUrl: string; rootPublicKey: string; mediaCaPem: string };
-  return { wsUrl: info.wsUrl, mediaCaPem: info.mediaCaPem, rootPublicKey: Buffer.from(info.rootPublicKey, 'base64') };
-};
+// Kept apart so that a service using a sandbox in another process does not load this one's modules.
+export { connectToSandbox } from './connect.ts';
