@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises .cpuprofile files by package and by function, optionally within a window of marks.json.
 
-  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW] [--top N]
+  python3 bench/cpuprofile.py DIR/file.cpuprofile [DIR/marks.json WINDOW[,WINDOW...]] [--top N]
 
 Prints self time per package (node_modules/<pkg>, node:, ours: src/..., (gc), (program), (idle)) and the
 top functions by self and inclusive time, in ms of CPU sampled within the window.
@@ -14,9 +14,11 @@ top = 25
 if '--top' in sys.argv:
     top = int(sys.argv[sys.argv.index('--top') + 1]); args = [a for a in args if a != str(top)]
 prof = json.load(open(args[0]))
-window = None
+windows = None
 if len(args) >= 3:
-    window = json.load(open(args[1]))[args[2]]
+    # WINDOW may name several marks, comma-separated: their windows are summed
+    allmarks = json.load(open(args[1]))
+    windows = [allmarks[w] for w in args[2].split(',')]
 
 nodes = {n['id']: n for n in prof['nodes']}
 parent = {}
@@ -45,11 +47,11 @@ t = prof['startTime']
 selfc = defaultdict(int)
 for sid, dt in zip(prof['samples'], prof['timeDeltas']):
     t += dt
-    if window and not (window[0] <= t <= window[1]): continue
+    if windows and not any(w[0] <= t <= w[1] for w in windows): continue
     selfc[sid] += dt
 
 total = sum(selfc.values())
-span = (window[1] - window[0]) if window else (prof['endTime'] - prof['startTime'])
+span = sum(w[1] - w[0] for w in windows) if windows else (prof['endTime'] - prof['startTime'])
 by_pkg = defaultdict(int); by_fn = defaultdict(int); incl = defaultdict(int); incl_pkg = defaultdict(int)
 for sid, us in selfc.items():
     n = nodes[sid]

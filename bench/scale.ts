@@ -196,6 +196,11 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     const linked = usage(service.child.pid as number);
     await sleep(SETTLE_MS);
     const settled = usage(service.child.pid as number);
+    // Printed now as well: on a loaded machine the re-link below can fail the run after memory was measured.
+    console.log(
+      `  (service memory: fixed ${fixedMb.toFixed(0)} MB, first session +${(first.rssMb - fixedMb).toFixed(0)} MB, ` +
+        `${((settled.rssMb - first.rssMb) / (N - 1)).toFixed(2)} MB per further session)`,
+    );
     const idleStart = now();
     const idle = await idleCpu(service.child.pid as number);
     mark('service-idle', idleStart);
@@ -263,6 +268,7 @@ const benchFloor = async (controlUrl: string): Promise<ScaleResult['floor']> => 
     const linked = usage(child.pid as number);
     await sleep(SETTLE_MS);
     const settled = usage(child.pid as number);
+    console.log(`  (floor memory: process ${base.rssMb.toFixed(0)} MB, ${((settled.rssMb - base.rssMb) / N).toFixed(2)} MB per socket)`);
     const idleStart = now();
     const idle = await idleCpu(child.pid as number);
     mark('floor-idle', idleStart);

@@ -1,4 +1,6 @@
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createWebhook } from '../src/resolvers/webhooks.ts';
@@ -18,6 +20,21 @@ const quantile = (values: number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 };
 const clock = () => performance.timeOrigin + performance.now();
+// WEBHOOKS_MARKS=<dir> (with the bench under --cpu-prof): marks.json there holds the monotonic windows (µs, the
+// profiles' clock) of each round, to slice a profile by side (bench/cpuprofile.py).
+const MARKS_DIR = process.env.WEBHOOKS_MARKS;
+const marks: Record<string, [number, number]> = {};
+const monotonic = () => Number(process.hrtime.bigint() / 1000n);
+/** Runs one round, noting its window and the CPU (all threads) the whole process spent in it. */
+const measured = async (name: string, round: () => Promise<number>) => {
+  const from = monotonic();
+  const cpu = process.cpuUsage();
+  const rate = await round();
+  const used = process.cpuUsage(cpu);
+  marks[name] = [from, monotonic()];
+  if (MARKS_DIR) writeFileSync(join(MARKS_DIR, 'marks.json'), JSON.stringify(marks, null, 1));
+  return { rate, cpuMsPerEvent: (used.user + used.system) / 1000 / ROUND_EVENTS };
+};
 
 /** A receiver on loopback that answers 204 and notes when each event arrived (the `at` its sender put in it). */
 const startReceiver = async () => {
@@ -115,8 +132,12 @@ export const benchWebhooks = async () => {
       return ROUND_EVENTS / ((clock() - began) / 1000);
     };
     // Alternating rounds, so a slower minute of a shared machine weighs on both sides.
-    const rounds: Array<{ floor: number; service: number }> = [];
-    for (let r = 0; r < ROUNDS; r++) rounds.push({ floor: await floorRound(), service: await serviceRound() });
+    const rounds: Array<{ floor: number; service: number; floorCpuMs: number; serviceCpuMs: number }> = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const floor = await measured(`floor${r}`, floorRound);
+      const service = await measured(`service${r}`, serviceRound);
+      rounds.push({ floor: floor.rate, service: service.rate, floorCpuMs: floor.cpuMsPerEvent, serviceCpuMs: service.cpuMsPerEvent });
+    }
 
     // Latency at a steady 100 events/s.
     receiver.lateness.length = 0;
@@ -140,6 +161,10 @@ export const benchWebhooks = async () => {
         rounds.map((r) => r.service / r.floor),
         0.5,
       ),
+      cpuRatio: quantile(
+        rounds.map((r) => r.floorCpuMs / r.serviceCpuMs),
+        0.5,
+      ),
       p50: quantile(receiver.lateness, 0.5),
       p99: quantile(receiver.lateness, 0.99),
     };
@@ -152,10 +177,12 @@ export const benchWebhooks = async () => {
 export const printWebhookBench = (r: Awaited<ReturnType<typeof benchWebhooks>>) => {
   for (const round of r.rounds) {
     console.log(
-      `webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop`,
+      `webhooks round (SQLite, ${ROUND_EVENTS} events, ${CONCURRENCY} in flight): ${round.service.toFixed(0)} events/s through the outbox, floor ${round.floor.toFixed(0)}/s for a bare signed-POST loop; process CPU per event ${round.serviceCpuMs.toFixed(2)} ms against ${round.floorCpuMs.toFixed(2)} ms`,
     );
   }
-  console.log(`webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %)`);
+  console.log(
+    `webhooks: median ratio ${(r.ratio * 100).toFixed(0)} % of the floor over ${ROUNDS} alternating rounds (target 50 %); CPU per event: the floor's is ${(r.cpuRatio * 100).toFixed(0)} % of the service's (median)`,
+  );
   console.log(
     `webhooks at ${RATE_PER_S} events/s for ${RATE_SECONDS} s: event to receiver p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (target p99 50 ms)`,
   );

@@ -390,6 +390,55 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(receivedOf('message.sent')).toHaveLength(3);
   });
 
+  it('bulk sends write one campaign.progress event per contact, with the record change it counts, and deliver them in order', async () => {
+    const [carol, dave, nobody] = ['15554440003', '15554440004', '19990004444'];
+    ctx.sandbox.control.addPhone(carol, 'Carol');
+    ctx.sandbox.control.addPhone(dave, 'Dave');
+    await create({ events: ['campaign.progress'], sessionId });
+    await call('POST', '/v1/contacts/bulk', {
+      contacts: [
+        { phone: BOB, name: 'Bob', tags: ['hookbulk'] },
+        { phone: carol, name: 'Carol', tags: ['hookbulk'] },
+        { phone: dave, name: 'Dave', tags: ['hookbulk'], isBlocked: true },
+        { phone: nobody, name: 'Nobody', tags: ['hookbulk'] },
+      ],
+    });
+    const group = await call('POST', '/v1/contacts/groups', { name: 'hook bulk' });
+    await call('POST', `/v1/contacts/groups/${group.body.id}/members`, { jids: [BOB, carol, dave, nobody] });
+    const sends = [
+      { path: `/v1/sessions/${sessionId}/bulk/tag/hookbulk`, progressId: crypto.randomUUID(), message: 'bulk by tag' },
+      { path: `/v1/sessions/${sessionId}/bulk/contact-group/${group.body.id}`, progressId: crypto.randomUUID(), message: 'bulk by group' },
+    ];
+    for (const send of sends) {
+      const res = await call('POST', send.path, { message: send.message, progressId: send.progressId });
+      expect(res.body).toMatchObject({ ok: true, total: 4, sent: 2, failed: 2 });
+    }
+    await ctx.app.deps.outgoing.settled();
+
+    for (const { progressId, message } of sends) {
+      // In the outbox: one event per contact, in the order of the changes, each counting one more result.
+      const events = (await ctx.app.db.webhookEvent.findMany({ where: { type: 'campaign.progress' }, orderBy: { id: 'asc' } }))
+        .map((e) => JSON.parse(e.data) as { campaignId: string; sent: number; failed: number; remaining: number; total: number })
+        .filter((d) => d.campaignId === progressId);
+      expect(events.map((d) => d.sent + d.failed)).toEqual([1, 2, 3, 4]);
+      expect(events.every((d) => d.total === 4 && d.remaining === 4 - d.sent - d.failed)).toBe(true);
+      // The steps that counted a send are as many as the records that went out, and end at what the records hold.
+      const records = await ctx.app.db.outgoingMessage.findMany({ where: { sessionId, content: message } });
+      expect(records.map((r) => r.status)).toEqual(['SENT', 'SENT']);
+      const sentSteps = events.filter((d, i) => d.sent === (events[i - 1]?.sent ?? 0) + 1);
+      expect(sentSteps).toHaveLength(records.length);
+      expect(events.at(-1)).toEqual({ campaignId: progressId, sessionId, total: 4, sent: 2, failed: 2, remaining: 0 });
+
+      // At the receiver: the same four, signed, in order.
+      const got = await waitUntil(
+        async () => receivedOf('campaign.progress').filter((r) => r.payload.data.campaignId === progressId),
+        (r) => r.length === 4,
+      );
+      expect(got.every((r) => r.verified)).toBe(true);
+      expect(got.map((r) => r.payload.data)).toEqual(events);
+    }
+  });
+
   it('serves the same endpoints over GraphQL', async () => {
     const made = await gql(
       ctx.app.baseUrl,

@@ -13,6 +13,8 @@ import { campaignTopic } from './topics.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
+import { oneAtATime } from './one-at-a-time.ts';
+import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 
 export const bulkSchema = z.object({
   message: z.string().min(1, 'cannot be empty').max(65_536),
@@ -54,19 +56,43 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
     result.failed += 1;
     result.errors.push({ jid, reason });
   };
-  const report = () => {
-    if (!progressId) return;
-    const progress: CampaignProgress = {
-      campaignId: progressId,
-      total: result.total,
-      sent: result.sent,
-      failed: result.failed,
-      remaining: result.total - result.sent - result.failed,
-    };
-    ctx.events.publish('campaign', campaignTopic(ctx.caller.accountId, progressId), progress);
-    ctx.webhooks
-      .emit({ accountId: ctx.caller.accountId, sessionId, type: 'campaign.progress', data: { ...progress, sessionId } })
-      .catch((err: unknown) => ctx.logger.error({ err, sessionId }, 'writing a campaign.progress webhook event failed'));
+  const topic = progressId ? campaignTopic(ctx.caller.accountId, progressId) : null;
+  /** The progress so far, with the contact at hand counted as `moved` when given. */
+  const progressWith = (moved?: 'sent' | 'failed'): CampaignProgress => {
+    const sent = result.sent + (moved === 'sent' ? 1 : 0);
+    const failed = result.failed + (moved === 'failed' ? 1 : 0);
+    return { campaignId: progressId ?? '', total: result.total, sent, failed, remaining: result.total - sent - failed };
+  };
+  const progressEvent = (progress: CampaignProgress): OutboxEvent => ({
+    accountId: ctx.caller.accountId,
+    sessionId,
+    type: 'campaign.progress',
+    data: { ...progress, sessionId },
+  });
+  type OutcomeEvents = (status: 'SENT' | 'FAILED') => OutboxEvent[];
+  /**
+   * One contact's turn, one at a time per progress id (two requests may share one). Its campaign.progress
+   * event is written in the transaction of the record change it counts (the SENT mark or the FAILED
+   * update). A turn that changes no record (blocked, not on the network, no link) writes its event on its
+   * own, after the SENT marks still being written behind, so the events keep their order.
+   */
+  const turn = async (work: (outcomeEvents?: OutcomeEvents) => Promise<void>): Promise<void> => {
+    if (!topic) {
+      await work();
+      return;
+    }
+    await oneAtATime(topic, async () => {
+      let written = false;
+      await work((status) => {
+        written = true;
+        return [progressEvent(progressWith(status === 'SENT' ? 'sent' : 'failed'))];
+      });
+      if (!written) {
+        await ctx.outgoing.settled();
+        await ctx.webhooks.emit(progressEvent(progressWith()));
+      }
+    });
+    ctx.events.publish('campaign', topic, progressWith());
   };
 
   const unblocked = contacts.filter((c) => !c.isBlocked);
@@ -87,28 +113,29 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
   try {
     let first = true;
     for (const contact of contacts) {
-      if (contact.isBlocked) fail(contact.jid, 'blocked');
-      else if (!onNetwork.has(contact.jid)) fail(contact.jid, 'contact_not_on_whatsapp');
-      else {
-        if (!first && delayMs > 0) await sleep(delayMs);
-        first = false;
-        const text = personaliseFor(message, contact);
-        try {
-          // From here the unit is deliverNow's: it gives it back if the message does not leave.
-          unused -= 1;
-          await deliverNow(
-            ctx,
-            session,
-            { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' },
-            { quotaTakenAt: startedAt },
-          );
-          result.sent += 1;
-        } catch (err) {
-          if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;
-          fail(contact.jid, 'send_failed');
+      await turn(async (outcomeEvents) => {
+        if (contact.isBlocked) fail(contact.jid, 'blocked');
+        else if (!onNetwork.has(contact.jid)) fail(contact.jid, 'contact_not_on_whatsapp');
+        else {
+          if (!first && delayMs > 0) await sleep(delayMs);
+          first = false;
+          const text = personaliseFor(message, contact);
+          try {
+            // From here the unit is deliverNow's: it gives it back if the message does not leave.
+            unused -= 1;
+            await deliverNow(
+              ctx,
+              session,
+              { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' },
+              { quotaTakenAt: startedAt, outcomeEvents },
+            );
+            result.sent += 1;
+          } catch (err) {
+            if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;
+            fail(contact.jid, 'send_failed');
+          }
         }
-      }
-      report();
+      });
     }
   } finally {
     await refundQuota(ctx, unused, startedAt);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
+import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
@@ -79,12 +80,15 @@ export const contentOfRecord = async (
  * first so that a refusal arriving as an error ack, even before the send returns, finds it.
  * `quotaTakenAt`: the caller took this message's quota unit then; either way, a message that does not
  * leave (no link, or the network refused it) gives its unit back to the day it was taken.
+ * `outcomeEvents`: more webhook events of the outcome (a bulk send's campaign.progress), asked for when
+ * the record becomes SENT or FAILED and written in the same transaction; not asked for when no outcome
+ * is written (no link, or a retry answered with the earlier attempt's record).
  */
 export const deliverNow = async (
   ctx: RequestContext,
   session: Pick<Session, 'id'>,
   delivery: Delivery,
-  options: { quotaTakenAt?: Date } = {},
+  options: { quotaTakenAt?: Date; outcomeEvents?: (status: 'SENT' | 'FAILED') => OutboxEvent[] } = {},
 ): Promise<OutgoingMessage> => {
   const startedAt = ctx.now();
   const takenAt = options.quotaTakenAt ?? startedAt;
@@ -136,10 +140,12 @@ export const deliverNow = async (
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'failed' });
     const reason = err instanceof Error ? err.message : String(err);
     ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
+    // SENT marks are written behind; this session's events are written after theirs, so they keep their order.
+    await ctx.outgoing.settled();
     await writeWithEvents(
       ctx,
       ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } }),
-      [messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null })],
+      [messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }), ...(options.outcomeEvents?.('FAILED') ?? [])],
     );
     await refundQuota(ctx, 1, takenAt);
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
@@ -154,7 +160,7 @@ export const deliverNow = async (
     waMessageId: sent.waMessageId,
     remoteJid: sent.remoteJid,
     sentMessage: sentMessageOf(sent),
-    event: messageEvent(done),
+    events: [messageEvent(done), ...(options.outcomeEvents?.('SENT') ?? [])],
   });
   return done;
 };

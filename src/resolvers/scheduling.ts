@@ -22,6 +22,7 @@ import { parseInput } from './validate.ts';
 import { registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
+import { oneAtATime } from './one-at-a-time.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -244,20 +245,6 @@ const armNextOfCampaign = async (
   await deps.jobs.scheduleMessage(next.jobId ?? randomUUID(), next.id, sendAt);
 };
 
-const counting = new Map<string, Promise<void>>();
-/** Runs the work of one key after the work of that key already started has finished. */
-const oneAtATime = async (key: string, work: () => Promise<void>): Promise<void> => {
-  const previous = counting.get(key) ?? Promise.resolve();
-  const mine = previous.then(work, work);
-  const tail = mine.catch(() => undefined);
-  counting.set(key, tail);
-  try {
-    await mine;
-  } finally {
-    if (counting.get(key) === tail) counting.delete(key);
-  }
-};
-
 /**
  * A due record: claimed atomically, then sent exactly as it was accepted (its payload) with the network
  * id chosen when it was stored, so a resend after a crash shows once on the phone. A timer that fires
@@ -298,7 +285,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       // Counted before the change with this claimed record moved, so the campaign.progress event goes in
       // the change's own transaction; one campaign's results are counted one at a time (its messages all
       // belong to one session, whose link lives in this process).
-      await oneAtATime(campaignId, async () => {
+      await oneAtATime(campaignTopic(row.accountId, campaignId), async () => {
         const before = await campaignProgress(deps, campaignId);
         const moved = data.status === 'SENT' ? 'sent' : 'failed';
         const counted = { ...before, [moved]: before[moved] + 1, remaining: Math.max(0, before.remaining - 1) };

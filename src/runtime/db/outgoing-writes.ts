@@ -30,7 +30,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
       FROM (VALUES ${rows}) AS v WHERE "OutgoingMessage"."id" = v.column1 AND "OutgoingMessage"."status" = 'PENDING'`;
       // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
       const outbox = webhooks
-        ? (await Promise.all(sent.map((m) => (m.event ? webhooks.rowsFor(m.event) : null)))).filter((r) => r !== null)
+        ? (await Promise.all(sent.flatMap((m) => (m.events ?? []).map((e) => webhooks.rowsFor(e))))).filter((r) => r !== null)
         : [];
       if (outbox.length === 0 || !webhooks) {
         await update;

@@ -39,6 +39,8 @@ export interface WebhookDeliveryOptions {
 }
 
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
+/** the shortest time between two claims of a few deliveries each (the longest a delivery waits for this) */
+const COALESCE_MS = 5;
 
 interface Claimed {
   id: string;
@@ -48,8 +50,34 @@ interface Claimed {
   attempts: number;
   createdAt: Date;
   /** read with the rest of its claim, so an attempt starts without a query of its own */
-  event?: WebhookEvent | null;
-  endpoint?: WebhookEndpoint | null;
+  event?: EventOfAttempt | null;
+  endpoint?: EndpointOfAttempt | null;
+}
+
+type EventOfAttempt = Pick<WebhookEvent, 'id' | 'type' | 'data' | 'createdAt'>;
+type EndpointOfAttempt = Pick<
+  WebhookEndpoint,
+  'id' | 'accountId' | 'url' | 'secret' | 'previousSecret' | 'previousSecretUntil' | 'enabled' | 'failingSince'
+>;
+
+/** A claimed delivery as the claim statement returns it; the subqueries' columns are null when their row is gone. */
+interface ClaimRow {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  accountId: string;
+  sessionId: string | null;
+  attempts: number | bigint;
+  createdAt: Date | string;
+  eventType: string | null;
+  eventData: string | null;
+  eventCreatedAt: Date | string | null;
+  url: string | null;
+  secret: string | null;
+  previousSecret: string | null;
+  previousSecretUntil: Date | string | null;
+  enabled: boolean | number | bigint | null;
+  failingSince: Date | string | null;
 }
 
 interface AttemptRow {
@@ -90,6 +118,27 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private pruner: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private again = false;
+  /**
+   * Set when a claim found fewer due deliveries than it had room for: until something may have become due
+   * (a write here, the poll for other nodes' writes, a retry's time), finished attempts do not claim again.
+   */
+  private exhausted = false;
+  private readonly signers = new Map<string, Webhook>();
+  /** successes whose record is still being written */
+  private unrecorded = 0;
+  /** counts the moments something may have become due, so a claim that overlapped one does not set `exhausted` */
+  private dueSignals = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /**
+   * Claims for fewer than a quarter of the places' worth of deliveries written here (`known`) come at
+   * most every COALESCE_MS, so events written one by one under load are claimed together; `urgent` (the
+   * start, the poll, a retry's time, a replay) claims at the next chance.
+   */
+  private known = 0;
+  private lastClaimAt = Number.NEGATIVE_INFINITY;
+  private urgent = true;
+  private coalesceTimer: NodeJS.Timeout | null = null;
+  private retryTimerAt = 0;
   private stopped = false;
   private readonly workers = new Set<Promise<void>>();
   private readonly postgres: boolean;
@@ -127,11 +176,62 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       }
       for (const statement of batch.flatMap((o) => o.followUps)) await statement;
     });
-    options.outbox.onWritten(() => this.wake());
+    options.outbox.onWritten((deliveries) => {
+      if (deliveries === undefined) this.urgent = true;
+      else this.known += deliveries;
+      this.mayBeDue();
+      this.wake();
+    });
+  }
+
+  /** A signer per secret: making one decodes its key. */
+  private signer(secret: string): Webhook {
+    let signer = this.signers.get(secret);
+    if (!signer) {
+      if (this.signers.size >= 1_000) this.signers.clear();
+      signer = new Webhook(secret);
+      this.signers.set(secret, signer);
+    }
+    return signer;
+  }
+
+  private claimSoon(ms: number): void {
+    if (this.coalesceTimer || this.stopped) return;
+    this.coalesceTimer = setTimeout(() => {
+      this.coalesceTimer = null;
+      this.wake();
+    }, ms);
+    this.coalesceTimer.unref();
+  }
+
+  private mayBeDue(): void {
+    this.dueSignals += 1;
+    this.exhausted = false;
+  }
+
+  /** A retry is due at `at`: the loop looks for due deliveries then, if it has not by then. */
+  private retryAt(at: Date): void {
+    if (this.stopped) return;
+    const ms = at.getTime();
+    if (this.retryTimer && this.retryTimerAt <= ms) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimerAt = ms;
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = null;
+        this.urgent = true;
+        this.mayBeDue();
+        this.wake();
+      },
+      Math.max(0, ms - this.options.now().getTime()),
+    );
+    this.retryTimer.unref();
   }
 
   start(): void {
     this.stopped = false;
+    this.urgent = true;
+    this.mayBeDue();
     this.pruner = setInterval(() => {
       this.prune().catch((err: unknown) => this.options.logger.warn({ err }, 'pruning old webhook events failed'));
     }, PRUNE_EVERY_MS);
@@ -144,6 +244,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.pruner) clearInterval(this.pruner);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.coalesceTimer) clearTimeout(this.coalesceTimer);
+    this.coalesceTimer = null;
     this.pruner = null;
     this.timer = null;
     await this.ticking;
@@ -179,17 +283,31 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         this.wake();
         return;
       }
-      this.timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1_000);
+      this.timer = setTimeout(() => {
+        this.urgent = true;
+        this.mayBeDue();
+        this.wake();
+      }, this.options.pollMs ?? 1_000);
       this.timer.unref();
     });
   }
 
   private async tick(): Promise<void> {
     const room = this.options.concurrency - this.outstanding;
-    // Under load every finished attempt wakes the loop; claiming the one free place each time would cost
-    // a claim and two reads per delivery. Claims wait until a quarter of the places are free (the loop
-    // polls anyway), and take them together.
-    if (room <= 0 || (this.outstanding > 0 && room < Math.ceil(this.options.concurrency / 4))) return;
+    // Under load every finished attempt and every write wakes the loop; a claim each time would cost a
+    // statement for a delivery or two. A busy loop waits for a quarter of its places to be free.
+    const quarter = Math.ceil(this.options.concurrency / 4);
+    if (this.exhausted || room <= 0 || (this.outstanding > 0 && room < quarter)) return;
+    if (!this.urgent && this.known < quarter) {
+      const wait = this.lastClaimAt + COALESCE_MS - performance.now();
+      if (wait > 0) {
+        this.claimSoon(wait);
+        return;
+      }
+    }
+    this.urgent = false;
+    this.lastClaimAt = performance.now();
+    const signals = this.dueSignals;
     let claimed: Claimed[];
     try {
       claimed = await this.claim(room);
@@ -197,23 +315,12 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.options.logger.error({ err }, 'claiming webhook deliveries failed');
       return;
     }
-    claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
-    if (claimed.length > 0) {
-      try {
-        const [events, endpoints] = await Promise.all([
-          this.options.db.webhookEvent.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.eventId))] } } }),
-          this.options.db.webhookEndpoint.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.endpointId))] } } }),
-        ]);
-        const eventById = new Map(events.map((e) => [e.id, e]));
-        const endpointById = new Map(endpoints.map((e) => [e.id, e]));
-        for (const c of claimed) {
-          c.event = eventById.get(c.eventId) ?? null;
-          c.endpoint = endpointById.get(c.endpointId) ?? null;
-        }
-      } catch (err) {
-        this.options.logger.error({ err }, 'reading claimed webhook deliveries failed; each attempt reads its own');
-      }
+    this.known = Math.max(0, this.known - claimed.length);
+    if (claimed.length < room && signals === this.dueSignals) {
+      this.exhausted = true;
+      this.known = 0;
     }
+    claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
     for (const row of claimed) {
       this.outstanding += 1;
       const key = `${row.endpointId}|${row.sessionId ?? ''}`;
@@ -236,13 +343,28 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         this.queues.delete(key);
         return;
       }
-      try {
-        await this.attempt(row);
-      } catch (err) {
+      const couldNotRecord = (err: unknown) =>
         this.options.logger.error(
           { err, deliveryId: row.id },
           'a webhook attempt could not be recorded; it is tried again when its lease ends',
         );
+      const behind: { write?: Promise<void> } = {};
+      try {
+        await this.attempt(row, (write) => {
+          behind.write = write;
+        });
+      } catch (err) {
+        couldNotRecord(err);
+      }
+      // A success's record is written behind, so the session's next event goes out meanwhile and more
+      // outcomes share a write; the delivery stays leased until then. Only so many wait at once.
+      const recording = behind.write;
+      if (recording) {
+        this.unrecorded += 1;
+        const settled = recording.catch(couldNotRecord).finally(() => {
+          this.unrecorded -= 1;
+        });
+        if (this.unrecorded > this.options.concurrency) await settled;
       }
       this.outstanding -= 1;
       if (queue.length === 0) this.queues.delete(key);
@@ -266,21 +388,63 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     return { deliveries, events };
   }
 
+  /**
+   * Claims up to `limit` due deliveries and returns each with what its attempt needs of its event and its
+   * endpoint, read by subqueries of the same statement. Oldest due first, along the (status, nextAttemptAt)
+   * index, so a claim stops after `limit` rows instead of sorting every due one; a fresh delivery is due
+   * when it is written, so for a healthy receiver this is the order of writing.
+   */
   private async claim(limit: number): Promise<Claimed[]> {
     const now = this.options.now();
     // A claim is a lease: a node that dies mid-request leaves it, and any node takes the delivery again once it ends.
     const leaseUntil = new Date(now.getTime() + this.options.timeoutMs * 2 + 5_000);
     const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
-    return this.options.db.$queryRaw<Claimed[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
+    const ofEvent = (column: string) =>
+      Prisma.raw(`(SELECT e."${column}" FROM "WebhookEvent" e WHERE e."id" = "WebhookDelivery"."eventId")`);
+    const ofEndpoint = (column: string) =>
+      Prisma.raw(`(SELECT p."${column}" FROM "WebhookEndpoint" p WHERE p."id" = "WebhookDelivery"."endpointId")`);
+    const rows = await this.options.db.$queryRaw<ClaimRow[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
       WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" = 'PENDING' AND "nextAttemptAt" <= ${now}
-        AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ORDER BY "createdAt", "eventId" LIMIT ${limit} ${lock})
-      RETURNING "id", "eventId", "endpointId", "sessionId", "attempts", "createdAt"`.then((rows) =>
-      rows.map((r) => ({ ...r, attempts: Number(r.attempts), createdAt: new Date(r.createdAt) })),
-    );
+        AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ORDER BY "nextAttemptAt", "eventId" LIMIT ${limit} ${lock})
+      RETURNING "id", "eventId", "endpointId", "accountId", "sessionId", "attempts", "createdAt",
+        ${ofEvent('type')} AS "eventType", ${ofEvent('data')} AS "eventData", ${ofEvent('createdAt')} AS "eventCreatedAt",
+        ${ofEndpoint('url')} AS "url", ${ofEndpoint('secret')} AS "secret", ${ofEndpoint('previousSecret')} AS "previousSecret",
+        ${ofEndpoint('previousSecretUntil')} AS "previousSecretUntil", ${ofEndpoint('enabled')} AS "enabled",
+        ${ofEndpoint('failingSince')} AS "failingSince"`;
+    const date = (v: Date | string | number | null) => (v === null ? null : new Date(v));
+    return rows.map((r) => ({
+      id: r.id,
+      eventId: r.eventId,
+      endpointId: r.endpointId,
+      sessionId: r.sessionId,
+      attempts: Number(r.attempts),
+      createdAt: new Date(r.createdAt),
+      event:
+        r.eventType === null || r.eventData === null || r.eventCreatedAt === null
+          ? null
+          : { id: r.eventId, type: r.eventType, data: r.eventData, createdAt: new Date(r.eventCreatedAt) },
+      endpoint:
+        r.url === null || r.secret === null
+          ? null
+          : {
+              id: r.endpointId,
+              accountId: r.accountId,
+              url: r.url,
+              secret: r.secret,
+              previousSecret: r.previousSecret,
+              previousSecretUntil: date(r.previousSecretUntil),
+              // SQLite answers 1 or 0 (a number or a bigint), PostgreSQL a boolean
+              enabled: r.enabled === true || Number(r.enabled) === 1,
+              failingSince: date(r.failingSince),
+            },
+    }));
   }
 
-  /** One attempt of one delivery, its log row, and what it means for the delivery and the endpoint. */
-  async attempt(row: Claimed): Promise<void> {
+  /**
+   * One attempt of one delivery, its log row, and what it means for the delivery and the endpoint.
+   * `writeBehind`: given, a success's record is handed to it instead of being waited for.
+   */
+  async attempt(row: Claimed, writeBehind?: (write: Promise<void>) => void): Promise<void> {
     const record = (outcome: Outcome): Promise<void> => this.outcomes.add(outcome);
     const { db, logger } = this.options;
     const [event, endpoint] = await Promise.all([
@@ -297,7 +461,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt)
       secrets.push(endpoint.previousSecret);
-    const signature = secrets.map((s) => new Webhook(s).sign(event.id, sentAt, body)).join(' ');
+    const signature = secrets.map((s) => this.signer(s).sign(event.id, sentAt, body)).join(' ');
 
     let statusCode: number | null = null;
     let excerpt: string | null = null;
@@ -357,7 +521,9 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       const followUps = endpoint.failingSince
         ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })]
         : [];
-      await record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
+      const write = record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
+      if (writeBehind) writeBehind(write);
+      else await write;
       return;
     }
 
@@ -395,6 +561,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
           : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
       ],
     });
+    if ('nextAttemptAt' in delivery && delivery.nextAttemptAt) this.retryAt(delivery.nextAttemptAt);
     if (disabledReason) {
       this.options.outbox.invalidate(endpoint.accountId);
       logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');

@@ -95,13 +95,20 @@ export const loadAuthState = async (
   // Keys read or written lately, decoded; the oldest go first past CACHED_KEYS. Every write goes through
   // this store, so an entry is never stale.
   const cache = new Map<string, KeyValue>();
-  const remember = (key: string, value: KeyValue) => {
+  const remember = (type: string, key: string, value: KeyValue) => {
+    // One-time pre-keys are written by the hundred when a device links (812 of them, two Buffers each:
+    // about 400 KB a session) and each is read at most once, when a contact starts a Signal session
+    // with it, then deleted: kept in memory they were most of an idle session's heap.
+    if (type === 'pre-key') return;
     cache.delete(key);
     cache.set(key, value);
     if (cache.size > CACHED_KEYS) cache.delete(cache.keys().next().value ?? '');
   };
   // Written but not yet on disk: the value, or null for a deletion.
   let waiting = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
+  // The batch on its way to disk: still read from here, as pre-keys are not in the cache.
+  let inFlight = new Map<string, { type: string; keyId: string; value: KeyValue | null }>();
+  const pending = (key: string) => waiting.get(key) ?? inFlight.get(key);
   let writing: Promise<void> | null = null;
   let scheduled = false;
   let dropped = false;
@@ -117,7 +124,7 @@ export const loadAuthState = async (
       const wanted: string[] = [];
       for (const id of ids) {
         const key = `${type}\u0000${id}`;
-        const held = waiting.get(key);
+        const held = pending(key);
         const cached = held ? undefined : cache.get(key);
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
@@ -131,13 +138,13 @@ export const loadAuthState = async (
       if (writes !== writesBefore && attempt < 3) continue;
       const byId = new Map(rows.map((r) => [r.keyId, r.value]));
       for (const id of wanted) {
-        const held = waiting.get(`${type}\u0000${id}`);
+        const held = pending(`${type}\u0000${id}`);
         const row = byId.get(id);
         if (held) {
           if (held.value !== null) out[id] = held.value as SignalDataTypeMap[T];
         } else if (row !== undefined) {
           const value = decodedValue(type, decode(row));
-          remember(`${type}\u0000${id}`, value);
+          remember(type, `${type}\u0000${id}`, value);
           out[id] = value;
         } else if (writes === writesBefore) missing.add(`${type}\u0000${id}`);
       }
@@ -169,9 +176,12 @@ export const loadAuthState = async (
     while (waiting.size > 0 && !dropped) {
       const batch = waiting;
       waiting = new Map();
+      inFlight = batch;
       try {
         await write([...batch.values()]);
+        inFlight = new Map();
       } catch (err) {
+        inFlight = new Map();
         // Kept for the next write unless a newer value replaced it meanwhile; flush() at close retries.
         for (const [key, entry] of batch) if (!waiting.has(key)) waiting.set(key, entry);
         logger?.error({ err, sessionId }, 'writing Signal keys failed; will retry');
@@ -199,7 +209,7 @@ export const loadAuthState = async (
         missing.delete(key);
         waiting.set(key, { type, keyId, value: value ?? null });
         if (value === null || value === undefined) cache.delete(key);
-        else remember(key, value);
+        else remember(type, key, value);
       }
     }
     if (scheduled || waiting.size === 0) return;
@@ -226,6 +236,7 @@ export const loadAuthState = async (
   const drop = async () => {
     dropped = true;
     waiting = new Map();
+    inFlight = new Map();
     cache.clear();
     await credsWritten.catch(() => undefined);
     while (writing) await writing;

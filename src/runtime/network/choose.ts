@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { connectToSandbox } from '../sandbox/connect.ts';
+import { connectToSandbox } from '../sandbox/address.ts';
 import type { NetworkTarget } from './baileys-target.ts';
 import type { Settings } from '../settings.ts';
 
@@ -19,9 +19,10 @@ export const sandboxStateFile = (settings: Pick<Settings, 'SANDBOX_STATE_FILE' |
 /** WhatsApp itself by default; the sandbox network when WA_SANDBOX_URL or SANDBOX_EMBEDDED says so. */
 export const networkOptions = async (settings: Settings, logger: Logger): Promise<NetworkChoice> => {
   if (settings.SANDBOX_EMBEDDED) {
-    // Loaded only here: the sandbox brings its own Baileys and libsignal onto this thread.
-    const { sandboxAddress, startSandbox } = await import('../sandbox/sandbox.ts');
     const stateFile = sandboxStateFile(settings);
+    // Loaded only here: the sandbox (and the Baileys it builds on) is tens of MB a service pointed at
+    // WhatsApp, or at a sandbox in another process, never needs.
+    const { sandboxAddress, startSandbox } = await import('../sandbox/sandbox.ts');
     const sandbox = await startSandbox({
       logger: logger.child({ module: 'sandbox' }),
       controlPort: settings.SANDBOX_CONTROL_PORT,

@@ -19,8 +19,8 @@ export interface SentMark {
   remoteJid: string;
   /** the message as it went out (base64 of proto.Message), for answering retry receipts later */
   sentMessage: string | null;
-  /** the message.sent webhook event, written with the mark when an endpoint wants it */
-  event?: OutboxEvent;
+  /** webhook events of the mark (message.sent, and a bulk send's campaign.progress), written in its transaction when an endpoint wants them */
+  events?: OutboxEvent[];
 }
 
 /**

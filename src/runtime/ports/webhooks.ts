@@ -37,8 +37,12 @@ export interface WebhookOutbox {
   writes: (rows: OutboxRows[]) => Array<Prisma.PrismaPromise<unknown>>;
   /** Writes one event on its own (for changes that are not database writes of ours) and wakes the delivery loop. */
   emit: (event: OutboxEvent) => Promise<void>;
-  /** The delivery loop registers here; writers call it after their transaction commits. */
-  onWritten: (listener: () => void) => void;
+  /**
+   * The delivery loop registers here; writers call `written` after their transaction commits. The
+   * listener is told how many deliveries the rows of `writes` held since, or nothing when that is not
+   * known (a replay).
+   */
+  onWritten: (listener: (deliveries?: number) => void) => void;
   written: () => void;
   /** Forget an account's cached list after one of its endpoints changed. */
   invalidate: (accountId: string) => void;

@@ -23,7 +23,7 @@ import { createMediaFetcher } from '../media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
-import { lazyNetwork } from '../network/lazy-network.ts';
+import { onFirstUse } from '../network/on-first-use.ts';
 import { createThreadedNetwork } from '../network/network-thread.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
@@ -94,7 +94,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
         memorySaver: settings.V8_MEMORY_SAVER,
       })
-    : lazyNetwork(async () => {
+    : onFirstUse(async () => {
         const [{ createBaileysNetwork }, { mediaDispatcherFor, socketOptionsFor }] = await Promise.all([
           import('../network/baileys-network.ts'),
           import('../network/baileys-target.ts'),

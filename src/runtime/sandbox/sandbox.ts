@@ -111,5 +111,4 @@ export const sandboxAddress = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | '
 export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'>): Partial<UserFacingSocketConfig> =>
   socketOptionsFor({ sandbox: sandboxAddress(sandbox) });
 
-// Kept apart so that a service using a sandbox in another process does not load this one's modules.
-export { connectToSandbox } from './connect.ts';
+export { connectToSandbox } from './address.ts';

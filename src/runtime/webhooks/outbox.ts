@@ -35,7 +35,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // A cache of the database's endpoint list, never the source of truth: a node that did not make a
   // change sees it once its entry is older than cacheMs.
   const cache = new Map<string, { loadedAt: number; endpoints: Promise<EndpointRef[]> }>();
-  const listeners: Array<() => void> = [];
+  const listeners: Array<(deliveries?: number) => void> = [];
+  // deliveries in the rows of `writes` since the last `written`
+  let uncounted = 0;
 
   const endpointsOf = (accountId: string): Promise<EndpointRef[]> => {
     const at = Date.now();
@@ -81,6 +83,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // Plain INSERTs: every event passes here, and a createMany is compiled anew for each number of rows.
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
+    for (const r of rows) uncounted += r.deliveries.length;
     const events = Prisma.join(
       rows.map(({ event: e }) => Prisma.sql`(${e.id}, ${e.accountId}, ${e.sessionId}, ${e.type}, ${e.data}, ${e.createdAt})`),
     );
@@ -99,7 +102,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   };
 
   const written = () => {
-    for (const listener of listeners) listener();
+    const deliveries = uncounted > 0 ? uncounted : undefined;
+    uncounted = 0;
+    for (const listener of listeners) listener(deliveries);
   };
 
   // Events that are not part of another write are grouped with those raised at the same moment, and

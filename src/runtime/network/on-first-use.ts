@@ -1,0 +1,23 @@
+import type { Network } from '../ports/network.ts';
+
+/**
+ * A network built when it is first needed: the links of this thread load Baileys (with libsignal and
+ * WhatsApp's protobufs, about 30 MB), which a service with no session, or whose links live on the
+ * network thread, never needs on this one.
+ */
+export const onFirstUse = (load: () => Promise<Network>): Network => {
+  let loading: Promise<Network> | undefined;
+  const loaded = () => {
+    loading ??= load();
+    return loading;
+  };
+  return {
+    open: async (sessionId, callbacks) => (await loaded()).open(sessionId, callbacks),
+    forget: async (sessionId) => (await loaded()).forget(sessionId),
+    hasCredentials: async (sessionId) => (await loaded()).hasCredentials(sessionId),
+    downloadMedia: async (media) => (await loaded()).downloadMedia(media),
+    close: async () => (loading ? (await loading).close() : undefined),
+    collectGarbage: async () => (loading ? (await loading).collectGarbage() : undefined),
+    threadStats: async () => (loading ? (await loading).threadStats() : undefined),
+  };
+};
