@@ -1,10 +1,11 @@
 import { fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnService } from '../test/helpers/process.ts';
+import { treeUsage } from '../test/helpers/proc.ts';
 import type { ServiceProcess } from '../test/helpers/process.ts';
 import type { FloorReport, FloorRequest } from './bare-sockets.ts';
 
@@ -16,8 +17,8 @@ const PARALLEL = Number(process.env.SCALE_PARALLEL ?? 10);
 const IDLE_SECONDS = Number(process.env.SCALE_IDLE_SECONDS ?? 30);
 const SETTLE_MS = 10_000;
 const KEY = 'scale-bench-key-0123456789';
-const CLOCK_TICKS = 100;
-// SCALE_CPU_PROF=<dir>: the service (both threads) and the floor process write .cpuprofile files there, and
+// SCALE_CPU_PROF=<dir>: the service (its main thread and its network process, which inherits NODE_OPTIONS)
+// and the floor process write .cpuprofile files there, and
 // marks.json the monotonic windows (µs, the profiles' clock) of linking and idling, to slice them by phase
 // (bench/cpuprofile.py). The service and the floor are then stopped by SIGTERM (a clean exit) instead of
 // the SIGKILL before the re-link, so their profiles are written; the profiled re-link is marked too.
@@ -32,14 +33,11 @@ const mark = (name: string, from: number) => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** CPU seconds (all threads) and resident memory of a process, from /proc. */
-const usage = (pid: number): { cpu: number; rssMb: number } => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const cpu = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpu, rssMb: Number(rss?.[1] ?? 0) / 1024 };
-};
+/**
+ * CPU seconds (all threads) and resident memory of a process and its children, from /proc: the service
+ * with its network process (the floor process has none).
+ */
+const usage = (pid: number): { cpu: number; rssMb: number } => treeUsage(pid).total;
 
 const idleCpu = async (pid: number): Promise<number> => {
   const before = usage(pid).cpu;
@@ -186,7 +184,7 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     const fixedMb = usage(service.child.pid as number).rssMb;
     const list = numbers('1557', N);
     await addPhones(controlUrl, list);
-    // The first link starts the network thread, a fixed cost measured apart.
+    // The first link starts the network process, a fixed cost measured apart.
     await linkThroughApi(service, controlUrl, list[0]);
     await sleep(SETTLE_MS);
     const first = usage(service.child.pid as number);
@@ -344,6 +342,6 @@ export const printScaleBench = (r: ScaleResult): void => {
   );
   console.log(
     `  memory            ${s.perSessionMb.toFixed(2)} MB per linked idle session  floor ${f.perSessionMb.toFixed(2)} MB (target <= 1 MB); ` +
-      `fixed ${s.fixedMb.toFixed(0)} MB before any session, the first session with the network thread +${s.firstSessionMb.toFixed(0)} MB; floor process ${f.baseMb.toFixed(0)} MB`,
+      `fixed ${s.fixedMb.toFixed(0)} MB before any session, the first session with the network process +${s.firstSessionMb.toFixed(0)} MB; floor process ${f.baseMb.toFixed(0)} MB`,
   );
 };

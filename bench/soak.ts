@@ -17,10 +17,13 @@ const { values } = parseArgs({
     'device-list-ttl': { type: 'string', default: '300' },
     'max-messages': { type: 'string', default: '100000' },
     'settle-seconds': { type: 'string', default: '30' },
-    'network-thread': { type: 'string', default: 'true' },
+    'network-mode': { type: 'string', default: 'process' },
+    'network-thread': { type: 'string' },
     'memory-saver': { type: 'string', default: 'false' },
   },
 });
+const networkModeOf = (value: string | undefined): 'process' | 'thread' | 'inline' =>
+  value === 'thread' || value === 'inline' ? value : 'process';
 const mode = values.mode === 'bare' ? 'bare' : 'service';
 const db: DbKind = values.db === 'postgres' ? 'postgres' : 'sqlite';
 const report = await runSoak({
@@ -32,7 +35,8 @@ const report = await runSoak({
   deviceListTtlMs: Number(values['device-list-ttl']) * 1000,
   maxMessages: Number(values['max-messages']),
   drainMs: 30_000,
-  networkThread: values['network-thread'] !== 'false',
+  // --network-thread false: the older name of --network-mode inline
+  networkMode: values['network-thread'] === 'false' ? 'inline' : networkModeOf(values['network-mode']),
   memorySaver: values['memory-saver'] === 'true',
   settleMs: Number(values['settle-seconds']) * 1000,
   log: (line) => process.stdout.write(`${line}\n`),

@@ -282,7 +282,7 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
     sandbox = await startSandbox();
     app = await startTestApp(
       kind,
-      { MAX_SESSIONS_PER_ACCOUNT: 5, NETWORK_THREAD: false },
+      { MAX_SESSIONS_PER_ACCOUNT: 5, NETWORK_MODE: 'inline' },
       {
         // Links go to the loopback sandbox; every host name resolves to a loopback address, which the media guard refuses.
         target: { sandbox: sandboxAddress(sandbox) },

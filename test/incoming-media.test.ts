@@ -199,6 +199,48 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     expect(sha((await download(mediaUrl(sent.document.id))).body)).toBe(sha(sent.document.data));
   });
 
+  it('a client that goes away mid-file cancels the fetch from the media host; the next download is whole', async () => {
+    // Larger than what the sockets and streams between the media host and the client hold, so the host
+    // is still sending when the client leaves, unless the service read ahead of its client.
+    const data = randomBytes(24 * 1024 * 1024);
+    const { id } = await sandbox.control.sendMedia(KIM, ME, { type: 'video', data, mimetype: 'video/mp4' });
+    await waitUntil(
+      () => app.db.incomingMedia.count({ where: { sessionId, messageId: id } }),
+      (n) => n === 1,
+      30_000,
+    );
+    // How each of the media host's answers ended: sent whole, or cut off by the fetching side.
+    const ends: Array<'whole' | 'cut'> = [];
+    const host = sandbox.network.media;
+    const handle = host.handle.bind(host);
+    host.handle = (req, res) => {
+      if (req.method === 'GET') res.once('close', () => ends.push(res.writableFinished ? 'whole' : 'cut'));
+      handle(req, res);
+    };
+    try {
+      const aborter = new AbortController();
+      const res = await fetch(`${app.baseUrl}${mediaUrl(id)}`, { headers: { 'x-api-key': key }, signal: aborter.signal });
+      expect(res.status).toBe(200);
+      const reader = res.body?.getReader();
+      expect((await reader?.read())?.value?.length).toBeGreaterThan(0);
+      aborter.abort();
+      await reader?.cancel().catch(() => undefined);
+      await waitUntil(
+        async () => ends,
+        (e) => e.length === 1,
+        30_000,
+      );
+      expect(ends).toEqual(['cut']);
+
+      const whole = await download(mediaUrl(id));
+      expect(whole.status).toBe(200);
+      expect(whole.body.length).toBe(data.length);
+      expect(sha(whole.body)).toBe(sha(data));
+    } finally {
+      host.handle = handle;
+    }
+  }, 90_000);
+
   it('downloads still work after a restart of the service (the record is in the database)', async () => {
     await restart();
     for (const s of Object.values(sent)) {
@@ -246,14 +288,17 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
   }, 60_000);
 });
 
-describe('received files with the network on the main thread (NETWORK_THREAD=false)', () => {
+describe.each([
+  { mode: 'thread', me: '15557730021', them: '15557730022' },
+  { mode: 'inline', me: '15557730011', them: '15557730012' },
+] as const)('received files with NETWORK_MODE=$mode', ({ mode, me, them }) => {
   it('streams the same bytes', async () => {
-    const ctx = await startWithSandbox('sqlite', { NETWORK_THREAD: false });
+    const ctx = await startWithSandbox('sqlite', { NETWORK_MODE: mode });
     try {
-      const sessionId = await linkSession(ctx, '15557730011');
-      ctx.sandbox.control.addPhone('15557730012');
+      const sessionId = await linkSession(ctx, me);
+      ctx.sandbox.control.addPhone(them);
       const data = randomBytes(33_000);
-      const { id } = await ctx.sandbox.control.sendMedia('15557730012', '15557730011', { type: 'video', data, mimetype: 'video/mp4' });
+      const { id } = await ctx.sandbox.control.sendMedia(them, me, { type: 'video', data, mimetype: 'video/mp4' });
       const page = await waitUntil(
         () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/incoming?waitMs=5000`, { key: ctx.key }),
         (r) => r.body.count >= 1,

@@ -91,6 +91,8 @@ describe('GET /metrics (Prometheus)', () => {
     expect(delta('wa_incoming_messages_total')).toBe(1);
     expect(sample(after, 'wa_incoming_buffer_drops_total')).toBe(0);
     expect(sample(after, 'wa_network_thread_heap_used_bytes')).toBeGreaterThan(1_000_000);
+    // The links run in a network process of their own by default: its memory is not in the service's.
+    expect(sample(after, 'wa_network_process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
   });
 
   it("counts webhook attempts by outcome, with the receivers' answer time", async () => {

@@ -1,20 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultSettings, networkMode } from '../src/runtime/settings.ts';
 import { http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
-// Every other end-to-end test runs the network on its own thread (the default); these run the same
-// flow with the links in the main thread (NETWORK_THREAD=false), and check what both modes share.
+// The same flow with the links in each place they can run: a network process (the default, which every
+// other end-to-end test uses too), a worker thread, and the main thread; and what the modes share.
 describe.each([
-  { mode: 'network thread', thread: true, me: '15554440001', friend: '15554440002' },
-  { mode: 'main thread', thread: false, me: '15554440011', friend: '15554440012' },
-])('sends, receives and deletes with the network on the $mode', ({ thread, me, friend }) => {
+  { mode: 'process', me: '15554440001', friend: '15554440002' },
+  { mode: 'thread', me: '15554440021', friend: '15554440022' },
+  { mode: 'inline', me: '15554440011', friend: '15554440012' },
+] as const)('sends, receives and deletes with NETWORK_MODE=$mode', ({ mode, me, friend }) => {
   let ctx: Linked;
   let sessionId: string;
   const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
 
   beforeAll(async () => {
-    ctx = await startWithSandbox('sqlite', { NETWORK_THREAD: thread });
+    ctx = await startWithSandbox('sqlite', { NETWORK_MODE: mode });
     sessionId = await linkSession(ctx, me);
     ctx.sandbox.control.addPhone(friend, 'Friend');
   });
@@ -70,4 +72,49 @@ describe.each([
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('NOT_FOUND');
   });
+});
+
+describe('the network process', () => {
+  it('is the default; NETWORK_THREAD=false still means inline', () => {
+    expect(networkMode(defaultSettings())).toBe('process');
+    expect(networkMode(defaultSettings({ NETWORK_THREAD: false }))).toBe('inline');
+    expect(networkMode(defaultSettings({ NETWORK_THREAD: true }))).toBe('process');
+    expect(networkMode(defaultSettings({ NETWORK_THREAD: false, NETWORK_MODE: 'thread' }))).toBe('thread');
+  });
+
+  it('dies: its links report a transient close and re-link on a new process, which sends', async () => {
+    const me = '15554440031';
+    const friend = '15554440032';
+    const ctx = await startWithSandbox('sqlite');
+    try {
+      const sessionId = await linkSession(ctx, me);
+      ctx.sandbox.control.addPhone(friend, 'Friend');
+      const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
+      const first = (await ctx.app.deps.sessions.networkStats())?.process?.pid;
+      expect(first).toBeGreaterThan(0);
+      process.kill(first as number, 'SIGKILL');
+      // A new process starts only after the old one's exit was handled (its links closed).
+      const second = await waitUntil(
+        // asked while the old process dies, the question fails with it
+        async () => (await ctx.app.deps.sessions.networkStats().catch(() => undefined))?.process?.pid,
+        (pid) => pid !== undefined && pid !== first,
+        30_000,
+      );
+      expect(second).toBeGreaterThan(0);
+      await waitUntil(
+        () => call('GET', `/v1/sessions/${sessionId}/status`),
+        (r) => r.body.status === 'CONNECTED',
+        30_000,
+      );
+      expect((await call('POST', `/v1/sessions/${sessionId}/send`, { to: friend, message: 'after the crash' })).status).toBe(200);
+      await waitUntil(
+        async () => ctx.sandbox.control.inbox(friend).map((e) => e.content),
+        (texts) => texts.includes('after the crash'),
+      );
+      expect(ctx.sandbox.control.phone(me).devices).toHaveLength(1);
+    } finally {
+      await ctx.app.close();
+      await ctx.sandbox.close();
+    }
+  }, 60_000);
 });

@@ -73,6 +73,9 @@ const sendFile = async (res: Response, file: IncomingMediaDownload): Promise<voi
   if (file.size > 0) res.setHeader('Content-Length', String(file.size));
   res.setHeader('Cache-Control', 'private, no-store');
   res.status(200);
+  // The status goes out before the first byte is checked: a file that fails its check (even one that
+  // arrives in a single chunk) is then a cut-off body, never a connection closed without an answer.
+  res.flushHeaders();
   try {
     await pipeline(Readable.fromWeb(file.stream as WebReadableStream<Uint8Array>), res);
   } catch (err) {

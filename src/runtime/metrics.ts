@@ -32,24 +32,35 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       for (const [status, n] of counts) this.set({ status }, n);
     },
   });
+  // The names say thread for dashboards made when the links ran on one; they describe the network process too.
   new Gauge({
     name: `${PREFIX}network_thread_heap_used_bytes`,
-    help: 'V8 heap used by the network thread (Baileys and its links); absent when NETWORK_THREAD=false',
+    help: 'V8 heap used by the network process or thread (Baileys and its links); absent with NETWORK_MODE=inline',
     registers,
     async collect() {
       this.reset();
-      const stats = await sources?.sessions.threadStats();
+      const stats = await sources?.sessions.networkStats();
       if (stats) this.set(stats.heapUsedBytes);
     },
   });
   new Gauge({
     name: `${PREFIX}network_thread_heap_total_bytes`,
-    help: 'V8 heap size of the network thread; absent when NETWORK_THREAD=false',
+    help: 'V8 heap size of the network process or thread; absent with NETWORK_MODE=inline',
     registers,
     async collect() {
       this.reset();
-      const stats = await sources?.sessions.threadStats();
+      const stats = await sources?.sessions.networkStats();
       if (stats) this.set(stats.heapTotalBytes);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}network_process_resident_memory_bytes`,
+    help: "Resident memory of the network process (the service's own is process_resident_memory_bytes); present with NETWORK_MODE=process once a session has linked",
+    registers,
+    async collect() {
+      this.reset();
+      const stats = await sources?.sessions.networkStats();
+      if (stats?.process) this.set(stats.process.rssBytes);
     },
   });
 

@@ -54,8 +54,11 @@ const settingsSchema = z.object({
   SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
   /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
   SANDBOX_STATE_FILE: z.string().min(1).optional(),
-  NETWORK_THREAD: z.stringbool().default(true),
-  /** V8's memory saver mode while the network thread runs (see network-thread.ts): less RSS, much more CPU */
+  /** where the links run: see networkMode (unset: NETWORK_THREAD, else `process`) */
+  NETWORK_MODE: z.enum(['process', 'thread', 'inline']).optional(),
+  /** older setting: `false` is NETWORK_MODE=inline; `true` is the default */
+  NETWORK_THREAD: z.stringbool().optional(),
+  /** V8's memory saver mode for the network process or thread (see remote-network.ts): less RSS, much more CPU */
   V8_MEMORY_SAVER: z.stringbool().default(false),
   /** how many links the re-link at start opens at a time */
   RELINK_CONCURRENCY: z.coerce.number().int().min(1).default(16),
@@ -66,6 +69,8 @@ const settingsSchema = z.object({
     .int()
     .min(1_000)
     .default(5 * 60 * 1000),
+  /** how long a received message may wait for its write before the link leaves it unreceipted (see baileys-network.ts) */
+  INCOMING_STORE_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32),
@@ -105,6 +110,13 @@ export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => 
   ...settingsSchema.parse({}),
   ...overrides,
 });
+
+/**
+ * Where the links run: `process`, a child process of their own (the default); `thread`, a worker thread
+ * of the service's process; `inline`, the service's main thread.
+ */
+export const networkMode = (settings: Pick<Settings, 'NETWORK_MODE' | 'NETWORK_THREAD'>): 'process' | 'thread' | 'inline' =>
+  settings.NETWORK_MODE ?? (settings.NETWORK_THREAD === false ? 'inline' : 'process');
 
 // The few variables read outside the service's settings, each by one entry point; here so that this file
 // stays the only reader of the environment.

@@ -7,9 +7,10 @@ import { runInNewContext } from 'node:vm';
 import type { WAMessage } from 'baileys';
 import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
 import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import type { ThreadStats } from '../../src/runtime/ports/network.ts';
+import type { NetworkStats } from '../../src/runtime/ports/network.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { linkedSocket } from '../sandbox/helpers.ts';
+import { processUsage } from './proc.ts';
 import type { DbKind } from './app.ts';
 import { gql, http } from './app.ts';
 import { linkSession, startWithSandbox } from './sandbox.ts';
@@ -29,8 +30,8 @@ export interface SoakOptions {
   maxMessages: number;
   /** how long to wait, after the load stops, for the last messages to arrive */
   drainMs: number;
-  /** service mode: Baileys on the network thread (the default) or in the main thread */
-  networkThread?: boolean;
+  /** service mode: where the links run (NETWORK_MODE; default process) */
+  networkMode?: 'process' | 'thread' | 'inline';
   /** service mode: V8_MEMORY_SAVER (default false) */
   memorySaver?: boolean;
   /** how long the linked side idles after the load before the last memory figures */
@@ -56,13 +57,19 @@ export interface SoakReport {
   /** memory before the load, when the load stops, and after a settle period; each after collecting both heaps */
   memory: { start: MemoryFigures; loadEnd: MemoryFigures; settled: MemoryFigures };
   settleSeconds: number;
+  /** CPU seconds (user + system) from before the load until it stopped: this process, and the network process */
+  cpu: { main: number; network: number };
 }
 
-/** Process RSS and, per thread, V8's heap and what lies outside it (MB). */
+/** RSS (this process and the network process, summed and each) and, per isolate, V8's heap and what lies outside it (MB). */
 export interface MemoryFigures {
   rssMb: number;
+  /** this process: the service's main thread with the sandbox and the load */
+  mainRssMb: number;
+  /** the network process, when the links run in one */
+  networkRssMb?: number;
   main: ThreadFigures;
-  /** the network thread's, when the side has one */
+  /** the network process's or thread's, when the side has one */
   network?: ThreadFigures;
 }
 
@@ -78,7 +85,7 @@ const PEER_NUMBER = '15550007002';
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Set before the network thread starts, so its heap can be collected too.
+// Set before a network thread starts (NETWORK_MODE=thread), so its heap can be collected too; a network process collects its own.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
@@ -90,9 +97,12 @@ const measure = async (side: Side): Promise<MemoryFigures> => {
     await sleep(200);
   }
   const usage = process.memoryUsage();
-  const network = await side.threadStats();
+  const network = await side.networkStats();
+  const networkRss = network?.process ? mb(network.process.rssBytes) : undefined;
   return {
-    rssMb: mb(usage.rss),
+    rssMb: Math.round((mb(usage.rss) + (networkRss ?? 0)) * 10) / 10,
+    mainRssMb: mb(usage.rss),
+    ...(networkRss !== undefined ? { networkRssMb: networkRss } : {}),
     main: {
       heapUsedMb: mb(usage.heapUsed),
       heapTotalMb: mb(usage.heapTotal),
@@ -123,7 +133,7 @@ interface Side {
   failed: () => Promise<Map<string, string>>;
   collectGarbage: () => Promise<void>;
   /** the network thread's memory, where the side has one */
-  threadStats: () => Promise<ThreadStats | undefined>;
+  networkStats: () => Promise<NetworkStats | undefined>;
   close: () => Promise<void>;
 }
 
@@ -132,7 +142,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
     DEVICE_LIST_TTL_MS: options.deviceListTtlMs,
     INCOMING_BUFFER_SIZE: 10_000,
     DAILY_QUOTA: 0,
-    ...(options.networkThread === false ? { NETWORK_THREAD: false } : {}),
+    ...(options.networkMode ? { NETWORK_MODE: options.networkMode } : {}),
     ...(options.memorySaver ? { V8_MEMORY_SAVER: true } : {}),
   });
   const sessionId = await linkSession(ctx, PHONE_NUMBER, 'soak');
@@ -184,7 +194,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
         return new Map(rows.map((r) => [r.content, r.error ?? '']));
       },
       collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
-      threadStats: () => ctx.app.deps.sessions.threadStats(),
+      networkStats: () => ctx.app.deps.sessions.networkStats(),
       close: async () => {
         await ctx.app.close();
         await ctx.sandbox.close();
@@ -221,13 +231,20 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
       },
       failed: async () => new Map(),
       collectGarbage: async () => undefined,
-      threadStats: async () => undefined,
+      networkStats: async () => undefined,
       close: async () => {
         await sock.end(undefined);
         await sandbox.close();
       },
     },
   };
+};
+
+/** CPU seconds so far of this process and of the network process (when there is one). */
+const cpuNow = async (side: Side): Promise<{ main: number; network: number; networkPid?: number }> => {
+  const { user, system } = process.cpuUsage();
+  const pid = (await side.networkStats())?.process?.pid;
+  return { main: (user + system) / 1e6, network: pid ? processUsage(pid).cpu : 0, networkPid: pid };
 };
 
 /** Idle (the link stays up, keep-alives only), then measure. */
@@ -240,7 +257,11 @@ const formatThread = (name: string, t: ThreadFigures): string =>
   `${name} heap ${t.heapUsedMb}/${t.heapTotalMb} MB, external ${t.externalMb} MB (array buffers ${t.arrayBuffersMb})`;
 
 const formatMemory = (m: MemoryFigures): string =>
-  [`RSS ${m.rssMb} MB`, formatThread('main', m.main), ...(m.network ? [formatThread('network', m.network)] : [])].join('; ');
+  [
+    `RSS ${m.rssMb} MB${m.networkRssMb !== undefined ? ` (service ${m.mainRssMb} + network process ${m.networkRssMb})` : ''}`,
+    formatThread('main', m.main),
+    ...(m.network ? [formatThread('network', m.network)] : []),
+  ].join('; ');
 
 const change = (from: number, to: number): string => `${to >= from ? '+' : ''}${from ? Math.round(((to - from) / from) * 1000) / 10 : 0}%`;
 
@@ -250,6 +271,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
   try {
     sandbox.control.addPhone(PEER_NUMBER, 'Soak peer');
     const memoryStart = await measure(side);
+    const cpuStart = await cpuNow(side);
     log(`linked (${options.mode}, ${options.db}); ${formatMemory(memoryStart)}; load for ${options.durationMs / 1000} s`);
 
     const started = Date.now();
@@ -318,6 +340,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     }
     stopped = true;
     await background;
+    const cpuEnd = await cpuNow(side);
     const memoryLoadEnd = await measure(side);
     log(`load stopped; ${formatMemory(memoryLoadEnd)}; idle for ${options.settleMs / 1000} s`);
 
@@ -347,6 +370,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       },
       memory: { start: memoryStart, loadEnd: memoryLoadEnd, settled: await settle(side, options.settleMs) },
       settleSeconds: options.settleMs / 1000,
+      cpu: {
+        main: Math.round((cpuEnd.main - cpuStart.main) * 10) / 10,
+        network: Math.round((cpuEnd.network - (cpuEnd.networkPid === cpuStart.networkPid ? cpuStart.network : 0)) * 10) / 10,
+      },
     };
     return report;
   } finally {
@@ -360,6 +387,7 @@ export const formatSoakReport = (r: SoakReport): string =>
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
     `  RSS: before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
+    `  CPU during the load: ${r.cpu.main} s this process (service main thread, sandbox, load)${r.cpu.network ? `, ${r.cpu.network} s network process` : ''}`,
     `  before:  ${formatMemory(r.memory.start)}`,
     `  stopped: ${formatMemory(r.memory.loadEnd)}`,
     `  settled: ${formatMemory(r.memory.settled)}`,

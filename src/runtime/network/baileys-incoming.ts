@@ -1,4 +1,13 @@
-import { getContentType, jidNormalizedUser, normalizeMessageContent, proto } from 'baileys';
+import {
+  getContentType,
+  isHostedLidUser,
+  isHostedPnUser,
+  jidDecode,
+  jidEncode,
+  jidNormalizedUser,
+  normalizeMessageContent,
+  proto,
+} from 'baileys';
 import type { WAMessage } from 'baileys';
 import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from '../ports/incoming.ts';
 
@@ -116,6 +125,14 @@ const mediaOfMessage = (raw: proto.IMessage | null | undefined): { media?: Recei
   return media ? { media } : {};
 };
 
+/** A JID without device, as Baileys' cleanMessage leaves the key before messages.upsert (hosted devices map to their user). */
+const withoutDevice = (jid: string | null | undefined): string | null | undefined => {
+  if (!jid) return jid;
+  if (isHostedPnUser(jid) || isHostedLidUser(jid))
+    return jidEncode(jidDecode(jid)?.user ?? null, isHostedPnUser(jid) ? 's.whatsapp.net' : 'lid');
+  return jidNormalizedUser(jid);
+};
+
 /**
  * A received network message as a buffer item; null for what users do not see (key distribution, receipts).
  * `ownJid` is the session's own JID: a message of ours (sent from the phone or another linked device) is from it.
@@ -124,9 +141,10 @@ export const toIncoming = (msg: WAMessage, ownJid: string | null | undefined): R
   const described = describeMessage(msg.message);
   // Baileys 7 addresses by LID; users know their contacts by phone number, so prefer that form.
   const preferPn = (jid?: string | null, alt?: string | null) => (jid?.endsWith('@lid') && alt ? alt : jid);
-  const chatId = preferPn(msg.key.remoteJid, msg.key.remoteJidAlt);
+  // The same item whether the message comes before its receipt (beforeReceipt) or from messages.upsert.
+  const chatId = preferPn(withoutDevice(msg.key.remoteJid), msg.key.remoteJidAlt);
   if (!described || !chatId) return null;
-  const from = msg.key.fromMe ? ownJid : preferPn(msg.key.participant, msg.key.participantAlt) || chatId;
+  const from = msg.key.fromMe ? ownJid : preferPn(withoutDevice(msg.key.participant), msg.key.participantAlt) || chatId;
   return {
     chatId,
     from: from ? jidNormalizedUser(from) : '',

@@ -1,6 +1,11 @@
 import './libsignal-fix.ts';
 import NodeCache from '@cacheable/node-cache';
-import { Readable } from 'node:stream';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { LRUCache } from 'lru-cache';
 import makeWASocket, {
   Browsers,
   DisconnectReason,
@@ -34,7 +39,43 @@ export interface BaileysNetworkOptions {
   deviceListTtlMs?: number;
   /** what received files are fetched through (the sandbox's trusted media host); the default otherwise */
   mediaDispatcher?: Dispatcher;
+  /** how long a received message waits for the service's write before it is left unreceipted (default 30 s) */
+  incomingStoreTimeoutMs?: number;
 }
+
+const INCOMING_STORE_TIMEOUT_MS = 30_000;
+
+/** The receipt hook is a patch to Baileys (patches/, applied by postinstall); without it a crash could lose received messages. */
+const assertPatched = (() => {
+  let checked = false;
+  return () => {
+    if (checked) return;
+    const file = join(dirname(createRequire(import.meta.url).resolve('baileys')), 'Socket', 'messages-recv.js');
+    if (!readFileSync(file, 'utf8').includes('config.beforeReceipt')) {
+      throw new Error(
+        `Baileys is not patched (${file} has no beforeReceipt hook): run npm install, which applies patches/ with patch-package`,
+      );
+    }
+    checked = true;
+  };
+})();
+
+/** Rejects when `work` takes longer than `ms`; the timer goes either way. */
+const within = async <T>(work: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+        // A wait for a socket that is closing keeps no process alive.
+        timer.unref();
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 /** Baileys' own limit (`maxMsgRetryCount`) on answering one message's retry receipts. */
 const MAX_RESENDS = 5;
@@ -104,7 +145,16 @@ export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Di
       // fetch takes undici's dispatcher, which RequestInit does not declare
       dispatcher ? { options: { dispatcher } as RequestInit } : {},
     );
-    return Readable.toWeb(stream) as ReadableStream<Uint8Array>;
+    // Baileys pipes the fetched body into its decipher (this stream). A reader that goes away destroys
+    // the decipher, which only unpipes the body: the fetch would stay open, paused, for ever. Destroyed
+    // too, it closes the connection (the error listener keeps its abort from being an uncaught error).
+    stream.once('unpipe', (body: Readable) => {
+      body.on('error', () => undefined);
+      body.destroy();
+    });
+    // Pulled through the stream's async iterator rather than Readable.toWeb, whose 'data' handler can
+    // enqueue into a cancelled stream and throw where nothing catches it (nodejs/node#64529).
+    return WebReadableStream.from<Uint8Array>(stream) as ReadableStream<Uint8Array>;
   } catch (err) {
     const status = statusOf(err);
     if (status === 404 || status === 410) throw new MediaGoneError(`HTTP ${status}`);
@@ -119,8 +169,13 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
   const stores = new Map<string, StoredAuthState>();
   const readCreds = batchedCredsReader(db);
 
+  assertPatched();
+  const storeTimeoutMs = options.incomingStoreTimeoutMs ?? INCOMING_STORE_TIMEOUT_MS;
+
   const open = async (sessionId: string, callbacks: LinkCallbacks): Promise<NetworkLink> => {
     const log = logger.child({ sessionId });
+    // Messages stored before their receipt, by network id: the messages.upsert that follows each is skipped.
+    const storedFirst = new LRUCache<string, true>({ max: 1024 });
     await stores.get(sessionId)?.flush();
     const auth = await loadAuthState(db, sessionId, log, readCreds);
     stores.set(sessionId, auth);
@@ -149,6 +204,15 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         if (!key.id) return undefined;
         const row = await db.outgoingMessage.findFirst({ where: { sessionId, waMessageId: key.id }, select: { sentMessage: true } });
         return row?.sentMessage ? proto.Message.decode(Buffer.from(row.sentMessage, 'base64')) : undefined;
+      },
+      // Baileys tells the network a message arrived (after which it is never delivered again) before it
+      // emits messages.upsert; so a received message is stored here first (the patch in patches/). A
+      // rejection, or a write slower than the timeout, makes Baileys nack the message instead.
+      beforeReceipt: async (msg) => {
+        const item = toIncoming(msg, sock.user?.id ?? auth.state.creds.me?.id);
+        if (!item) return;
+        await within(callbacks.onIncoming(item), storeTimeoutMs, 'storing a received message');
+        if (msg.key.id) storedFirst.set(msg.key.id, true);
       },
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
@@ -199,8 +263,11 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       receipts(receiptsFromUpserts(messages));
       if (type !== 'notify') return;
       for (const message of messages) {
+        if (message.key.id && storedFirst.delete(message.key.id)) continue;
+        // What did not pass beforeReceipt (a placeholder resent by the phone): stored as it comes, as a
+        // failure is logged where it is written.
         const item = toIncoming(message, sock.user?.id ?? auth.state.creds.me?.id);
-        if (item) callbacks.onIncoming(item);
+        if (item) callbacks.onIncoming(item).catch(() => undefined);
       }
     });
 
@@ -253,6 +320,6 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     close: async () => undefined,
     // The links share the main thread's heap, which whoever measures collects itself.
     collectGarbage: async () => undefined,
-    threadStats: async () => undefined,
+    networkStats: async () => undefined,
   };
 };

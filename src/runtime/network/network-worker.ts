@@ -1,42 +1,94 @@
-import { getHeapStatistics } from 'node:v8';
-import { parentPort, workerData } from 'node:worker_threads';
-import type { Transferable } from 'node:worker_threads';
+// The network worker: every link's Baileys socket, its encryption and its key store, apart from the HTTP
+// server. It runs as a child process (the default: forked with an IPC channel) or as a worker thread;
+// the main side talks to it the same way in both (remote-network.ts, network-protocol.ts).
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { isMainThread, parentPort } from 'node:worker_threads';
+import type { Db } from '../db/client.ts';
 import { createPrisma } from '../db/client.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { createLogger } from '../logger.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
-import type { LinkMethod, NetworkThreadData, ThreadMessage, ThreadRequest } from './thread-protocol.ts';
+import type { LinkMethod, NetworkMessage, NetworkRequest, NetworkWorkerData } from './network-protocol.ts';
 import { MediaGoneError } from './media-gone.ts';
-import type { GroupOps, NetworkLink, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
+import type { GroupOps, Network, NetworkLink, NetworkStats, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
-if (!parentPort) throw new Error('network-worker.ts runs only as the network thread');
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and
-// cancellations it almost never reports); at Node's ten frames that was a sixth of this thread's
-// time. Errors logged from this thread keep their three innermost frames.
+// cancellations it almost never reports); at Node's ten frames that was a sixth of this worker's
+// time. Errors logged from here keep their three innermost frames.
 Error.stackTraceLimit = 3;
-const port = parentPort;
-const data = workerData as NetworkThreadData;
-const db = createPrisma(data.databaseUrl);
-const logger = createLogger(data.logLevel).child({ thread: 'network' });
-routeLibsignalConsole(logger);
-const network = createBaileysNetwork({
-  db,
-  logger,
-  socket: socketOptionsFor(data.target),
-  mediaDispatcher: mediaDispatcherFor(data.target),
-  keepAliveIntervalMs: data.keepAliveIntervalMs,
-  deviceListTtlMs: data.deviceListTtlMs,
-});
+
+interface Channel {
+  post: (message: NetworkMessage) => void;
+  onRequest: (handler: (request: NetworkRequest) => void) => void;
+}
+
+const threadChannel = (): Channel => {
+  const port = parentPort;
+  if (!port) throw new Error('network-worker.ts runs only as the network process or thread');
+  return { post: (message) => port.postMessage(message), onRequest: (handler) => port.on('message', handler) };
+};
+
+const processChannel = (): Channel => {
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('network-worker.ts runs only as the network process (forked, with IPC) or thread');
+  return {
+    // Once the parent is gone there is no one to tell; the worker is exiting then (see below).
+    post: (message) => {
+      if (process.connected) send(message, undefined, undefined, () => undefined);
+    },
+    onRequest: (handler) => process.on('message', handler as (message: unknown) => void),
+  };
+};
+
+const channel = isMainThread ? processChannel() : threadChannel();
+const post = channel.post;
+
+let data: NetworkWorkerData | undefined;
+let db: Db | undefined;
+let network: Network | undefined;
 const links = new Map<number, NetworkLink>();
+// Downloads the main side is reading, pulled one chunk per readMedia.
+const downloads = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
+let nextDownloadId = 1;
 
-const post = (message: ThreadMessage): void => port.postMessage(message);
+const init = (given: NetworkWorkerData): void => {
+  data = given;
+  db = createPrisma(given.databaseUrl);
+  const logger = createLogger(given.logLevel).child({ network: isMainThread ? 'process' : 'thread' });
+  routeLibsignalConsole(logger);
+  network = createBaileysNetwork({
+    db,
+    logger,
+    socket: socketOptionsFor(given.target),
+    mediaDispatcher: mediaDispatcherFor(given.target),
+    keepAliveIntervalMs: given.keepAliveIntervalMs,
+    deviceListTtlMs: given.deviceListTtlMs,
+    incomingStoreTimeoutMs: given.incomingStoreTimeoutMs,
+  });
+};
 
-// Buffers arrive as plain Uint8Arrays; Baileys wants Buffers.
+// Received messages the main side is writing, until it answers `stored` (the link bounds the wait).
+let nextStoreId = 1;
+const storing = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+const store = (linkId: number, item: unknown): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const storeId = nextStoreId++;
+    storing.set(storeId, { resolve, reject });
+    post({ kind: 'event', linkId, event: 'incoming', item, storeId });
+  });
+
+const started = (): { network: Network; data: NetworkWorkerData } => {
+  if (!network || !data) throw new Error('the network worker has not been initialised');
+  return { network, data };
+};
+
+// Buffers arrive as plain Uint8Arrays from a thread; Baileys wants Buffers.
 const withBuffer = <T extends OutgoingContent | StatusContent>(content: T): T => {
   if (!('data' in content)) return content;
-  const data: Uint8Array = content.data;
-  return Buffer.isBuffer(data) ? content : { ...content, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
+  const bytes: Uint8Array = content.data;
+  return Buffer.isBuffer(bytes) ? content : { ...content, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
 };
 
 const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]): Promise<unknown> => {
@@ -75,33 +127,89 @@ const reportAlive = (): void => {
 };
 
 const open = async (sessionId: string, linkId: number): Promise<void> => {
-  const link = await network.open(sessionId, {
+  const { network: baileys, data: settings } = started();
+  const link = await baileys.open(sessionId, {
     onQr: (qr) => post({ kind: 'event', linkId, event: 'qr', qr }),
     onOpen: (account) => post({ kind: 'event', linkId, event: 'open', account }),
     onClose: (closeKind, message) => post({ kind: 'event', linkId, event: 'close', closeKind, message }),
     onActivity: () => {
-      // Every frame counts as life; the main thread only needs to hear it now and then.
+      // Every frame counts as life; the main side only needs to hear it now and then.
       alive.add(linkId);
       if (!aliveTimer) {
-        aliveTimer = setTimeout(reportAlive, data.activityEveryMs);
+        aliveTimer = setTimeout(reportAlive, settings.activityEveryMs);
         aliveTimer.unref();
       }
     },
-    onIncoming: (item) => post({ kind: 'event', linkId, event: 'incoming', item }),
+    onIncoming: (item) => store(linkId, item),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
     onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
   });
   links.set(linkId, link);
 };
 
-const handle = async (request: ThreadRequest): Promise<unknown> => {
+const readMedia = async (downloadId: number): Promise<Uint8Array | null> => {
+  const reader = downloads.get(downloadId);
+  if (!reader) throw new Error('this download is over');
+  try {
+    const { done, value } = await reader.read();
+    if (!done) return value;
+  } catch (err) {
+    downloads.delete(downloadId);
+    throw err;
+  }
+  downloads.delete(downloadId);
+  return null;
+};
+
+const stats = (): NetworkStats => {
+  // In a thread, memoryUsage() reports this thread's isolate, except rss, which is the whole process's.
+  const heap = getHeapStatistics();
+  const usage = process.memoryUsage();
+  return {
+    heapUsedBytes: heap.used_heap_size,
+    heapTotalBytes: heap.total_heap_size,
+    externalBytes: usage.external,
+    arrayBuffersBytes: usage.arrayBuffers,
+    ...(isMainThread ? { process: { pid: process.pid, rssBytes: usage.rss } } : {}),
+  };
+};
+
+let gc: (() => void) | undefined;
+const collectGarbage = (): void => {
+  if (!gc) {
+    // Measurements only: a context made after the flag is set has `gc`.
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+};
+
+let stopping: Promise<void> | undefined;
+const shutdown = (): Promise<void> => {
+  stopping ??= (async () => {
+    if (aliveTimer) clearTimeout(aliveTimer);
+    aliveTimer = undefined;
+    alive.clear();
+    await Promise.allSettled([...downloads.values()].map((reader) => reader.cancel()));
+    downloads.clear();
+    await Promise.allSettled([...links.values()].map((link) => link.close()));
+    links.clear();
+    await db?.$disconnect();
+  })();
+  return stopping;
+};
+
+const handle = async (request: NetworkRequest): Promise<unknown> => {
   switch (request.call) {
+    case 'init':
+      init(request.data);
+      return null;
     case 'open':
       return open(request.sessionId, request.linkId);
     case 'forget':
-      return network.forget(request.sessionId);
+      return started().network.forget(request.sessionId);
     case 'hasCredentials':
-      return network.hasCredentials(request.sessionId);
+      return started().network.hasCredentials(request.sessionId);
     case 'link': {
       const link = links.get(request.linkId);
       if (!link && (request.method === 'close' || request.method === 'logout')) return null;
@@ -110,44 +218,41 @@ const handle = async (request: ThreadRequest): Promise<unknown> => {
       if (request.method === 'close' || request.method === 'logout') links.delete(request.linkId);
       return result;
     }
-    case 'downloadMedia':
-      return network.downloadMedia(request.media);
-    case 'threadStats': {
-      // In a worker, memoryUsage() reports this thread's isolate (only rss is the whole process's).
-      const heap = getHeapStatistics();
-      const usage = process.memoryUsage();
-      return {
-        heapUsedBytes: heap.used_heap_size,
-        heapTotalBytes: heap.total_heap_size,
-        externalBytes: usage.external,
-        arrayBuffersBytes: usage.arrayBuffers,
-      };
+    case 'stored': {
+      const waiting = storing.get(request.storeId);
+      storing.delete(request.storeId);
+      if (request.error === undefined) waiting?.resolve();
+      else waiting?.reject(new Error(request.error));
+      return null;
     }
+    case 'downloadMedia': {
+      const stream = await started().network.downloadMedia(request.media);
+      const downloadId = nextDownloadId++;
+      downloads.set(downloadId, stream.getReader());
+      return downloadId;
+    }
+    case 'readMedia':
+      return readMedia(request.downloadId);
+    case 'cancelMedia': {
+      const reader = downloads.get(request.downloadId);
+      downloads.delete(request.downloadId);
+      await reader?.cancel();
+      return null;
+    }
+    case 'stats':
+      return stats();
     case 'collectGarbage':
-      (globalThis as { gc?: () => void }).gc?.();
+      collectGarbage();
       return null;
     case 'shutdown':
-      if (aliveTimer) clearTimeout(aliveTimer);
-      aliveTimer = undefined;
-      alive.clear();
-      await Promise.all([...links.values()].map((link) => link.close()));
-      links.clear();
-      await db.$disconnect();
+      await shutdown();
       return null;
   }
 };
 
-port.on('message', (request: ThreadRequest) => {
+channel.onRequest((request) => {
   handle(request).then(
-    (value) => {
-      // A download's stream moves to the main thread; its chunks then cross as they are read.
-      if (value instanceof ReadableStream)
-        port.postMessage({ kind: 'reply', id: request.id, ok: true, value } satisfies ThreadMessage, [
-          // the global ReadableStream, which is node:stream/web's own, though the typings keep the two apart
-          value as unknown as Transferable,
-        ]);
-      else post({ kind: 'reply', id: request.id, ok: true, value });
-    },
+    (value) => post({ kind: 'reply', id: request.id, ok: true, value }),
     (err: unknown) =>
       post({
         kind: 'reply',
@@ -158,4 +263,18 @@ port.on('message', (request: ThreadRequest) => {
       }),
   );
 });
+
+if (isMainThread) {
+  // The service's own signal handling stops this process (shutdown, then disconnect); a SIGINT or
+  // SIGTERM sent to the whole process group (Ctrl-C, systemd) must not cut the links first.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
+  // The parent is gone (even by SIGKILL: its end of the IPC channel closes) or is done with this
+  // process: the links end and the process exits, quickly, so that a restarted service never meets
+  // this one still linked with the same credentials.
+  process.once('disconnect', () => {
+    setTimeout(() => process.exit(0), 2_000).unref();
+    void shutdown().finally(() => process.exit(0));
+  });
+}
 post({ kind: 'ready' });

@@ -18,6 +18,6 @@ export const onFirstUse = (load: () => Promise<Network>): Network => {
     downloadMedia: async (media) => (await loaded()).downloadMedia(media),
     close: async () => (loading ? (await loading).close() : undefined),
     collectGarbage: async () => (loading ? (await loading).collectGarbage() : undefined),
-    threadStats: async () => (loading ? (await loading).threadStats() : undefined),
+    networkStats: async () => (loading ? (await loading).networkStats() : undefined),
   };
 };

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
-import type { Incoming, IncomingInput, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, Receipt, ThreadStats } from '../ports/network.ts';
+import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, NetworkStats, Receipt } from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -59,6 +59,11 @@ export interface SessionManagerOptions {
   /** turns a received message into its buffer item (recording its media first); by default drops what the item does not show */
   receive?: (sessionId: string, message: ReceivedMessage) => Promise<IncomingInput>;
   webhooks?: WebhookOutbox;
+  /**
+   * writes what a received message leaves on disk beyond the buffer (its message.received webhook rows);
+   * the network receipts the message only once this resolves
+   */
+  onReceived?: (item: IncomingItem) => Promise<void>;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
   /** recipients acknowledged messages a session sent */
@@ -215,7 +220,7 @@ export class SessionManager implements Sessions {
             else finish(new Error(`the link closed before the device was removed: ${message}`));
           },
           onActivity: () => undefined,
-          onIncoming: () => undefined,
+          onIncoming: async () => undefined,
           onSendError: () => undefined,
           onReceipts: () => undefined,
         })
@@ -351,9 +356,9 @@ export class SessionManager implements Sessions {
     return this.options.network.downloadMedia(media);
   }
 
-  /** See Network.threadStats. */
-  threadStats(): Promise<ThreadStats | undefined> {
-    return this.options.network.threadStats();
+  /** See Network.networkStats. */
+  networkStats(): Promise<NetworkStats | undefined> {
+    return this.options.network.networkStats();
   }
 
   /** See Network.collectGarbage. */
@@ -405,14 +410,16 @@ export class SessionManager implements Sessions {
           if (current()) this.onActivity(sessionId, live);
         },
         onIncoming: (message) => {
-          live.received = live.received
+          const stored = live.received
             .then(() => this.toItem(sessionId, message))
-            .then(
-              (item) => {
-                this.options.incoming.push(sessionId, item);
-              },
-              (err: unknown) => this.options.logger.error({ err, sessionId }, 'a received message was lost'),
-            );
+            .then((input) => this.options.onReceived?.(this.options.incoming.push(sessionId, input)));
+          live.received = stored.catch((err: unknown) =>
+            this.options.logger.error(
+              { err, sessionId, messageId: message.messageId },
+              'storing a received message failed; it is left unreceipted',
+            ),
+          );
+          return stored;
         },
         onSendError: (waMessageId, reason) => {
           this.options.onSendError?.(sessionId, waMessageId, reason);

@@ -117,7 +117,11 @@ export interface LinkCallbacks {
   onClose: (kind: CloseKind, message: string) => void;
   /** any frame received: the link is alive */
   onActivity: () => void;
-  onIncoming: (message: ReceivedMessage) => void;
+  /**
+   * A received message, before the network is told it arrived: resolves once what the service keeps of
+   * it is on disk (the network sends its delivery receipt then); a rejection leaves it unreceipted.
+   */
+  onIncoming: (message: ReceivedMessage) => Promise<void>;
   /** the network refused a message after accepting the send (an error ack) */
   onSendError: (waMessageId: string, reason: string) => void;
   /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
@@ -153,22 +157,24 @@ export interface Network {
    * media host no longer has it. The stream is pulled as it is read, so a slow reader holds little.
    */
   downloadMedia: (media: MediaLocator) => Promise<ReadableStream<Uint8Array>>;
-  /** Releases what the network holds beyond its links (its thread); after closeAll of every link. */
+  /** Releases what the network holds beyond its links (its process or thread); after closeAll of every link. */
   close: () => Promise<void>;
   /**
-   * Collects the garbage of the heap the links live on, where the process exposes `gc`
-   * (--expose-gc); otherwise does nothing. For memory measurements.
+   * Collects the garbage of the heap the links live on when that is a process or thread of its own
+   * (the main heap is the caller's to collect). For memory measurements.
    */
   collectGarbage: () => Promise<void>;
-  /** The heap of the thread the links live on, when that is a thread of its own (else undefined). */
-  threadStats: () => Promise<ThreadStats | undefined>;
+  /** The memory of the process or thread the links live on, when they have one of their own (else undefined). */
+  networkStats: () => Promise<NetworkStats | undefined>;
 }
 
-export interface ThreadStats {
+export interface NetworkStats {
   heapUsedBytes: number;
   heapTotalBytes: number;
-  /** memory of this thread's objects held outside V8's heap (Buffers, native bindings) */
+  /** memory of the links' objects held outside V8's heap (Buffers, native bindings) */
   externalBytes: number;
   /** the part of externalBytes held by ArrayBuffers and Buffers */
   arrayBuffersBytes: number;
+  /** the network process's resident memory and id; absent for a thread, whose RSS is the service's */
+  process?: { pid: number; rssBytes: number };
 }

@@ -1,5 +1,5 @@
 import type { MediaLocator } from './incoming.ts';
-import type { NetworkLink, ThreadStats } from './network.ts';
+import type { NetworkLink, NetworkStats } from './network.ts';
 
 export type SessionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_READY' | 'CONNECTED' | 'PAUSED';
 
@@ -23,7 +23,7 @@ export interface Sessions {
   markRelinking(): Promise<number>;
   resumeAll(): Promise<number>;
   closeAll(): Promise<void>;
-  threadStats(): Promise<ThreadStats | undefined>;
+  networkStats(): Promise<NetworkStats | undefined>;
   /** A received file, fetched and decrypted by the network; needs no live link. */
   downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>>;
   collectGarbage(): Promise<void>;

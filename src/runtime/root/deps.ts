@@ -24,10 +24,11 @@ import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
 import { onFirstUse } from '../network/on-first-use.ts';
-import { createThreadedNetwork } from '../network/network-thread.ts';
+import { createRemoteNetwork } from '../network/remote-network.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
 import { createRateLimiter } from '../rate-limit.ts';
+import { networkMode } from '../settings.ts';
 import type { Settings } from '../settings.ts';
 
 export interface DepsOptions {
@@ -45,7 +46,7 @@ export interface DepsOptions {
 /** The one place the runtime pieces are put together, for main and for tests alike. */
 export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
-  // The sandbox's phones and, without NETWORK_THREAD, the links run libsignal on this thread.
+  // The sandbox's phones and, with NETWORK_MODE=inline, the links run libsignal on this thread.
   routeLibsignalConsole(logger);
   const events = createEventBus();
   const now = options.now ?? (() => new Date());
@@ -69,12 +70,6 @@ export const createDeps = (options: DepsOptions): Deps => {
     (item) => {
       metrics.incoming.inc();
       events.publish('incoming', item.sessionId, item);
-      const { eventId: _eventId, ...data } = item;
-      void accountOf(item.sessionId)
-        .then((accountId) =>
-          accountId ? webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data }) : undefined,
-        )
-        .catch((err: unknown) => logger.error({ err, sessionId: item.sessionId }, 'writing a message.received webhook event failed'));
     },
     (sessionId, dropped) =>
       logger.warn(
@@ -83,31 +78,36 @@ export const createDeps = (options: DepsOptions): Deps => {
       ),
   );
   const target = options.target ?? {};
-  const network = settings.NETWORK_THREAD
-    ? createThreadedNetwork({
-        databaseUrl: settings.DATABASE_URL,
-        logger,
-        target,
-        keepAliveIntervalMs: options.keepAliveIntervalMs,
-        deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
-        // Well inside the watchdog's window when a test shortens it.
-        activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
-        memorySaver: settings.V8_MEMORY_SAVER,
-      })
-    : onFirstUse(async () => {
-        const [{ createBaileysNetwork }, { mediaDispatcherFor, socketOptionsFor }] = await Promise.all([
-          import('../network/baileys-network.ts'),
-          import('../network/baileys-target.ts'),
-        ]);
-        return createBaileysNetwork({
-          db,
+  const mode = networkMode(settings);
+  const network =
+    mode !== 'inline'
+      ? createRemoteNetwork({
+          isolation: mode,
+          databaseUrl: settings.DATABASE_URL,
           logger,
-          socket: socketOptionsFor(target),
-          mediaDispatcher: mediaDispatcherFor(target),
+          target,
           keepAliveIntervalMs: options.keepAliveIntervalMs,
           deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+          incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
+          // Well inside the watchdog's window when a test shortens it.
+          activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
+          memorySaver: settings.V8_MEMORY_SAVER,
+        })
+      : onFirstUse(async () => {
+          const [{ createBaileysNetwork }, { mediaDispatcherFor, socketOptionsFor }] = await Promise.all([
+            import('../network/baileys-network.ts'),
+            import('../network/baileys-target.ts'),
+          ]);
+          return createBaileysNetwork({
+            db,
+            logger,
+            socket: socketOptionsFor(target),
+            mediaDispatcher: mediaDispatcherFor(target),
+            keepAliveIntervalMs: options.keepAliveIntervalMs,
+            deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
+            incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
+          });
         });
-      });
   const incomingMedia = new IncomingMediaStore({
     db,
     logger,
@@ -127,6 +127,12 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
     webhooks,
+    // Before the network's receipt for the message (see onIncoming in ports/network.ts).
+    onReceived: async (item) => {
+      const accountId = await accountOf(item.sessionId);
+      const { eventId: _eventId, ...data } = item;
+      if (accountId) await webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
+    },
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),

@@ -56,6 +56,11 @@ export const startControlApi = async (
   app.get('/phones/:number/inbox', (req, res) => {
     res.json(control.inbox(number(req)).map(({ raw: _raw, receiptAs: _as, ...entry }) => entry));
   });
+  app.get('/phones/:number/sent/:id', (req, res) => {
+    const found = control.delivery(number(req), req.params.id);
+    if (found) res.json(found);
+    else res.status(404).json({ ok: false, error: 'this phone sent no message with that id (or it was forgotten)' });
+  });
   app.post('/phones/:number/read', (req, res) => {
     res.json(control.read(number(req), readBody.parse(req.body ?? {})));
   });

@@ -4,6 +4,7 @@ import type { proto } from 'baileys';
 import type { InboxEntry } from './directory.ts';
 import type { GroupView } from './groups.ts';
 import { describeForInbox } from './routing.ts';
+import type { DeliveryView } from './routing.ts';
 import type { SandboxNetwork } from './network.ts';
 import type { TraceEntry } from './trace.ts';
 
@@ -38,6 +39,11 @@ export class SandboxControl {
   /** The phone sends a text to a number; every companion linked to that number receives it. */
   sendText(fromNumber: string, toNumber: string, text: string): Promise<{ id: string; delivered: number }> {
     return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
+  }
+
+  /** When the linked devices receipted a message this phone sent (their delivery receipts), and which still wait for it. */
+  delivery(number: string, id: string): DeliveryView | undefined {
+    return this.network.router.delivery(this.network.requirePhone(number), id);
   }
 
   /** Calls `listener` as each message a phone sends enters the network (after the phone encrypted it); returns the way to stop. */

@@ -73,7 +73,7 @@ export class SandboxNetwork {
     });
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
     this.stanzaHandlers.set('receipt', (conn, node) =>
-      node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : undefined,
+      node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : this.router.deliveryReceipt(conn, node),
     );
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
@@ -93,7 +93,15 @@ export class SandboxNetwork {
       logger,
       trace,
       onNode: (conn, node) => this.onNode(conn, node),
-      onLogin: (conn) => logger.info({ jid: conn.jid }, 'companion logged in'),
+      onLogin: (conn) => {
+        logger.info({ jid: conn.jid }, 'companion logged in');
+        this.router.redeliver(conn).then(
+          (count) => {
+            if (count > 0) logger.info({ jid: conn.jid, count }, 'delivered again what the device had not receipted');
+          },
+          (err: unknown) => logger.warn({ err, jid: conn.jid }, 'delivering unreceipted messages again failed'),
+        );
+      },
       onRegistration: (conn) => {
         logger.debug({ refs: conn.refs.length }, 'companion waiting to be linked');
         for (const ref of conn.refs) this.waitingByRef.set(ref, conn);

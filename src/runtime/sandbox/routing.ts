@@ -28,6 +28,25 @@ const remember = <K, V>(map: Map<K, V>, key: K, value: V, bound: number): void =
   map.set(key, value);
   if (map.size > bound) map.delete(map.keys().next().value as K);
 };
+/** Messages a device has not receipted yet, per device (the oldest are dropped first, as a server's offline queue bounds them). */
+const UNRECEIPTED_PER_DEVICE = 5_000;
+
+/** A phone's message a linked device has not receipted: the network holds it and delivers it again when the device logs in. */
+interface Unreceipted {
+  from: VirtualPhone;
+  plaintext: Uint8Array;
+}
+
+/** When each linked device's delivery receipt for a message a phone sent arrived. */
+export interface DeliveryView {
+  id: string;
+  to: string;
+  /** device ids that receipted it, with when */
+  receipted: Array<{ deviceId: number; at: string }>;
+  /** linked devices the network still holds it for */
+  waiting: number[];
+}
+
 export const newMessageId = (): string => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 
 const bytesOf = (node: BinaryNode | undefined): Uint8Array | undefined => (node?.content instanceof Uint8Array ? node.content : undefined);
@@ -145,6 +164,10 @@ export class Router {
 
   /** What each phone sent, by `<number>\u0000<id>`: the plaintext and the number it went to. */
   private readonly sentByPhones = new Map<string, { to: string; plaintext: Uint8Array }>();
+  /** Per linked device (`<number>:<deviceId>`), the phones' messages it has not receipted, by id. */
+  private readonly unreceipted = new Map<string, Map<string, Unreceipted>>();
+  /** Delivery receipts from linked devices for phones' messages, by `<number>\u0000<id>` of the sending phone. */
+  private readonly receiptedBy = new Map<string, Array<{ deviceId: number; at: string }>>();
   /** Retry receipts a phone has sent, by `<number>\u0000<id>`. */
   private readonly retriesAsked = new Map<string, number>();
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
@@ -466,27 +489,94 @@ export class Router {
     const id = newMessageId();
     const plaintext = proto.Message.encode(message).finish();
     remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: recipient.number, plaintext }, REMEMBERED_SENDS);
+    remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
     let delivered = 0;
     for (const device of recipient.devices.values()) {
       if (device.loggedOut) continue;
-      const companionJid = `${recipient.number}:${device.deviceId}@s.whatsapp.net`;
-      const { type, body } = await phone.signal.encrypt(addressOf(companionJid), plaintext, () => ({
-        registrationId: device.registrationId,
-        identityPublic: device.identityPublic,
-        signedPreKey: device.signedPreKey,
-        preKey: takePreKey(device),
-      }));
+      const pending = this.pendingFor(recipient.number, device.deviceId);
+      remember(pending, id, { from: phone, plaintext }, UNRECEIPTED_PER_DEVICE);
       for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
         for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
-        conn.send({
-          tag: 'message',
-          attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name },
-          content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
-        });
+        await this.sendToDevice(conn, phone, id, plaintext, false);
         delivered += 1;
       }
     }
     return { id, delivered };
+  }
+
+  /** A phone's message to one linked device, encrypted by the phone now; `offline` marks a delivery from the queue. */
+  private async sendToDevice(conn: Connection, phone: VirtualPhone, id: string, plaintext: Uint8Array, offline: boolean): Promise<void> {
+    const device = conn.device;
+    const number = conn.phone?.number;
+    if (!device || !number) return;
+    const { type, body } = await phone.signal.encrypt(addressOf(`${number}:${device.deviceId}@s.whatsapp.net`), plaintext, () => ({
+      registrationId: device.registrationId,
+      identityPublic: device.identityPublic,
+      signedPreKey: device.signedPreKey,
+      preKey: takePreKey(device),
+    }));
+    conn.send({
+      tag: 'message',
+      attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name, ...(offline ? { offline: '1' } : {}) },
+      content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
+    });
+  }
+
+  private pendingFor(number: string, deviceId: number): Map<string, Unreceipted> {
+    const key = `${number}:${deviceId}`;
+    let pending = this.unreceipted.get(key);
+    if (!pending) {
+      pending = new Map();
+      this.unreceipted.set(key, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * A linked device's delivery receipt (no type, or `inactive`) for phones' messages: the network stops
+   * holding them for that device, and the sending phone notes when it came.
+   */
+  deliveryReceipt(conn: Connection, node: BinaryNode): void {
+    const number = conn.phone?.number;
+    const deviceId = conn.device?.deviceId;
+    if (!number || deviceId === undefined) return;
+    if (node.attrs.type !== undefined && node.attrs.type !== 'inactive') return;
+    const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((item) => item.attrs.id)];
+    const pending = this.pendingFor(number, deviceId);
+    for (const id of ids) {
+      const held = id ? pending.get(id) : undefined;
+      if (!id || !held) continue;
+      pending.delete(id);
+      this.receiptedBy.get(`${held.from.number}\u0000${id}`)?.push({ deviceId, at: new Date().toISOString() });
+    }
+  }
+
+  /**
+   * A linked device logged in: the network delivers again, oldest first and marked offline, what the
+   * device has not receipted (WhatsApp keeps a message until the device's receipt). The phone encrypts
+   * it anew; WhatsApp's server would resend the stored ciphertext, which a device whose ratchet already
+   * moved on answers with a retry receipt, and the phone then encrypts it anew all the same.
+   */
+  async redeliver(conn: Connection): Promise<number> {
+    const number = conn.phone?.number;
+    const deviceId = conn.device?.deviceId;
+    if (!number || deviceId === undefined) return 0;
+    const pending = [...this.pendingFor(number, deviceId).entries()];
+    for (const [id, held] of pending) await this.sendToDevice(conn, held.from, id, held.plaintext, true);
+    return pending.length;
+  }
+
+  /** Which linked devices have receipted a message this phone sent, and which the network still holds it for. */
+  delivery(phone: VirtualPhone, id: string): DeliveryView | undefined {
+    const receipted = this.receiptedBy.get(`${phone.number}\u0000${id}`);
+    const sent = this.sentByPhones.get(`${phone.number}\u0000${id}`);
+    if (!receipted || !sent) return undefined;
+    const waiting: number[] = [];
+    for (const [key, pending] of this.unreceipted) {
+      const [owner, device] = key.split(':');
+      if (owner === sent.to && pending.has(id)) waiting.push(Number(device));
+    }
+    return { id, to: sent.to, receipted: [...receipted], waiting };
   }
 }
 

@@ -1,0 +1,59 @@
+/**
+ * The messages between the service's main thread and the network worker (see remote-network.ts), the
+ * same whether the worker is a child process (over IPC, advanced serialization) or a worker thread.
+ */
+import type { NetworkTarget } from './baileys-target.ts';
+import type { MediaLocator } from '../ports/incoming.ts';
+import type { GroupOps, Receipt } from '../ports/network.ts';
+
+export interface NetworkWorkerData {
+  databaseUrl: string;
+  logLevel: string;
+  target: NetworkTarget;
+  keepAliveIntervalMs?: number;
+  deviceListTtlMs?: number;
+  /** how often at most the worker reports which links are alive (in one message for all of them) */
+  activityEveryMs: number;
+  /** how long a received message waits for the main thread's write before it is left unreceipted */
+  incomingStoreTimeoutMs?: number;
+}
+
+export type LinkMethod =
+  | 'send'
+  | 'edit'
+  | 'setPresence'
+  | 'onNetwork'
+  | 'sendStatus'
+  | 'requestPairingCode'
+  | 'close'
+  | 'logout'
+  | `groups.${keyof GroupOps}`;
+
+export type NetworkRequest =
+  /** the first request, once the worker said `ready` */
+  | { id: number; call: 'init'; data: NetworkWorkerData }
+  | { id: number; call: 'open'; sessionId: string; linkId: number }
+  | { id: number; call: 'forget' | 'hasCredentials'; sessionId: string }
+  | { id: number; call: 'link'; linkId: number; method: LinkMethod; args: unknown[] }
+  | { id: number; call: 'shutdown' | 'collectGarbage' | 'stats' }
+  /** the answer to an `incoming` event: its message is on disk (or, with `error`, is not), so its receipt may go (or not) */
+  | { id: number; call: 'stored'; storeId: number; error?: string }
+  /** answered with a download id once the file is found; its bytes are then pulled with readMedia */
+  | { id: number; call: 'downloadMedia'; media: MediaLocator }
+  /** answered with the download's next chunk, or null at its end (then the download is gone) */
+  | { id: number; call: 'readMedia'; downloadId: number }
+  /** the reader went away: the worker stops fetching */
+  | { id: number; call: 'cancelMedia'; downloadId: number };
+
+export type NetworkMessage =
+  | { kind: 'ready' }
+  | { kind: 'reply'; id: number; ok: true; value: unknown }
+  | { kind: 'reply'; id: number; ok: false; message: string; mediaGone?: boolean }
+  | { kind: 'event'; linkId: number; event: 'qr'; qr: string }
+  | { kind: 'event'; linkId: number; event: 'open'; account: { jid: string; lid?: string; name?: string } }
+  | { kind: 'event'; linkId: number; event: 'close'; closeKind: string; message: string }
+  | { kind: 'activity'; linkIds: number[] }
+  /** answered with a `stored` request once the main thread has written the message */
+  | { kind: 'event'; linkId: number; event: 'incoming'; item: unknown; storeId: number }
+  | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string }
+  | { kind: 'event'; linkId: number; event: 'receipts'; receipts: Receipt[] };
