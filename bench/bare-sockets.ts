@@ -1,15 +1,23 @@
 // The scale benchmark's floor: N bare Baileys sockets in one process, credentials and keys in memory,
 // against the same sandbox process as the service. Driven over IPC by bench/scale.ts, which reads this
 // process's CPU and memory from /proc while it links, idles and re-links.
-import makeWASocket from 'baileys';
-import type { WASocket } from 'baileys';
+//
+// A restart as the service has one: `save` writes every socket's credentials and keys to a file, the
+// benchmark kills this process, and a new one started with FLOOR_RESTORE=<file> opens them all again and
+// reports `relinked`; its clock starts when that process is spawned, as the service's does.
+import { readFileSync, writeFileSync } from 'node:fs';
+import makeWASocket, { BufferJSON, initAuthCreds } from 'baileys';
+import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap, WASocket } from 'baileys';
 import { pino } from 'pino';
 import { socketOptionsFor } from '../src/runtime/network/baileys-target.ts';
 import { connectToSandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { memoryAuth } from '../test/sandbox/helpers.ts';
 
-export type FloorRequest = { kind: 'link'; numbers: string[]; parallel: number } | { kind: 'relink'; parallel: number } | { kind: 'stop' };
-export type FloorReport = { kind: 'linked'; count: number } | { kind: 'relinked'; count: number };
+export type FloorRequest =
+  | { kind: 'link'; numbers: string[]; parallel: number }
+  | { kind: 'relink'; parallel: number }
+  | { kind: 'save'; file: string }
+  | { kind: 'stop' };
+export type FloorReport = { kind: 'linked'; count: number } | { kind: 'relinked'; count: number } | { kind: 'saved'; count: number };
 
 process.setSourceMapsEnabled(false);
 Error.stackTraceLimit = 3;
@@ -19,6 +27,38 @@ const sandbox = await connectToSandbox(controlUrl);
 const options = socketOptionsFor({ sandbox });
 const logger = pino({ level: 'silent' });
 const send = (report: FloorReport) => process.send?.(report);
+
+interface Saved {
+  number: string;
+  creds: AuthenticationCreds;
+  keys: Array<[string, string]>;
+}
+
+/** Credentials and keys in memory, kept across sockets the way an app's store would be. */
+const memoryAuth = (creds: AuthenticationCreds = initAuthCreds(), keys = new Map<string, string>()) => {
+  const state: AuthenticationState = {
+    creds,
+    keys: {
+      get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
+        const out: { [id: string]: SignalDataTypeMap[T] } = {};
+        for (const id of ids) {
+          const v = keys.get(`${type}:${id}`);
+          if (v) out[id] = JSON.parse(v, BufferJSON.reviver) as SignalDataTypeMap[T];
+        }
+        return out;
+      },
+      set: async (data: SignalDataSet) => {
+        for (const [type, entries] of Object.entries(data)) {
+          for (const [id, value] of Object.entries(entries ?? {})) {
+            if (value) keys.set(`${type}:${id}`, JSON.stringify(value, BufferJSON.replacer));
+            else keys.delete(`${type}:${id}`);
+          }
+        }
+      },
+    },
+  };
+  return { state, keys };
+};
 
 interface Bare {
   number: string;
@@ -71,6 +111,14 @@ const closeAll = () => {
   }
 };
 
+const restore = process.env.FLOOR_RESTORE;
+if (restore) {
+  const saved = JSON.parse(readFileSync(restore, 'utf8'), BufferJSON.reviver) as Saved[];
+  for (const s of saved) bares.push({ number: s.number, auth: memoryAuth(s.creds, new Map(s.keys)), generation: 0 });
+  await inBatches(bares, Number(process.env.FLOOR_PARALLEL ?? 10), (bare) => open(bare, false));
+  send({ kind: 'relinked', count: bares.length });
+}
+
 process.on('message', async (request: FloorRequest) => {
   if (request.kind === 'link') {
     const fresh = request.numbers.map((number) => ({ number, auth: memoryAuth(), generation: 0 }));
@@ -78,11 +126,15 @@ process.on('message', async (request: FloorRequest) => {
     await inBatches(fresh, request.parallel, (bare) => open(bare, true));
     send({ kind: 'linked', count: fresh.length });
   } else if (request.kind === 'relink') {
-    // What a restart does to the sockets, without the process restart: every socket goes, and each
-    // comes back from its saved credentials.
+    // The sockets' part of a restart, without the process's: every socket goes, and each comes back
+    // from its saved credentials.
     closeAll();
     await inBatches(bares, request.parallel, (bare) => open(bare, false));
     send({ kind: 'relinked', count: bares.length });
+  } else if (request.kind === 'save') {
+    const saved: Saved[] = bares.map((b) => ({ number: b.number, creds: b.auth.state.creds, keys: [...b.auth.keys] }));
+    writeFileSync(request.file, JSON.stringify(saved, BufferJSON.replacer));
+    send({ kind: 'saved', count: saved.length });
   } else {
     closeAll();
     process.exit(0);

@@ -60,6 +60,8 @@ const settingsSchema = z.object({
   NETWORK_THREAD: z.stringbool().optional(),
   /** V8's memory saver mode for the network process or thread (see remote-network.ts): less RSS, much more CPU */
   V8_MEMORY_SAVER: z.stringbool().default(false),
+  /** how many links the re-link at start opens at a time */
+  RELINK_CONCURRENCY: z.coerce.number().int().min(1).default(16),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
   DEVICE_LIST_TTL_MS: z.coerce

@@ -24,6 +24,48 @@ export interface StoredAuthState {
 const encode = (value: unknown): string => JSON.stringify(value, BufferJSON.replacer);
 const decode = (value: string): unknown => JSON.parse(value, BufferJSON.reviver);
 
+/** A session's stored credentials (the encoded row), or null. */
+export type CredsReader = (sessionId: string) => Promise<string | null>;
+
+const readCredsRow = async (db: Db, sessionId: string): Promise<string | null> =>
+  (await db.sessionAuth.findUnique({ where: { sessionId_type_keyId: { sessionId, type: CREDS, keyId: '' } }, select: { value: true } }))
+    ?.value ?? null;
+
+const CREDS_PER_STATEMENT = 500;
+
+/**
+ * Reads credentials for many links in one statement: the reads asked for in the same turn of the event
+ * loop go together, so a mass re-link at start reads them in a few statements instead of one per link.
+ */
+export const batchedCredsReader = (db: Db): CredsReader => {
+  let waiting = new Map<string, Array<{ resolve: (value: string | null) => void; reject: (err: unknown) => void }>>();
+  const run = async () => {
+    const batch = waiting;
+    waiting = new Map();
+    const ids = [...batch.keys()];
+    for (let i = 0; i < ids.length; i += CREDS_PER_STATEMENT) {
+      const chunk = ids.slice(i, i + CREDS_PER_STATEMENT);
+      try {
+        const rows = await db.sessionAuth.findMany({
+          where: { type: CREDS, keyId: '', sessionId: { in: chunk } },
+          select: { sessionId: true, value: true },
+        });
+        const found = new Map(rows.map((r) => [r.sessionId, r.value]));
+        for (const id of chunk) for (const waiter of batch.get(id) ?? []) waiter.resolve(found.get(id) ?? null);
+      } catch (err) {
+        for (const id of chunk) for (const waiter of batch.get(id) ?? []) waiter.reject(err);
+      }
+    }
+  };
+  return (sessionId) =>
+    new Promise((resolve, reject) => {
+      if (waiting.size === 0) setImmediate(() => void run());
+      const list = waiting.get(sessionId) ?? [];
+      list.push({ resolve, reject });
+      waiting.set(sessionId, list);
+    });
+};
+
 type KeyValue = SignalDataTypeMap[keyof SignalDataTypeMap];
 
 /** Decoded keys kept in memory per session: Signal sessions of recent contacts, sender keys, tokens. */
@@ -38,11 +80,14 @@ const CACHED_KEYS = 2_000;
  * key replace earlier ones); reads see them at once. Baileys commits after the stanza has left, so the
  * ratchet was never on disk before the send; this moves the write by one turn of the loop.
  */
-export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger): Promise<StoredAuthState> => {
-  const stored = await db.sessionAuth.findUnique({
-    where: { sessionId_type_keyId: { sessionId, type: CREDS, keyId: '' } },
-  });
-  const creds = stored ? (decode(stored.value) as AuthenticationCreds) : initAuthCreds();
+export const loadAuthState = async (
+  db: Db,
+  sessionId: string,
+  logger?: Logger,
+  readCreds: CredsReader = (id) => readCredsRow(db, id),
+): Promise<StoredAuthState> => {
+  const stored = await readCreds(sessionId);
+  const creds = stored !== null ? (decode(stored) as AuthenticationCreds) : initAuthCreds();
 
   // Keys known to be absent. Baileys asks for some (privacy tokens) on every send; every write goes
   // through this store, so a miss stays a miss until `set` writes that key.
@@ -197,7 +242,7 @@ export const loadAuthState = async (db: Db, sessionId: string, logger?: Logger):
     while (writing) await writing;
   };
 
-  return { state: { creds, keys: { get, set } }, saveCreds, flush, drop, registered: Boolean(stored && creds.me) };
+  return { state: { creds, keys: { get, set } }, saveCreds, flush, drop, registered: Boolean(stored !== null && creds.me) };
 };
 
 export const clearAuthState = async (db: Db, sessionId: string): Promise<void> => {

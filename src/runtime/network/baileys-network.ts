@@ -18,7 +18,7 @@ import type { CacheStore, UserFacingSocketConfig, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Db } from '../db/client.ts';
-import { clearAuthState, loadAuthState } from './auth-store.ts';
+import { batchedCredsReader, clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
@@ -167,6 +167,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
 
   // The store of each session's latest link: its key writes wait in memory for a moment.
   const stores = new Map<string, StoredAuthState>();
+  const readCreds = batchedCredsReader(db);
 
   assertPatched();
   const storeTimeoutMs = options.incomingStoreTimeoutMs ?? INCOMING_STORE_TIMEOUT_MS;
@@ -176,7 +177,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     // Messages stored before their receipt, by network id: the messages.upsert that follows each is skipped.
     const storedFirst = new LRUCache<string, true>({ max: 1024 });
     await stores.get(sessionId)?.flush();
-    const auth = await loadAuthState(db, sessionId, log);
+    const auth = await loadAuthState(db, sessionId, log, readCreds);
     stores.set(sessionId, auth);
     // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
     const groupCache = new GroupCache();

@@ -46,6 +46,8 @@ interface Live {
   received: Promise<void>;
   /** the session's account, read at its first status change (for the webhook endpoint lookup) */
   accountId?: string;
+  /** a re-link at start waits for this link's first outcome (open, close or QR) before it opens another */
+  relinked?: () => void;
 }
 
 export interface SessionManagerOptions {
@@ -73,6 +75,10 @@ export interface SessionManagerOptions {
   lastSeenWriteEveryMs?: number;
   /** how long deleting a session without a live link waits to reach the network and remove the device */
   unlinkTimeoutMs?: number;
+  /** how many links the re-link at start opens at a time (each slot frees when its link opens or fails) */
+  relinkConcurrency?: number;
+  /** how long one re-linking link may hold its slot before the next is opened anyway */
+  relinkSlotMs?: number;
 }
 
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
@@ -87,6 +93,8 @@ export class SessionManager implements Sessions {
   private readonly backoffMaxMs: number;
   private readonly lastSeenWriteEveryMs: number;
   private readonly unlinkTimeoutMs: number;
+  /** the sessions markRelinking found, which resumeAll opens */
+  private relinking: Array<{ id: string; accountId: string }> | undefined;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.staleAfterMs = options.staleAfterMs ?? 75_000;
@@ -247,22 +255,85 @@ export class SessionManager implements Sessions {
     return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
   }
 
-  /** At start: re-link every session that was meant to be up, from its stored credentials. */
+  /**
+   * At start, before the service answers: every session that was meant to be up reads CONNECTING until
+   * its link is back. A stop (a crash above all) leaves the rows as they were, and a stale CONNECTED
+   * would tell a client it can send while the link does not exist yet. One statement for all of them,
+   * with their session.status events in the same transaction.
+   */
   async markRelinking(): Promise<number> {
-    // A stop (a crash above all) leaves the rows as they were; read before resumeAll has started the
-    // links, a stale CONNECTED would tell a client it can send while the link does not exist yet.
-    const marked = await this.options.db.session.updateMany({
-      where: { autoConnect: true, status: { in: ['CONNECTED', 'QR_READY'] } },
-      data: { status: 'CONNECTING' },
+    const { db, webhooks } = this.options;
+    const rows = await db.session.findMany({
+      where: { autoConnect: true },
+      select: { id: true, accountId: true, sessionName: true, phone: true, lastError: true },
     });
-    return marked.count;
+    this.relinking = rows.map(({ id, accountId }) => ({ id, accountId }));
+    if (rows.length === 0) return 0;
+    const events = [];
+    if (webhooks) {
+      for (const row of rows) {
+        const endpoints = await webhooks.matching(row.accountId, 'session.status', row.id);
+        if (endpoints.length === 0) continue;
+        const event = await webhooks.rowsFor(
+          {
+            accountId: row.accountId,
+            sessionId: row.id,
+            type: 'session.status',
+            data: { sessionId: row.id, sessionName: row.sessionName, status: 'CONNECTING', phone: row.phone, lastError: row.lastError },
+          },
+          endpoints,
+        );
+        if (event) events.push(event);
+      }
+    }
+    const update = db.session.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { status: 'CONNECTING' } });
+    if (events.length === 0) await update;
+    else {
+      await db.$transaction([update, ...(webhooks?.writes(events) ?? [])]);
+      webhooks?.written();
+    }
+    return rows.length;
   }
 
+  /**
+   * Re-links the sessions markRelinking found, from their stored credentials, a few at a time: each
+   * slot frees when its link opens or fails, so the links come up as fast as the network thread can
+   * take them and the service still answers meanwhile. Resolves once every link was started.
+   */
   async resumeAll(): Promise<number> {
-    const rows = await this.options.db.session.findMany({ where: { autoConnect: true }, select: { id: true, accountId: true } });
-    // Known now, so the status writes of a mass re-link need no read of their own for the webhook lookup.
-    for (const row of rows) this.entry(row.id).accountId = row.accountId;
-    await Promise.all(rows.map((row) => this.connect(row.id)));
+    if (!this.relinking) await this.markRelinking();
+    const rows = this.relinking ?? [];
+    this.relinking = undefined;
+    const concurrency = Math.max(1, this.options.relinkConcurrency ?? 16);
+    const slotMs = this.options.relinkSlotMs ?? 30_000;
+    // Read CONNECTING from the first request on, as their rows do.
+    for (const { id, accountId } of rows) {
+      const live = this.entry(id);
+      live.accountId = accountId;
+      live.status = 'CONNECTING';
+    }
+    let next = 0;
+    const relinkNext = async (): Promise<void> => {
+      while (next < rows.length && !this.stopping) {
+        const { id } = rows[next++];
+        const live = this.live.get(id);
+        // A client may have acted on the session meanwhile (deleted, paused or connected it).
+        if (!live || live.generation !== 0) continue;
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            live.relinked = undefined;
+            resolve();
+          };
+          const timer = setTimeout(done, slotMs);
+          live.relinked = done;
+          live.generation += 1;
+          // The row says CONNECTING already (markRelinking).
+          void this.open(id, live, live.generation);
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, relinkNext));
     return rows.length;
   }
 
@@ -319,6 +390,10 @@ export class SessionManager implements Sessions {
     const generation = live.generation;
     await this.teardown(live);
     await this.apply(sessionId, live, 'CONNECTING', {});
+    await this.open(sessionId, live, generation);
+  }
+
+  private async open(sessionId: string, live: Live, generation: number): Promise<void> {
     const current = () => live.generation === generation && this.live.get(sessionId) === live;
     try {
       live.link = await this.options.network.open(sessionId, {
@@ -368,6 +443,7 @@ export class SessionManager implements Sessions {
   }
 
   private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {
+    live.relinked?.();
     const image = await QRCode.toDataURL(qr, QR_IMAGE);
     // The link may have moved on (scanned, restarted) while the image was drawn.
     if (live.generation !== generation) return;
@@ -378,6 +454,7 @@ export class SessionManager implements Sessions {
   }
 
   private async onOpen(sessionId: string, live: Live, account: LinkedAccount): Promise<void> {
+    live.relinked?.();
     live.attempt = 0;
     live.qr = undefined;
     live.qrDataUrl = undefined;
@@ -387,6 +464,7 @@ export class SessionManager implements Sessions {
 
   private async onClose(sessionId: string, live: Live, kind: CloseKind, message: string): Promise<void> {
     const log = this.options.logger.child({ sessionId });
+    live.relinked?.();
     live.link = undefined;
     this.clearTimers(live);
     live.qr = undefined;
@@ -480,6 +558,7 @@ export class SessionManager implements Sessions {
   }
 
   private async teardown(live: Live): Promise<void> {
+    live.relinked?.();
     this.clearTimers(live);
     live.qr = undefined;
     live.qrDataUrl = undefined;

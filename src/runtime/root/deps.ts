@@ -146,6 +146,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           .catch((err: unknown) => logger.error({ err, sessionId, waMessageId: receipt.waMessageId }, 'recording a receipt failed'));
       }
     },
+    relinkConcurrency: settings.RELINK_CONCURRENCY,
     ...options.sessionTuning,
   });
   const provider = providerOf(settings.DATABASE_URL);

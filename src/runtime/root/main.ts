@@ -2,7 +2,6 @@ import '../node-version.ts';
 import { createAccount, bootstrapAccount } from '../../resolvers/accounts.ts';
 import { releaseUnfinished } from '../../resolvers/idempotency.ts';
 import { resumeScheduled } from '../../resolvers/scheduling.ts';
-import { buildApp } from './app.ts';
 import { createPrisma } from '../db/client.ts';
 import { createDeps } from './deps.ts';
 import { networkOptions } from '../network/choose.ts';
@@ -29,14 +28,17 @@ if ((await db.account.count()) === 0) {
 const released = await releaseUnfinished(deps, startedAt);
 if (released > 0) logger.info({ keys: released }, 'released Idempotency-Keys whose request was cut off by the stop');
 
-await deps.sessions.markRelinking();
+const relinking = await deps.sessions.markRelinking();
+// The links come back while the HTTP part (Express, GraphQL, REST: most of the modules) loads: the
+// network thread starts with the first of them, on the other core.
+if (relinking > 0) logger.info({ sessions: relinking }, 're-linking sessions that were connected before the stop');
+void deps.sessions.resumeAll().catch((err: unknown) => logger.error({ err }, 're-linking sessions failed'));
+const { buildApp } = await import('./app.ts');
 const app = buildApp(deps);
 app.server.listen(settings.PORT, settings.HOST, async () => {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
-  const resumed = await deps.sessions.resumeAll();
-  if (resumed > 0) logger.info({ sessions: resumed }, 're-linking sessions that were connected before the stop');
   const pending = await resumeScheduled(deps);
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
 });
