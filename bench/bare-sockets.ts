@@ -6,11 +6,12 @@
 // benchmark kills this process, and a new one started with FLOOR_RESTORE=<file> opens them all again and
 // reports `relinked`; its clock starts when that process is spawned, as the service's does.
 import { readFileSync, writeFileSync } from 'node:fs';
-import makeWASocket, { BufferJSON, initAuthCreds } from 'baileys';
-import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap, WASocket } from 'baileys';
+import makeWASocket, { BufferJSON } from 'baileys';
+import type { AuthenticationCreds, WASocket } from 'baileys';
 import { pino } from 'pino';
 import { socketOptionsFor } from '../src/runtime/network/baileys-target.ts';
 import { connectToSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { memoryAuth } from '../test/sandbox/helpers.ts';
 
 export type FloorRequest =
   | { kind: 'link'; numbers: string[]; parallel: number }
@@ -33,32 +34,6 @@ interface Saved {
   creds: AuthenticationCreds;
   keys: Array<[string, string]>;
 }
-
-/** Credentials and keys in memory, kept across sockets the way an app's store would be. */
-const memoryAuth = (creds: AuthenticationCreds = initAuthCreds(), keys = new Map<string, string>()) => {
-  const state: AuthenticationState = {
-    creds,
-    keys: {
-      get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-        const out: { [id: string]: SignalDataTypeMap[T] } = {};
-        for (const id of ids) {
-          const v = keys.get(`${type}:${id}`);
-          if (v) out[id] = JSON.parse(v, BufferJSON.reviver) as SignalDataTypeMap[T];
-        }
-        return out;
-      },
-      set: async (data: SignalDataSet) => {
-        for (const [type, entries] of Object.entries(data)) {
-          for (const [id, value] of Object.entries(entries ?? {})) {
-            if (value) keys.set(`${type}:${id}`, JSON.stringify(value, BufferJSON.replacer));
-            else keys.delete(`${type}:${id}`);
-          }
-        }
-      },
-    },
-  };
-  return { state, keys };
-};
 
 interface Bare {
   number: string;

@@ -12,10 +12,14 @@ import { pino } from 'pino';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { sandboxSocketOptions } from '../../src/runtime/sandbox/sandbox.ts';
 
-/** An in-memory auth store, kept across sockets the way an app's store would be. */
-export const memoryAuth = (): { state: AuthenticationState; save: () => void } => {
-  const creds: AuthenticationCreds = initAuthCreds();
-  const keys = new Map<string, string>();
+/**
+ * An in-memory auth store, kept across sockets the way an app's store would be; given saved credentials
+ * and keys, it opens them again (the scale benchmark's floor restarts that way).
+ */
+export const memoryAuth = (
+  creds: AuthenticationCreds = initAuthCreds(),
+  keys = new Map<string, string>(),
+): { state: AuthenticationState; keys: Map<string, string>; save: () => void } => {
   const state: AuthenticationState = {
     creds,
     keys: {
@@ -37,7 +41,7 @@ export const memoryAuth = (): { state: AuthenticationState; save: () => void } =
       },
     },
   };
-  return { state, save: () => undefined };
+  return { state, keys, save: () => undefined };
 };
 
 export interface TestSocket {
