@@ -1,10 +1,11 @@
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnService } from '../test/helpers/process.ts';
+import { startSandboxProcess } from '../test/helpers/sandbox-process.ts';
 import { treeUsage } from '../test/helpers/proc.ts';
 import type { ServiceProcess } from '../test/helpers/process.ts';
 import type { FloorReport, FloorRequest } from './bare-sockets.ts';
@@ -57,23 +58,6 @@ const json = async (
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
-};
-
-const startSandboxProcess = async (): Promise<{ controlUrl: string; child: ChildProcess }> => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/runtime/sandbox/main.ts'], {
-    env: { ...process.env, SANDBOX_PORT: '0', SANDBOX_CONTROL_PORT: '0', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const controlUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const match = /Control API: (\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', () => reject(new Error(`sandbox exited:\n${out}`)));
-  });
-  return { controlUrl, child };
 };
 
 const inBatches = async <T>(items: T[], work: (item: T) => Promise<void>) => {
@@ -312,7 +296,7 @@ export const benchScale = async (): Promise<ScaleResult> => {
     const service = await benchService(sandbox.controlUrl);
     return { count: N, service, floor };
   } finally {
-    sandbox.child.kill('SIGTERM');
+    await sandbox.stop();
   }
 };
 

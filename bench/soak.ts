@@ -5,7 +5,9 @@ import { formatSoakReport, runSoak } from '../test/helpers/soak.ts';
 
 // `npm run soak` (10 minutes through the service on SQLite), or e.g.
 // `npm run soak -- --minutes 1 --device-list-ttl 20 --mode bare --db postgres`. Loopback only: the
-// sandbox network runs in this process; the run stops by itself after its time or message count.
+// sandbox network runs in a process of its own (`--sandbox inline`: in this one, as the bare mode always
+// does); the service runs in this process beside the load. The run stops by itself after its time or
+// message count.
 process.setSourceMapsEnabled(false);
 const { values } = parseArgs({
   options: {
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     'network-mode': { type: 'string', default: 'process' },
     'network-thread': { type: 'string' },
     'memory-saver': { type: 'string', default: 'false' },
+    sandbox: { type: 'string', default: 'process' },
   },
 });
 const networkModeOf = (value: string | undefined): 'process' | 'thread' | 'inline' =>
@@ -38,6 +41,7 @@ const report = await runSoak({
   // --network-thread false: the older name of --network-mode inline
   networkMode: values['network-thread'] === 'false' ? 'inline' : networkModeOf(values['network-mode']),
   memorySaver: values['memory-saver'] === 'true',
+  sandbox: values.sandbox === 'inline' ? 'inline' : 'process',
   settleMs: Number(values['settle-seconds']) * 1000,
   log: (line) => process.stdout.write(`${line}\n`),
 });

@@ -2,18 +2,26 @@
 // socket with its keys in memory) sends to a virtual phone while that phone sends back, with long-polls
 // and GraphQL queries beside them. Counts, by what the phone decrypted and what the session received,
 // how many messages were lost or duplicated each way. Used by `npm run soak` and test/soak.test.ts.
+// The sandbox (the server and the phones, which keep every message they decrypt) runs in this process
+// or in its own (`sandbox: 'process'`, driven through its control API), so that the memory figures of
+// the service are not those of the sandbox as well.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { WAMessage } from 'baileys';
 import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
-import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import type { NetworkTarget } from '../../src/runtime/network/baileys-target.ts';
+import { connectToSandbox } from '../../src/runtime/sandbox/address.ts';
+import type { InboxEntry } from '../../src/runtime/sandbox/directory.ts';
+import { sandboxAddress, startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { NetworkStats } from '../../src/runtime/ports/network.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { linkedSocket } from '../sandbox/helpers.ts';
 import { processUsage } from './proc.ts';
 import type { DbKind } from './app.ts';
 import { gql, http } from './app.ts';
-import { linkSession, startWithSandbox } from './sandbox.ts';
+import { startTestApp } from './app.ts';
+import { startSandboxProcess } from './sandbox-process.ts';
+import { scanQrImage, waitUntil } from './sandbox.ts';
 
 export interface SoakOptions {
   /** `service`: through the API; `bare`: Baileys' own socket, keys in memory, same sandbox */
@@ -32,6 +40,8 @@ export interface SoakOptions {
   drainMs: number;
   /** service mode: where the links run (NETWORK_MODE; default process) */
   networkMode?: 'process' | 'thread' | 'inline';
+  /** service mode: the sandbox network in this process (default) or in its own, driven through its control API */
+  sandbox?: 'inline' | 'process';
   /** service mode: V8_MEMORY_SAVER (default false) */
   memorySaver?: boolean;
   /** how long the linked side idles after the load before the last memory figures */
@@ -49,6 +59,7 @@ export interface DirectionCounts {
 export interface SoakReport {
   mode: SoakOptions['mode'];
   db: DbKind;
+  sandbox: 'inline' | 'process';
   seconds: number;
   /** linked side -> phone: `sent` counts sends answered 200 (or resolved, bare); `failed` those recorded FAILED */
   out: DirectionCounts & { failed: number; failedReasons: string[]; refused: number };
@@ -57,17 +68,20 @@ export interface SoakReport {
   /** memory before the load, when the load stops, and after a settle period; each after collecting both heaps */
   memory: { start: MemoryFigures; loadEnd: MemoryFigures; settled: MemoryFigures };
   settleSeconds: number;
-  /** CPU seconds (user + system) from before the load until it stopped: this process, and the network process */
-  cpu: { main: number; network: number };
+  /** CPU seconds (user + system) from before the load until it stopped: this process, the network process, the sandbox process */
+  cpu: { main: number; network: number; sandbox: number };
 }
 
 /** RSS (this process and the network process, summed and each) and, per isolate, V8's heap and what lies outside it (MB). */
 export interface MemoryFigures {
+  /** the service: this process and its network process */
   rssMb: number;
-  /** this process: the service's main thread with the sandbox and the load */
+  /** this process: the service's main thread with the load (and the sandbox, when it runs here) */
   mainRssMb: number;
   /** the network process, when the links run in one */
   networkRssMb?: number;
+  /** the sandbox's process, when it runs in one (not the service's) */
+  sandboxRssMb?: number;
   main: ThreadFigures;
   /** the network process's or thread's, when the side has one */
   network?: ThreadFigures;
@@ -90,7 +104,7 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 /** Memory once both heaps (this thread's and the network thread's) are collected. */
-const measure = async (side: Side): Promise<MemoryFigures> => {
+const measure = async (side: Side, phones: Phones): Promise<MemoryFigures> => {
   for (let i = 0; i < 3; i += 1) {
     await side.collectGarbage();
     gc();
@@ -99,10 +113,12 @@ const measure = async (side: Side): Promise<MemoryFigures> => {
   const usage = process.memoryUsage();
   const network = await side.networkStats();
   const networkRss = network?.process ? mb(network.process.rssBytes) : undefined;
+  const sandboxRss = phones.pid ? Math.round(processUsage(phones.pid).rssMb * 10) / 10 : undefined;
   return {
     rssMb: Math.round((mb(usage.rss) + (networkRss ?? 0)) * 10) / 10,
     mainRssMb: mb(usage.rss),
     ...(networkRss !== undefined ? { networkRssMb: networkRss } : {}),
+    ...(sandboxRss !== undefined ? { sandboxRssMb: sandboxRss } : {}),
     main: {
       heapUsedMb: mb(usage.heapUsed),
       heapTotalMb: mb(usage.heapTotal),
@@ -122,6 +138,57 @@ const measure = async (side: Side): Promise<MemoryFigures> => {
   };
 };
 
+/** The sandbox's phones as the load drives them: in this process, or through the control API of a sandbox process. */
+interface Phones {
+  /** the sandbox's process, when it has its own */
+  pid?: number;
+  addPhone: (number: string, name?: string) => Promise<void>;
+  scanQr: (number: string, qr: string) => Promise<void>;
+  sendText: (from: string, to: string, text: string) => Promise<{ delivered: number }>;
+  inbox: (number: string) => Promise<Array<Pick<InboxEntry, 'content' | 'duplicates'>>>;
+  close: () => Promise<void>;
+}
+
+const inlinePhones = (sandbox: Sandbox): Phones => ({
+  addPhone: async (number, name) => {
+    sandbox.control.addPhone(number, name);
+  },
+  scanQr: async (number, qr) => {
+    await sandbox.control.scanQr(number, qr);
+  },
+  sendText: (from, to, text) => sandbox.control.sendText(from, to, text),
+  inbox: async (number) => sandbox.control.inbox(number),
+  close: () => sandbox.close(),
+});
+
+const processPhones = async (): Promise<{ phones: Phones; controlUrl: string }> => {
+  const sandbox = await startSandboxProcess();
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(new URL(path, sandbox.controlUrl), {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`sandbox ${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  return {
+    controlUrl: sandbox.controlUrl,
+    phones: {
+      pid: sandbox.child.pid,
+      addPhone: async (number, name) => {
+        await call('POST', '/phones', { number, ...(name ? { name } : {}) });
+      },
+      scanQr: async (number, qr) => {
+        await call('POST', `/phones/${number}/scan`, { qr });
+      },
+      sendText: (from, to, text) => call('POST', `/phones/${from}/send`, { to, text }),
+      inbox: (number) => call('GET', `/phones/${number}/inbox`),
+      close: () => sandbox.stop(),
+    },
+  };
+};
+
 /** The linked side as the load drives it. */
 interface Side {
   send: (text: string) => Promise<{ ok: boolean }>;
@@ -137,20 +204,48 @@ interface Side {
   close: () => Promise<void>;
 }
 
-const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sandbox }> => {
-  const ctx = await startWithSandbox(options.db, {
-    DEVICE_LIST_TTL_MS: options.deviceListTtlMs,
-    INCOMING_BUFFER_SIZE: 10_000,
-    DAILY_QUOTA: 0,
-    ...(options.networkMode ? { NETWORK_MODE: options.networkMode } : {}),
-    ...(options.memorySaver ? { V8_MEMORY_SAVER: true } : {}),
-  });
-  const sessionId = await linkSession(ctx, PHONE_NUMBER, 'soak');
+const serviceSide = async (options: SoakOptions): Promise<{ side: Side; phones: Phones }> => {
+  let phones: Phones;
+  let target: NetworkTarget;
+  if (options.sandbox === 'process') {
+    const started = await processPhones();
+    phones = started.phones;
+    target = { sandbox: await connectToSandbox(started.controlUrl) };
+  } else {
+    const sandbox = await startSandbox();
+    phones = inlinePhones(sandbox);
+    target = { sandbox: sandboxAddress(sandbox) };
+  }
+  const app = await startTestApp(
+    options.db,
+    {
+      DEVICE_LIST_TTL_MS: options.deviceListTtlMs,
+      INCOMING_BUFFER_SIZE: 10_000,
+      DAILY_QUOTA: 0,
+      ...(options.networkMode ? { NETWORK_MODE: options.networkMode } : {}),
+      ...(options.memorySaver ? { V8_MEMORY_SAVER: true } : {}),
+    },
+    { target, sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 } },
+  );
+  const { apiKey: key } = await app.newAccount();
+  const { baseUrl } = app;
+  // Linked through the QR flow, as a user would.
+  await phones.addPhone(PHONE_NUMBER);
+  const created = await http(baseUrl, 'POST', '/v1/sessions', { key, body: { name: 'soak' } });
+  const sessionId: string = created.body.id;
+  await http(baseUrl, 'POST', `/v1/sessions/${sessionId}/connect`, { key });
+  const qr = await waitUntil(
+    () => http(baseUrl, 'GET', `/v1/sessions/${sessionId}/qrcode`, { key }),
+    (r) => r.body.hasQrCode === true,
+  );
+  await phones.scanQr(PHONE_NUMBER, scanQrImage(qr.body.qrCode));
+  await waitUntil(
+    () => http(baseUrl, 'GET', `/v1/sessions/${sessionId}/status`, { key }),
+    (r) => r.body.status === 'CONNECTED',
+  );
   const received: string[] = [];
-  const { baseUrl } = ctx.app;
-  const key = ctx.key;
   return {
-    sandbox: ctx.sandbox,
+    phones,
     side: {
       send: async (text) => {
         try {
@@ -187,23 +282,23 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; sandbox:
           if (!item.fromMe) received.push(item.content);
       },
       failed: async () => {
-        const rows = await ctx.app.db.outgoingMessage.findMany({
+        const rows = await app.db.outgoingMessage.findMany({
           where: { sessionId, status: 'FAILED' },
           select: { content: true, error: true },
         });
         return new Map(rows.map((r) => [r.content, r.error ?? '']));
       },
-      collectGarbage: () => ctx.app.deps.sessions.collectGarbage(),
-      networkStats: () => ctx.app.deps.sessions.networkStats(),
+      collectGarbage: () => app.deps.sessions.collectGarbage(),
+      networkStats: () => app.deps.sessions.networkStats(),
       close: async () => {
-        await ctx.app.close();
-        await ctx.sandbox.close();
+        await app.close();
+        await phones.close();
       },
     },
   };
 };
 
-const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sandbox }> => {
+const bareSide = async (options: SoakOptions): Promise<{ side: Side; phones: Phones }> => {
   const sandbox = await startSandbox();
   const { sock } = await linkedSocket(sandbox, PHONE_NUMBER, { userDevicesCache: deviceListCache(options.deviceListTtlMs) });
   const received: string[] = [];
@@ -215,7 +310,7 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
     }
   });
   return {
-    sandbox,
+    phones: inlinePhones(sandbox),
     side: {
       send: async (text) => {
         try {
@@ -240,17 +335,22 @@ const bareSide = async (options: SoakOptions): Promise<{ side: Side; sandbox: Sa
   };
 };
 
-/** CPU seconds so far of this process and of the network process (when there is one). */
-const cpuNow = async (side: Side): Promise<{ main: number; network: number; networkPid?: number }> => {
+/** CPU seconds so far of this process, of the network process and of the sandbox process (when there are). */
+const cpuNow = async (side: Side, phones: Phones): Promise<{ main: number; network: number; networkPid?: number; sandbox: number }> => {
   const { user, system } = process.cpuUsage();
   const pid = (await side.networkStats())?.process?.pid;
-  return { main: (user + system) / 1e6, network: pid ? processUsage(pid).cpu : 0, networkPid: pid };
+  return {
+    main: (user + system) / 1e6,
+    network: pid ? processUsage(pid).cpu : 0,
+    networkPid: pid,
+    sandbox: phones.pid ? processUsage(phones.pid).cpu : 0,
+  };
 };
 
 /** Idle (the link stays up, keep-alives only), then measure. */
-const settle = async (side: Side, settleMs: number): Promise<MemoryFigures> => {
+const settle = async (side: Side, phones: Phones, settleMs: number): Promise<MemoryFigures> => {
   await sleep(settleMs);
-  return measure(side);
+  return measure(side, phones);
 };
 
 const formatThread = (name: string, t: ThreadFigures): string =>
@@ -258,7 +358,8 @@ const formatThread = (name: string, t: ThreadFigures): string =>
 
 const formatMemory = (m: MemoryFigures): string =>
   [
-    `RSS ${m.rssMb} MB${m.networkRssMb !== undefined ? ` (service ${m.mainRssMb} + network process ${m.networkRssMb})` : ''}`,
+    `RSS ${m.rssMb} MB${m.networkRssMb !== undefined ? ` (service ${m.mainRssMb} + network process ${m.networkRssMb})` : ''}` +
+      (m.sandboxRssMb !== undefined ? `, sandbox process ${m.sandboxRssMb} MB` : ''),
     formatThread('main', m.main),
     ...(m.network ? [formatThread('network', m.network)] : []),
   ].join('; ');
@@ -267,11 +368,12 @@ const change = (from: number, to: number): string => `${to >= from ? '+' : ''}${
 
 export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
   const log = options.log ?? (() => undefined);
-  const { side, sandbox } = options.mode === 'service' ? await serviceSide(options) : await bareSide(options);
+  const { side, phones } = options.mode === 'service' ? await serviceSide(options) : await bareSide(options);
+  const sandboxMode = phones.pid ? 'process' : 'inline';
   try {
-    sandbox.control.addPhone(PEER_NUMBER, 'Soak peer');
-    const memoryStart = await measure(side);
-    const cpuStart = await cpuNow(side);
+    await phones.addPhone(PEER_NUMBER, 'Soak peer');
+    const memoryStart = await measure(side, phones);
+    const cpuStart = await cpuNow(side, phones);
     log(`linked (${options.mode}, ${options.db}); ${formatMemory(memoryStart)}; load for ${options.durationMs / 1000} s`);
 
     const started = Date.now();
@@ -298,7 +400,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const sendIn = () => {
       const text = `soak-in-${inCount++}`;
       track(
-        sandbox.control.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
+        phones.sendText(PEER_NUMBER, PHONE_NUMBER, text).then(
           ({ delivered }) => delivered > 0 && phoneSent.add(text),
           () => undefined,
         ),
@@ -330,21 +432,22 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     }
     while (inFlight.size > 0) await Promise.race(inFlight);
 
-    const inbox = () => sandbox.control.inbox(PEER_NUMBER).filter((e) => e.content.startsWith('soak-out-'));
+    const inbox = async () => (await phones.inbox(PEER_NUMBER)).filter((e) => e.content.startsWith('soak-out-'));
     const drainUntil = Date.now() + options.drainMs;
     while (Date.now() < drainUntil) {
-      const gotOut = new Set(inbox().map((e) => e.content));
+      const gotOut = new Set((await inbox()).map((e) => e.content));
       const gotIn = new Set(side.received);
       if ([...accepted].every((t) => gotOut.has(t)) && [...phoneSent].every((t) => gotIn.has(t))) break;
-      await sleep(100);
+      // Through the control API the whole inbox crosses HTTP: read it less often.
+      await sleep(phones.pid ? 1000 : 100);
     }
     stopped = true;
     await background;
-    const cpuEnd = await cpuNow(side);
-    const memoryLoadEnd = await measure(side);
+    const cpuEnd = await cpuNow(side, phones);
+    const memoryLoadEnd = await measure(side, phones);
     log(`load stopped; ${formatMemory(memoryLoadEnd)}; idle for ${options.settleMs / 1000} s`);
 
-    const entries = inbox();
+    const entries = await inbox();
     const delivered = new Set(entries.map((e) => e.content));
     const failedRecords = await side.failed();
     const outLost = [...accepted].filter((t) => !delivered.has(t) && !failedRecords.has(t)).length;
@@ -352,6 +455,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     const report: SoakReport = {
       mode: options.mode,
       db: options.db,
+      sandbox: sandboxMode,
       seconds: Math.round((Date.now() - started) / 1000),
       out: {
         sent: accepted.size,
@@ -368,11 +472,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         lost: [...phoneSent].filter((t) => !received.has(t)).length,
         duplicated: side.received.length - received.size,
       },
-      memory: { start: memoryStart, loadEnd: memoryLoadEnd, settled: await settle(side, options.settleMs) },
+      memory: { start: memoryStart, loadEnd: memoryLoadEnd, settled: await settle(side, phones, options.settleMs) },
       settleSeconds: options.settleMs / 1000,
       cpu: {
         main: Math.round((cpuEnd.main - cpuStart.main) * 10) / 10,
         network: Math.round((cpuEnd.network - (cpuEnd.networkPid === cpuStart.networkPid ? cpuStart.network : 0)) * 10) / 10,
+        sandbox: Math.round((cpuEnd.sandbox - cpuStart.sandbox) * 10) / 10,
       },
     };
     return report;
@@ -383,11 +488,16 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
 
 export const formatSoakReport = (r: SoakReport): string =>
   [
-    `soak ${r.mode} on ${r.db}, ${r.seconds} s`,
+    `soak ${r.mode} on ${r.db}, ${r.seconds} s, sandbox ${r.sandbox === 'process' ? 'in its own process' : 'in this process'}`,
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
-    `  RSS: before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
-    `  CPU during the load: ${r.cpu.main} s this process (service main thread, sandbox, load)${r.cpu.network ? `, ${r.cpu.network} s network process` : ''}`,
+    `  service RSS (this process${r.memory.start.networkRssMb !== undefined ? ' + network process' : ''}): before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
+    ...(r.memory.start.sandboxRssMb !== undefined
+      ? [
+          `  sandbox process RSS (not the service's): ${r.memory.start.sandboxRssMb} MB, ${r.memory.loadEnd.sandboxRssMb} MB, ${r.memory.settled.sandboxRssMb} MB`,
+        ]
+      : []),
+    `  CPU during the load: ${r.cpu.main} s this process (service main thread, load${r.sandbox === 'inline' ? ', sandbox' : ''})${r.cpu.network ? `, ${r.cpu.network} s network process` : ''}${r.sandbox === 'process' ? `, ${r.cpu.sandbox} s sandbox process` : ''}`,
     `  before:  ${formatMemory(r.memory.start)}`,
     `  stopped: ${formatMemory(r.memory.loadEnd)}`,
     `  settled: ${formatMemory(r.memory.settled)}`,
