@@ -195,7 +195,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
 
   it('an incoming message from a phone and a send through the API reach the receiver with their payloads', async () => {
     await create({ events: ['message.received', 'message.sent'] });
-    await ctx.sandbox.control.sendText(BOB, ME, 'hello hook');
+    const phoneSent = await ctx.sandbox.control.sendText(BOB, ME, 'hello hook');
     const send = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'sent hook' });
     expect(send.status).toBe(200);
     await waitUntil(
@@ -214,6 +214,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       pushName: 'Bob',
       messageTimestamp: expect.any(Number),
       receivedAt: expect.stringMatching(/Z$/),
+      waMessageId: phoneSent.id,
     });
     const [sent] = receivedOf('message.sent');
     expect(sent?.verified).toBe(true);

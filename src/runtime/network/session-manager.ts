@@ -61,9 +61,10 @@ export interface SessionManagerOptions {
   webhooks?: WebhookOutbox;
   /**
    * writes what a received message leaves on disk beyond the buffer (its message.received webhook rows);
-   * the network receipts the message only once this resolves
+   * the network receipts the message only once this resolves. `waMessageId` is the network's id of the
+   * message, the same when the network delivers it again.
    */
-  onReceived?: (item: IncomingItem) => Promise<void>;
+  onReceived?: (item: IncomingItem, waMessageId: string) => Promise<void>;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
   /** recipients acknowledged messages a session sent */
@@ -412,7 +413,7 @@ export class SessionManager implements Sessions {
         onIncoming: (message) => {
           const stored = live.received
             .then(() => this.toItem(sessionId, message))
-            .then((input) => this.options.onReceived?.(this.options.incoming.push(sessionId, input)));
+            .then((input) => this.options.onReceived?.(this.options.incoming.push(sessionId, input), message.messageId));
           live.received = stored.catch((err: unknown) =>
             this.options.logger.error(
               { err, sessionId, messageId: message.messageId },

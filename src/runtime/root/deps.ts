@@ -129,9 +129,12 @@ export const createDeps = (options: DepsOptions): Deps => {
     receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
     webhooks,
     // Before the network's receipt for the message (see onIncoming in ports/network.ts).
-    onReceived: async (item) => {
+    onReceived: async (item, waMessageId) => {
       const accountId = await accountOf(item.sessionId);
-      const { eventId: _eventId, ...data } = item;
+      // waMessageId: a message the network delivers again (after a crash before its receipt) carries the
+      // same one, so a receiver can tell it from a new message.
+      const { eventId: _eventId, ...fields } = item;
+      const data = { ...fields, waMessageId };
       if (accountId) await webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
     },
     onSendError: (sessionId, waMessageId, reason) => {
