@@ -491,13 +491,13 @@ export const formatSoakReport = (r: SoakReport): string =>
     `soak ${r.mode} on ${r.db}, ${r.seconds} s, sandbox ${r.sandbox === 'process' ? 'in its own process' : 'in this process'}`,
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
-    `  service RSS (this process${r.memory.start.networkRssMb !== undefined ? ' + network process' : ''}): before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
+    `  ${r.mode === 'service' ? 'service' : 'linked side'} RSS (this process${r.memory.start.networkRssMb !== undefined ? ' + network process' : ''}): before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
     ...(r.memory.start.sandboxRssMb !== undefined
       ? [
           `  sandbox process RSS (not the service's): ${r.memory.start.sandboxRssMb} MB, ${r.memory.loadEnd.sandboxRssMb} MB, ${r.memory.settled.sandboxRssMb} MB`,
         ]
       : []),
-    `  CPU during the load: ${r.cpu.main} s this process (service main thread, load${r.sandbox === 'inline' ? ', sandbox' : ''})${r.cpu.network ? `, ${r.cpu.network} s network process` : ''}${r.sandbox === 'process' ? `, ${r.cpu.sandbox} s sandbox process` : ''}`,
+    `  CPU during the load: ${r.cpu.main} s this process (${r.mode === 'service' ? 'service main thread' : 'bare socket'}, load${r.sandbox === 'inline' ? ', sandbox' : ''})${r.cpu.network ? `, ${r.cpu.network} s network process` : ''}${r.sandbox === 'process' ? `, ${r.cpu.sandbox} s sandbox process` : ''}`,
     `  before:  ${formatMemory(r.memory.start)}`,
     `  stopped: ${formatMemory(r.memory.loadEnd)}`,
     `  settled: ${formatMemory(r.memory.settled)}`,
