@@ -19,14 +19,14 @@ const { values } = parseArgs({
     'device-list-ttl': { type: 'string', default: '300' },
     'max-messages': { type: 'string', default: '100000' },
     'settle-seconds': { type: 'string', default: '30' },
-    'network-mode': { type: 'string', default: 'process' },
+    'network-mode': { type: 'string', default: 'thread' },
     'network-thread': { type: 'string' },
     'memory-saver': { type: 'string', default: 'false' },
     sandbox: { type: 'string', default: 'process' },
   },
 });
 const networkModeOf = (value: string | undefined): 'process' | 'thread' | 'inline' =>
-  value === 'thread' || value === 'inline' ? value : 'process';
+  value === 'process' || value === 'inline' ? value : 'thread';
 const mode = values.mode === 'bare' ? 'bare' : 'service';
 const db: DbKind = values.db === 'postgres' ? 'postgres' : 'sqlite';
 const report = await runSoak({

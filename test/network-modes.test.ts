@@ -4,8 +4,8 @@ import { http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
-// The same flow with the links in each place they can run: a network process (the default, which every
-// other end-to-end test uses too), a worker thread, and the main thread; and what the modes share.
+// The same flow with the links in each place they can run: a network process, a worker thread (the
+// default, which every other end-to-end test uses too), and the main thread; and what the modes share.
 describe.each([
   { mode: 'process', me: '15554440001', friend: '15554440002' },
   { mode: 'thread', me: '15554440021', friend: '15554440022' },
@@ -75,17 +75,18 @@ describe.each([
 });
 
 describe('the network process', () => {
-  it('is the default; NETWORK_THREAD=false still means inline', () => {
-    expect(networkMode(defaultSettings())).toBe('process');
+  it('is chosen with NETWORK_MODE; the thread is the default, NETWORK_THREAD=false still means inline', () => {
+    expect(networkMode(defaultSettings())).toBe('thread');
+    expect(networkMode(defaultSettings({ NETWORK_MODE: 'process' }))).toBe('process');
     expect(networkMode(defaultSettings({ NETWORK_THREAD: false }))).toBe('inline');
-    expect(networkMode(defaultSettings({ NETWORK_THREAD: true }))).toBe('process');
+    expect(networkMode(defaultSettings({ NETWORK_THREAD: true }))).toBe('thread');
     expect(networkMode(defaultSettings({ NETWORK_THREAD: false, NETWORK_MODE: 'thread' }))).toBe('thread');
   });
 
   it('dies: its links report a transient close and re-link on a new process, which sends', async () => {
     const me = '15554440031';
     const friend = '15554440032';
-    const ctx = await startWithSandbox('sqlite');
+    const ctx = await startWithSandbox('sqlite', { NETWORK_MODE: 'process' });
     try {
       const sessionId = await linkSession(ctx, me);
       ctx.sandbox.control.addPhone(friend, 'Friend');

@@ -12,7 +12,7 @@ import { scanQrImage, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
 
-// The compiled service, as `npm start` runs it, with its links in a network process (the default).
+// The compiled service, as `npm start` runs it, with its links in a network process (`NETWORK_MODE=process`).
 describe.each(dbKinds)('the network process of a SIGKILLed service (%s)', (kind) => {
   const me = kind === 'sqlite' ? '15556680001' : '15556680101';
   const friend = kind === 'sqlite' ? '15556680002' : '15556680102';
@@ -20,6 +20,7 @@ describe.each(dbKinds)('the network process of a SIGKILLed service (%s)', (kind)
   let database: TestDatabase;
   let service: ServiceProcess | undefined;
   const env = () => ({
+    NETWORK_MODE: 'process',
     DATABASE_URL: database.url,
     WA_SANDBOX_URL: sandbox.controlUrl,
     BOOTSTRAP_EMAIL: 'ops@example.com',

@@ -54,7 +54,7 @@ const settingsSchema = z.object({
   SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
   /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
   SANDBOX_STATE_FILE: z.string().min(1).optional(),
-  /** where the links run: see networkMode (unset: NETWORK_THREAD, else `process`) */
+  /** where the links run: see networkMode (unset: NETWORK_THREAD, else `thread`) */
   NETWORK_MODE: z.enum(['process', 'thread', 'inline']).optional(),
   /** older setting: `false` is NETWORK_MODE=inline; `true` is the default */
   NETWORK_THREAD: z.stringbool().optional(),
@@ -116,7 +116,7 @@ export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => 
  * of the service's process; `inline`, the service's main thread.
  */
 export const networkMode = (settings: Pick<Settings, 'NETWORK_MODE' | 'NETWORK_THREAD'>): 'process' | 'thread' | 'inline' =>
-  settings.NETWORK_MODE ?? (settings.NETWORK_THREAD === false ? 'inline' : 'process');
+  settings.NETWORK_MODE ?? (settings.NETWORK_THREAD === false ? 'inline' : 'thread');
 
 // The few variables read outside the service's settings, each by one entry point; here so that this file
 // stays the only reader of the environment.
