@@ -12,7 +12,7 @@ import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds, http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { scanQrImage, waitUntil } from './helpers/sandbox.ts';
+import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
 const ME = '15557770001';
@@ -81,19 +81,7 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
 
     service = await spawnService(env());
-    sessionId = (await call('POST', '/v1/sessions', { name: 'resend' })).body.id;
-    await call('POST', `/v1/sessions/${sessionId}/connect`);
-    const qr = await waitUntil(
-      () => call('GET', `/v1/sessions/${sessionId}/qrcode`),
-      (r) => r.body.hasQrCode,
-      60_000,
-    );
-    await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
-    await waitUntil(
-      () => call('GET', `/v1/sessions/${sessionId}/status`),
-      (r) => r.body.status === 'CONNECTED',
-      60_000,
-    );
+    sessionId = await linkThroughQr(service.baseUrl, KEY, sandbox, ME, 'resend', 60_000);
   }, 180_000);
   afterAll(async () => {
     await service?.stop('SIGKILL');

@@ -14,7 +14,7 @@ import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
-import { scanQrImage, waitUntil } from './helpers/sandbox.ts';
+import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const ME = '15558880001';
 const BOB = '15558880002';
@@ -108,15 +108,7 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
     sandbox.control.addPhone(ME);
     sandbox.control.addPhone(BOB, 'Bob');
     service = await spawnService(env());
-    sessionId = (await call('POST', '/v1/sessions', { name: 'crash' })).body.id;
-    await call('POST', `/v1/sessions/${sessionId}/connect`);
-    const qr = await waitUntil(
-      () => call('GET', `/v1/sessions/${sessionId}/qrcode`),
-      (r) => r.body.hasQrCode,
-      60_000,
-    );
-    await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
-    await connected();
+    sessionId = await linkThroughQr(service.baseUrl, KEY, sandbox, ME, 'crash', 60_000);
     const warm = await sandbox.control.sendText(BOB, ME, 'warm up');
     await waitUntil(
       async () => sandbox.control.delivery(BOB, warm.id)?.receipted.length,

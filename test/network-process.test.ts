@@ -8,7 +8,7 @@ import { dbKinds, http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
 import { childPids, isRunning } from './helpers/proc.ts';
-import { scanQrImage, waitUntil } from './helpers/sandbox.ts';
+import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
 
@@ -45,19 +45,7 @@ describe.each(dbKinds)('the network process of a SIGKILLed service (%s)', (kind)
     const servicePid = service.child.pid as number;
     // No network process before the first link.
     expect(childPids(servicePid)).toEqual([]);
-    const { body: session } = await call('POST', '/v1/sessions', { name: 'orphan-check' });
-    await call('POST', `/v1/sessions/${session.id}/connect`);
-    const qr = await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/qrcode`),
-      (r) => r.body.hasQrCode,
-      30_000,
-    );
-    await sandbox.control.scanQr(me, scanQrImage(qr.body.qrCode));
-    await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/status`),
-      (r) => r.body.status === 'CONNECTED',
-      30_000,
-    );
+    const sessionId = await linkThroughQr(service.baseUrl, KEY, sandbox, me, 'orphan-check', 30_000);
     const [networkPid, ...others] = childPids(servicePid);
     expect(others).toEqual([]);
     expect(isRunning(networkPid as number)).toBe(true);
@@ -72,12 +60,12 @@ describe.each(dbKinds)('the network process of a SIGKILLed service (%s)', (kind)
 
     service = await spawnService(env());
     await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/status`),
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
       (r) => r.body.status === 'CONNECTED',
       60_000,
     );
     expect(sandbox.control.phone(me).devices).toHaveLength(1);
-    const sent = await call('POST', `/v1/sessions/${session.id}/send`, { to: friend, message: 'from the restarted service' });
+    const sent = await call('POST', `/v1/sessions/${sessionId}/send`, { to: friend, message: 'from the restarted service' });
     expect(sent.status).toBe(200);
     const inbox = await waitUntil(
       async () => sandbox.control.inbox(friend).filter((e) => e.content === 'from the restarted service'),

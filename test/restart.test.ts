@@ -7,7 +7,7 @@ import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { scanQrImage, waitUntil } from './helpers/sandbox.ts';
+import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
 const ME = '15556660001';
@@ -39,19 +39,9 @@ describe('a restarted service process', () => {
 
   it('re-links its sessions from the database without a QR, after SIGTERM and after SIGKILL', { timeout: 120_000 }, async () => {
     service = await spawnService(env());
-    const { body: session } = await call('POST', '/v1/sessions', { name: 'durable' });
-    await call('POST', `/v1/sessions/${session.id}/connect`);
-    const qr = await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/qrcode`),
-      (r) => r.body.hasQrCode,
-    );
-    await sandbox.control.scanQr(ME, scanQrImage(qr.body.qrCode));
-    await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/status`),
-      (r) => r.body.status === 'CONNECTED',
-    );
+    const sessionId = await linkThroughQr(service.baseUrl, KEY, sandbox, ME, 'durable');
     // SIGTERM drains: a waiting long-poll is answered, then the process exits cleanly.
-    const poll = call('GET', `/v1/sessions/${session.id}/incoming?waitMs=30000`);
+    const poll = call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=30000`);
     await new Promise((r) => setTimeout(r, 200));
     const stopping = Date.now();
     expect(await service.stop('SIGTERM')).toBe(0);
@@ -61,7 +51,7 @@ describe('a restarted service process', () => {
 
     service = await spawnService(env());
     const back = await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/status`),
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
       (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY',
       30_000,
     );
@@ -70,7 +60,7 @@ describe('a restarted service process', () => {
     await service.stop('SIGKILL');
     service = await spawnService(env());
     const again = await waitUntil(
-      () => call('GET', `/v1/sessions/${session.id}/status`),
+      () => call('GET', `/v1/sessions/${sessionId}/status`),
       (r) => r.body.status === 'CONNECTED' || r.body.status === 'QR_READY',
       30_000,
     );

@@ -33,22 +33,39 @@ export const waitUntil = async <T>(read: () => Promise<T>, check: (value: T) => 
   return last;
 };
 
-/** Creates a session and links it to a virtual phone through the QR flow, as a user would. */
-export const linkSession = async (ctx: Linked, number: string, name = 'main'): Promise<string> => {
-  ctx.sandbox.control.addPhone(number);
-  const created = await http(ctx.app.baseUrl, 'POST', '/v1/sessions', { key: ctx.key, body: { name } });
+/**
+ * Creates a session on the service at `baseUrl` and links it to a phone already on the sandbox through
+ * the QR flow, as a user would (also for a service run as its own process).
+ */
+export const linkThroughQr = async (
+  baseUrl: string,
+  key: string,
+  sandbox: Sandbox,
+  number: string,
+  name = 'main',
+  ms = 15_000,
+): Promise<string> => {
+  const created = await http(baseUrl, 'POST', '/v1/sessions', { key, body: { name } });
   const id: string = created.body.id;
-  await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${id}/connect`, { key: ctx.key });
+  await http(baseUrl, 'POST', `/v1/sessions/${id}/connect`, { key });
   const qr = await waitUntil(
-    () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/qrcode`, { key: ctx.key }),
+    () => http(baseUrl, 'GET', `/v1/sessions/${id}/qrcode`, { key }),
     (r) => r.body.hasQrCode === true,
+    ms,
   );
-  await ctx.sandbox.control.scanQr(number, scanQrImage(qr.body.qrCode));
+  await sandbox.control.scanQr(number, scanQrImage(qr.body.qrCode));
   await waitUntil(
-    () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${id}/status`, { key: ctx.key }),
+    () => http(baseUrl, 'GET', `/v1/sessions/${id}/status`, { key }),
     (r) => r.body.status === 'CONNECTED',
+    ms,
   );
   return id;
+};
+
+/** Creates a session and links it to a new virtual phone through the QR flow, as a user would. */
+export const linkSession = async (ctx: Linked, number: string, name = 'main'): Promise<string> => {
+  ctx.sandbox.control.addPhone(number);
+  return linkThroughQr(ctx.app.baseUrl, ctx.key, ctx.sandbox, number, name);
 };
 
 /** Reads the QR code out of the PNG data URL, as a phone's camera would. */
