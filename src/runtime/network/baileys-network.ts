@@ -171,6 +171,9 @@ export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Di
   } catch (err) {
     const status = statusOf(err);
     if (status === 404 || status === 410) throw new MediaGoneError(`HTTP ${status}`);
+    // fetch's own message is only "fetch failed"; what failed is in its cause (only the message crosses to the main side)
+    const cause = (err as { cause?: unknown } | undefined)?.cause;
+    if (err instanceof Error && cause instanceof Error) throw new Error(`${err.message}: ${cause.message}`, { cause: err });
     throw err;
   }
 };
