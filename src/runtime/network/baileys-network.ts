@@ -45,8 +45,11 @@ export interface BaileysNetworkOptions {
 
 const INCOMING_STORE_TIMEOUT_MS = 30_000;
 
-/** The receipt hook is a patch to Baileys (patches/, applied by postinstall); without it a crash could lose received messages. */
-// What patches/ changes in Baileys, each found by a line only the patched file has.
+/**
+ * What patches/ changes in Baileys (applied by postinstall), each found by a line only the patched file
+ * has: without the receipt hook a crash could lose received messages; without the media fix a media
+ * host failing midway would end the network worker.
+ */
 const PATCHED = [
   { file: ['Socket', 'messages-recv.js'], marker: 'config.beforeReceipt', what: 'no beforeReceipt hook' },
   { file: ['Utils', 'messages-media.js'], marker: "fetched.on('error'", what: "the media body's errors are not forwarded" },

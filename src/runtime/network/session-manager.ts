@@ -61,8 +61,8 @@ export interface SessionManagerOptions {
   webhooks?: WebhookOutbox;
   /**
    * writes what a received message leaves on disk beyond the buffer (its message.received webhook rows),
-   * before the item enters the buffer; the network receipts the message only once this resolves. `waMessageId` is the network's id of the
-   * message, the same when the network delivers it again.
+   * before the item enters the buffer; the network receipts the message only once this resolves.
+   * `waMessageId` is the network's id of the message, the same when the network delivers it again.
    */
   onReceived?: (item: IncomingItem, waMessageId: string) => Promise<void>;
   /** a message the network refused after the send was accepted */

@@ -7,13 +7,13 @@ import { getMediaKeys } from 'baileys';
 import type { MediaType } from 'baileys';
 import { generate } from 'selfsigned';
 
-/** The sandbox's media host: companions upload encrypted files here and phones fetch them. */
 /**
  * How the media host fails a download, as real ones do: `cut` sends the headers and half the body, then
  * drops the connection; `reset` drops it before answering.
  */
 export type MediaFailure = 'cut' | 'reset';
 
+/** The sandbox's media host: companions upload encrypted files here and phones fetch them. */
 export class MediaHost {
   private readonly blobs = new Map<string, Buffer>();
   private readonly failures: MediaFailure[] = [];
