@@ -5,6 +5,8 @@ import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Settings } from '../src/runtime/settings.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { downloadReceivedMedia } from '../src/runtime/network/baileys-network.ts';
+import { mediaDispatcherFor } from '../src/runtime/network/baileys-target.ts';
 import type { DepsOptions } from '../src/runtime/root/deps.ts';
 import type { Json, TestApp } from './helpers/app.ts';
 import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
@@ -241,6 +243,108 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     }
   }, 90_000);
 
+  it('a media host that fails midway or before answering: the download is cut short or a 502, and every session keeps sending and receiving', async () => {
+    const data = randomBytes(300_000);
+    const { id } = await sandbox.control.sendMedia(KIM, ME, { type: 'video', data, mimetype: 'video/mp4' });
+    await waitUntil(
+      () => app.db.incomingMedia.count({ where: { sessionId, messageId: id } }),
+      (n) => n === 1,
+      30_000,
+    );
+    // Another account's session on the same service: one tenant's failed download must not touch it.
+    const other = (await app.newAccount()).apiKey;
+    const OTHER = '15557730003';
+    const otherSession = await linkSession({ app, sandbox, key: other }, OTHER);
+    // Every status change of both sessions while the downloads fail (a network worker that died would
+    // drop both links, and they would re-link).
+    const changes: string[] = [];
+    const watches = [sessionId, otherSession].map((s) => app.deps.events.subscribe('session', s));
+    for (const watch of watches) {
+      void (async () => {
+        for await (const row of watch) changes.push(`${row.id}: ${row.status}`);
+      })();
+    }
+    try {
+      const host = sandbox.network.media;
+      host.failDownloads('cut');
+      const cut = await fetch(`${app.baseUrl}${mediaUrl(id)}`, { headers: { 'x-api-key': key } });
+      expect(cut.status).toBe(200);
+      expect(cut.headers.get('content-length')).toBe(String(data.length));
+      await expect(cut.arrayBuffer()).rejects.toThrow();
+
+      host.failDownloads('reset');
+      const reset = await download(mediaUrl(id));
+      expect(reset.status).toBe(502);
+      expect(reset.json()).toEqual({
+        ok: false,
+        error: {
+          code: 'NETWORK_ERROR',
+          message: "The file could not be fetched from the network's media host: fetch failed: other side closed",
+        },
+      });
+
+      const whole = await download(mediaUrl(id));
+      expect(whole.status).toBe(200);
+      expect(sha(whole.body)).toBe(sha(data));
+
+      // Both sessions still send and receive on the links they had.
+      for (const [apiKey, session, number] of [
+        [key, sessionId, ME],
+        [other, otherSession, OTHER],
+      ] as const) {
+        const text = `still here ${number}`;
+        const send = await http(app.baseUrl, 'POST', `/v1/sessions/${session}/send`, { key: apiKey, body: { to: KIM, message: text } });
+        expect(send.status).toBe(200);
+        await waitUntil(
+          async () => sandbox.control.inbox(KIM).filter((m) => m.content === text),
+          (found) => found.length === 1,
+        );
+        await sandbox.control.sendText(KIM, number, `reply to ${number}`);
+        await waitUntil(
+          () => http(app.baseUrl, 'GET', `/v1/sessions/${session}/incoming?waitMs=5000&consume=false&limit=100`, { key: apiKey }),
+          (r) => r.body.items.some((m: { content: string }) => m.content === `reply to ${number}`),
+        );
+      }
+      expect(changes).toEqual([]);
+    } finally {
+      for (const watch of watches) await watch.return?.();
+    }
+  }, 90_000);
+
+  it('a media host that drops the connection before the first chunk is read: the first read fails, nothing is uncaught', async () => {
+    const data = randomBytes(100_000);
+    const { id } = await sandbox.control.sendMedia(KIM, ME, { type: 'document', data, mimetype: 'application/pdf' });
+    const media = await waitUntil(
+      () => app.deps.incomingMedia.find(sessionId, id),
+      (m) => m !== null,
+      30_000,
+    );
+    const host = sandbox.network.media;
+    const handle = host.handle.bind(host);
+    let closed = false;
+    host.handle = (req, res) => {
+      res.once('close', () => (closed = true));
+      handle(req, res);
+    };
+    try {
+      host.failDownloads('cut');
+      // What the network worker does, minus the main side's first read, which here comes only once the
+      // host's connection is gone.
+      const stream = await downloadReceivedMedia(
+        media?.locator ?? { mediaType: 'document', mediaKey: '' },
+        mediaDispatcherFor({ sandbox: sandboxAddress(sandbox) }),
+      );
+      await waitUntil(
+        async () => closed,
+        (c) => c,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await expect(stream.getReader().read()).rejects.toThrow(/terminated/);
+    } finally {
+      host.handle = handle;
+    }
+  });
+
   it('downloads still work after a restart of the service (the record is in the database)', async () => {
     await restart();
     for (const s of Object.values(sent)) {
@@ -291,8 +395,9 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
 describe.each([
   { mode: 'thread', me: '15557730021', them: '15557730022' },
   { mode: 'inline', me: '15557730011', them: '15557730012' },
+  { mode: 'process', me: '15557730031', them: '15557730032' },
 ] as const)('received files with NETWORK_MODE=$mode', ({ mode, me, them }) => {
-  it('streams the same bytes', async () => {
+  it('streams the same bytes; a media host that fails midway cuts the download and leaves the link up', async () => {
     const ctx = await startWithSandbox('sqlite', { NETWORK_MODE: mode });
     try {
       const sessionId = await linkSession(ctx, me);
@@ -314,6 +419,23 @@ describe.each([
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('video/mp4');
       expect(sha(Buffer.from(await res.arrayBuffer()))).toBe(sha(data));
+
+      const before = await ctx.app.deps.sessions.networkStats();
+      ctx.sandbox.network.media.failDownloads('cut');
+      const cut = await fetch(`${ctx.app.baseUrl}${url}`, { headers: { 'x-api-key': ctx.key } });
+      expect(cut.status).toBe(200);
+      await expect(cut.arrayBuffer()).rejects.toThrow();
+      // The same network process, and the link it had: the session sends at once.
+      expect((await ctx.app.deps.sessions.networkStats())?.process?.pid).toBe(before?.process?.pid);
+      const send = await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${sessionId}/send`, {
+        key: ctx.key,
+        body: { to: them, message: 'after the cut' },
+      });
+      expect(send.status).toBe(200);
+      await waitUntil(
+        async () => ctx.sandbox.control.inbox(them).filter((m) => m.content === 'after the cut'),
+        (found) => found.length === 1,
+      );
     } finally {
       await ctx.app.close();
       await ctx.sandbox.close();

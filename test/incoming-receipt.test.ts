@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createClient } from '@libsql/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +71,41 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
       await tx.rollback();
       client.close();
     },
+  };
+};
+
+/**
+ * Makes the inserts into `table` whose `column` is LIKE `pattern` fail, as a database refusing the
+ * write would, until undone.
+ */
+const refuseInserts = async (
+  kind: DbKind,
+  url: string,
+  refuse: { table: 'IncomingMedia' | 'WebhookEvent'; column: string; pattern: string },
+): Promise<() => Promise<void>> => {
+  const { table, column, pattern } = refuse;
+  if (kind === 'postgres') {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(
+      `CREATE FUNCTION refuse_insert() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql`,
+    );
+    await client.query(
+      `CREATE TRIGGER refuse_insert BEFORE INSERT ON "${table}" FOR EACH ROW WHEN (NEW."${column}" LIKE '${pattern}') EXECUTE FUNCTION refuse_insert()`,
+    );
+    return async () => {
+      await client.query(`DROP TRIGGER refuse_insert ON "${table}"`);
+      await client.query('DROP FUNCTION refuse_insert()');
+      await client.end();
+    };
+  }
+  const client = createClient({ url });
+  await client.execute(
+    `CREATE TRIGGER refuse_insert BEFORE INSERT ON "${table}" WHEN NEW."${column}" LIKE '${pattern}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+  );
+  return async () => {
+    await client.execute('DROP TRIGGER refuse_insert');
+    client.close();
   };
 };
 
@@ -204,4 +239,56 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
     expect((await incoming()).filter((m) => m.content === 'survives the crash')).toHaveLength(1);
     expect((await stored('survives the crash')).length).toBeGreaterThanOrEqual(1);
   });
+
+  it.each([
+    {
+      what: 'its file record',
+      content: 'refused file record',
+      refuse: { table: 'IncomingMedia', column: 'mimetype', pattern: 'image/png' },
+    },
+    {
+      what: 'its webhook rows',
+      content: 'refused webhook rows',
+      refuse: { table: 'WebhookEvent', column: 'data', pattern: '%refused webhook rows%' },
+    },
+  ] as const)(
+    'a received file whose write of $what fails is not receipted: it is delivered again and stored once, with its media',
+    {
+      timeout: 120_000,
+    },
+    async ({ content, refuse }) => {
+      const allow = await refuseInserts(kind, database.url, refuse);
+      let id = '';
+      const data = randomBytes(20_000);
+      try {
+        ({ id } = await sandbox.control.sendMedia(BOB, ME, { type: 'image', data, mimetype: 'image/png', caption: content }));
+        // A link's messages are handled one at a time: once the next one is in, the file's turn is over.
+        await sandbox.control.sendText(BOB, ME, `the next one (${refuse.table})`);
+        await waitUntil(incoming, (items) => items.some((m) => m.content === `the next one (${refuse.table})`), 30_000);
+        expect(sandbox.control.delivery(BOB, id)).toMatchObject({ receipted: [], waiting: [expect.any(Number)] });
+        expect((await incoming()).filter((m) => m.content === content)).toEqual([]);
+        expect(await stored(content)).toEqual([]);
+      } finally {
+        await allow();
+      }
+
+      // The network delivers what was not receipted when the link logs in again.
+      sandbox.control.dropDevice(ME);
+      const view = await waitUntil(
+        async () => sandbox.control.delivery(BOB, id),
+        (d) => (d?.receipted.length ?? 0) === 1,
+        60_000,
+      );
+      expect(view?.waiting).toEqual([]);
+      const items = (await incoming()).filter((m) => m.content === content);
+      expect(items).toHaveLength(1);
+      const media = (items[0] as { media?: { url: string; size: number } }).media;
+      expect(media).toMatchObject({ size: data.length, url: `/v1/sessions/${sessionId}/incoming/${id}/media` });
+      expect(await db.incomingMedia.count({ where: { sessionId, messageId: id } })).toBe(1);
+      expect(await stored(content)).toHaveLength(1);
+      const file = await fetch(`${service?.baseUrl}${media?.url}`, { headers: { 'x-api-key': KEY } });
+      expect(file.status).toBe(200);
+      expect(Buffer.from(await file.arrayBuffer()).equals(data)).toBe(true);
+    },
+  );
 });

@@ -334,7 +334,7 @@ export const routeDocs = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): RouteDo
       method: 'get',
       path: `${S}/incoming/:messageId/media`,
       summary:
-        "Download a received file (an incoming item's media.url): streamed decrypted, with its Content-Type, Content-Length and Content-Disposition. 404 when unknown or past the retention window (the message says it expired), 410 MEDIA_GONE when the network's media host no longer has it",
+        "Download a received file (an incoming item's media.url): streamed decrypted, with its Content-Type, Content-Length and Content-Disposition. 404 when unknown or past the retention window (the message says it expired), 410 MEDIA_GONE when the network's media host no longer has it, 502 NETWORK_ERROR when the media host fails before the file starts; a failure midway cuts the body short of its Content-Length",
       tag: 'Messages',
       response: z.string(),
       binary: true,

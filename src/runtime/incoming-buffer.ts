@@ -23,8 +23,18 @@ export class IncomingBuffer implements Incoming {
   ) {}
 
   push(sessionId: string, input: IncomingInput): IncomingItem {
+    const item = this.prepare(sessionId, input);
+    this.add(item);
+    return item;
+  }
+
+  prepare(sessionId: string, input: IncomingInput): IncomingItem {
+    return { eventId: this.nextEventId++, sessionId, ...input, receivedAt: this.now().toISOString() };
+  }
+
+  add(item: IncomingItem): void {
+    const { sessionId } = item;
     const queue = this.queue(sessionId);
-    const item: IncomingItem = { eventId: this.nextEventId++, sessionId, ...input, receivedAt: this.now().toISOString() };
     queue.items.push(item);
     if (queue.items.length > this.capacity) {
       const over = queue.items.length - this.capacity;
@@ -38,7 +48,6 @@ export class IncomingBuffer implements Incoming {
     }
     for (const wake of [...queue.waiters]) wake();
     this.onPush?.(item);
-    return item;
   }
 
   /** Oldest first; with consume, exactly the returned items leave the buffer. */

@@ -57,7 +57,8 @@ export class IncomingMediaStore implements IncomingMediaFiles {
 
   /**
    * The buffer item of a received message: its media recorded first, so its URL answers as soon as a
-   * client sees it. When the row cannot be written the item goes out without its media object.
+   * client sees it. When the row cannot be written this rejects, so the message is not receipted and
+   * the network delivers it again (an item without its media object would lose the file for good).
    */
   async receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
     const { messageId, media, ...input } = message;
@@ -82,10 +83,8 @@ export class IncomingMediaStore implements IncomingMediaFiles {
         },
       });
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'P2002') {
-        this.options.logger.error({ err, sessionId, messageId }, 'recording a received file failed; its item goes out without media');
-        return input;
-      }
+      // P2002: the row of a message delivered again (or of a write that completed after its timeout).
+      if ((err as { code?: unknown }).code !== 'P2002') throw err;
     }
     const view: IncomingMediaView = {
       mimetype: media.mimetype,

@@ -45,16 +45,26 @@ export interface BaileysNetworkOptions {
 
 const INCOMING_STORE_TIMEOUT_MS = 30_000;
 
-/** The receipt hook is a patch to Baileys (patches/, applied by postinstall); without it a crash could lose received messages. */
+/**
+ * What patches/ changes in Baileys (applied by postinstall), each found by a line only the patched file
+ * has: without the receipt hook a crash could lose received messages; without the media fix a media
+ * host failing midway would end the network worker.
+ */
+const PATCHED = [
+  { file: ['Socket', 'messages-recv.js'], marker: 'config.beforeReceipt', what: 'no beforeReceipt hook' },
+  { file: ['Utils', 'messages-media.js'], marker: "fetched.on('error'", what: "the media body's errors are not forwarded" },
+];
+
 const assertPatched = (() => {
   let checked = false;
   return () => {
     if (checked) return;
-    const file = join(dirname(createRequire(import.meta.url).resolve('baileys')), 'Socket', 'messages-recv.js');
-    if (!readFileSync(file, 'utf8').includes('config.beforeReceipt')) {
-      throw new Error(
-        `Baileys is not patched (${file} has no beforeReceipt hook): run npm install, which applies patches/ with patch-package`,
-      );
+    const root = dirname(createRequire(import.meta.url).resolve('baileys'));
+    for (const { file, marker, what } of PATCHED) {
+      const path = join(root, ...file);
+      if (!readFileSync(path, 'utf8').includes(marker)) {
+        throw new Error(`Baileys is not patched (${path}: ${what}): run npm install, which applies patches/ with patch-package`);
+      }
     }
     checked = true;
   };
@@ -145,19 +155,28 @@ export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Di
       // fetch takes undici's dispatcher, which RequestInit does not declare
       dispatcher ? { options: { dispatcher } as RequestInit } : {},
     );
-    // Baileys pipes the fetched body into its decipher (this stream). A reader that goes away destroys
-    // the decipher, which only unpipes the body: the fetch would stay open, paused, for ever. Destroyed
-    // too, it closes the connection (the error listener keeps its abort from being an uncaught error).
+    // Baileys pipes the fetched body into its decipher (this stream), and (patched) destroys the decipher
+    // with the body's error when the media host fails midway. A reader that goes away destroys the
+    // decipher, which only unpipes the body: the fetch would stay open, paused, for ever. Destroyed too,
+    // it closes the connection (the error listener keeps its abort from being an uncaught error).
     stream.once('unpipe', (body: Readable) => {
       body.on('error', () => undefined);
       body.destroy();
     });
+    // The async iterator below listens for errors only from the first read, which the main side asks
+    // for a moment later: a failure before then (the media host dropping the connection right after
+    // its headers) would be an uncaught error that ends the network worker. The stream keeps the
+    // error, and the first read rejects with it.
+    stream.on('error', () => undefined);
     // Pulled through the stream's async iterator rather than Readable.toWeb, whose 'data' handler can
     // enqueue into a cancelled stream and throw where nothing catches it (nodejs/node#64529).
     return WebReadableStream.from<Uint8Array>(stream) as ReadableStream<Uint8Array>;
   } catch (err) {
     const status = statusOf(err);
     if (status === 404 || status === 410) throw new MediaGoneError(`HTTP ${status}`);
+    // fetch's own message is only "fetch failed"; what failed is in its cause (only the message crosses to the main side)
+    const cause = (err as { cause?: unknown } | undefined)?.cause;
+    if (err instanceof Error && cause instanceof Error) throw new Error(`${err.message}: ${cause.message}`, { cause: err });
     throw err;
   }
 };

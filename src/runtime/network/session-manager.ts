@@ -60,9 +60,9 @@ export interface SessionManagerOptions {
   receive?: (sessionId: string, message: ReceivedMessage) => Promise<IncomingInput>;
   webhooks?: WebhookOutbox;
   /**
-   * writes what a received message leaves on disk beyond the buffer (its message.received webhook rows);
-   * the network receipts the message only once this resolves. `waMessageId` is the network's id of the
-   * message, the same when the network delivers it again.
+   * writes what a received message leaves on disk beyond the buffer (its message.received webhook rows),
+   * before the item enters the buffer; the network receipts the message only once this resolves.
+   * `waMessageId` is the network's id of the message, the same when the network delivers it again.
    */
   onReceived?: (item: IncomingItem, waMessageId: string) => Promise<void>;
   /** a message the network refused after the send was accepted */
@@ -413,7 +413,13 @@ export class SessionManager implements Sessions {
         onIncoming: (message) => {
           const stored = live.received
             .then(() => this.toItem(sessionId, message))
-            .then((input) => this.options.onReceived?.(this.options.incoming.push(sessionId, input), message.messageId));
+            .then(async (input) => {
+              // Into the buffer only once its webhook rows are written: a message whose write failed is
+              // delivered again, and would otherwise be in the buffer twice.
+              const item = this.options.incoming.prepare(sessionId, input);
+              await this.options.onReceived?.(item, message.messageId);
+              this.options.incoming.add(item);
+            });
           live.received = stored.catch((err: unknown) =>
             this.options.logger.error(
               { err, sessionId, messageId: message.messageId },

@@ -78,6 +78,9 @@ export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receiv
 /** The spec's buffer of incoming messages: per session, oldest first, bounded. */
 export interface Incoming {
   push(sessionId: string, input: IncomingInput): IncomingItem;
+  /** The item `push` would make (its event id and time), not in the buffer until `add`. */
+  prepare(sessionId: string, input: IncomingInput): IncomingItem;
+  add(item: IncomingItem): void;
   read(sessionId: string, limit: number, consume: boolean): IncomingItem[];
   size(sessionId: string): number;
   dropped(sessionId: string): number;

@@ -7,9 +7,16 @@ import { getMediaKeys } from 'baileys';
 import type { MediaType } from 'baileys';
 import { generate } from 'selfsigned';
 
+/**
+ * How the media host fails a download, as real ones do: `cut` sends the headers and half the body, then
+ * drops the connection; `reset` drops it before answering.
+ */
+export type MediaFailure = 'cut' | 'reset';
+
 /** The sandbox's media host: companions upload encrypted files here and phones fetch them. */
 export class MediaHost {
   private readonly blobs = new Map<string, Buffer>();
+  private readonly failures: MediaFailure[] = [];
   private server?: Server;
   hostname = '';
   certPem = '';
@@ -48,7 +55,22 @@ export class MediaHost {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length }).end(blob);
+    const failure = this.failures.shift();
+    if (failure === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length });
+    if (failure === 'cut') {
+      res.write(blob.subarray(0, Math.floor(blob.length / 2)), () => res.destroy());
+      return;
+    }
+    res.end(blob);
+  }
+
+  /** The next downloads (one per failure given) fail this way. */
+  failDownloads(...failures: MediaFailure[]): void {
+    this.failures.push(...failures);
   }
 
   /** An HTTPS agent that trusts this host, for Baileys' `fetchAgent`. */
