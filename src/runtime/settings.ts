@@ -60,6 +60,8 @@ const settingsSchema = z.object({
   NETWORK_THREAD: z.stringbool().optional(),
   /** V8's memory saver mode for the network process or thread (see remote-network.ts): less RSS, much more CPU */
   V8_MEMORY_SAVER: z.stringbool().default(false),
+  /** each thread with a V8 heap gives memory back once quiet after a busy period (see memory-reclaim.ts) */
+  MEMORY_RECLAIM: z.stringbool().default(true),
   /** how many links the re-link at start opens at a time */
   RELINK_CONCURRENCY: z.coerce.number().int().min(1).default(16),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -5,8 +5,6 @@
 // The sandbox (the server and the phones, which keep every message they decrypt) runs in this process
 // or in its own (`sandbox: 'process'`, driven through its control API), so that the memory figures of
 // the service are not those of the sandbox as well.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { WAMessage } from 'baileys';
 import { deviceListCache } from '../../src/runtime/network/baileys-target.ts';
 import type { NetworkTarget } from '../../src/runtime/network/baileys-target.ts';
@@ -20,6 +18,7 @@ import { processUsage } from './proc.ts';
 import type { DbKind } from './app.ts';
 import { gql, http } from './app.ts';
 import { startTestApp } from './app.ts';
+import { collectAllGarbage, startMemoryReclaim } from '../../src/runtime/memory-reclaim.ts';
 import { startSandboxProcess } from './sandbox-process.ts';
 import { scanQrImage, waitUntil } from './sandbox.ts';
 
@@ -66,7 +65,11 @@ export interface SoakReport {
   /** phone -> linked side */
   in: DirectionCounts;
   /** memory before the load, when the load stops, and after a settle period; each after collecting both heaps */
-  memory: { start: MemoryFigures; loadEnd: MemoryFigures; settled: MemoryFigures };
+  /**
+   * before the load (collected), when it stopped and after the settle period as they stand (what the
+   * service gave back by itself), then collected
+   */
+  memory: { start: MemoryFigures; loadEnd: MemoryFigures; idle: MemoryFigures; settled: MemoryFigures };
   settleSeconds: number;
   /** CPU seconds (user + system) from before the load until it stopped: this process, the network process, the sandbox process */
   cpu: { main: number; network: number; sandbox: number };
@@ -99,15 +102,14 @@ const PEER_NUMBER = '15550007002';
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Set before a network thread starts (NETWORK_MODE=thread), so its heap can be collected too; a network process collects its own.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-/** Memory once both heaps (this thread's and the network thread's) are collected. */
-const measure = async (side: Side, phones: Phones): Promise<MemoryFigures> => {
-  for (let i = 0; i < 3; i += 1) {
+/**
+ * Memory, with both heaps (this thread's and the network's) collected first, memory-reducing (V8's pooled
+ * pages given back too), or as it stands when `collect` is false.
+ */
+const measure = async (side: Side, phones: Phones, collect = true): Promise<MemoryFigures> => {
+  for (let i = 0; collect && i < 3; i += 1) {
     await side.collectGarbage();
-    gc();
+    collectAllGarbage();
     await sleep(200);
   }
   const usage = process.memoryUsage();
@@ -227,6 +229,8 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; phones: 
     },
     { target, sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 } },
   );
+  // As main.ts does for the service's main thread (the network worker starts its own).
+  const stopReclaim = app.deps.settings.MEMORY_RECLAIM ? startMemoryReclaim({ logger: app.deps.logger }) : undefined;
   const { apiKey: key } = await app.newAccount();
   const { baseUrl } = app;
   // Linked through the QR flow, as a user would.
@@ -291,6 +295,7 @@ const serviceSide = async (options: SoakOptions): Promise<{ side: Side; phones: 
       collectGarbage: () => app.deps.sessions.collectGarbage(),
       networkStats: () => app.deps.sessions.networkStats(),
       close: async () => {
+        stopReclaim?.();
         await app.close();
         await phones.close();
       },
@@ -347,10 +352,11 @@ const cpuNow = async (side: Side, phones: Phones): Promise<{ main: number; netwo
   };
 };
 
-/** Idle (the link stays up, keep-alives only), then measure. */
-const settle = async (side: Side, phones: Phones, settleMs: number): Promise<MemoryFigures> => {
+/** Idle (the link stays up, keep-alives only), then measure as it stands and once collected. */
+const settle = async (side: Side, phones: Phones, settleMs: number): Promise<{ idle: MemoryFigures; settled: MemoryFigures }> => {
   await sleep(settleMs);
-  return measure(side, phones);
+  const idle = await measure(side, phones, false);
+  return { idle, settled: await measure(side, phones) };
 };
 
 const formatThread = (name: string, t: ThreadFigures): string =>
@@ -444,7 +450,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
     stopped = true;
     await background;
     const cpuEnd = await cpuNow(side, phones);
-    const memoryLoadEnd = await measure(side, phones);
+    const memoryLoadEnd = await measure(side, phones, false);
     log(`load stopped; ${formatMemory(memoryLoadEnd)}; idle for ${options.settleMs / 1000} s`);
 
     const entries = await inbox();
@@ -472,7 +478,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
         lost: [...phoneSent].filter((t) => !received.has(t)).length,
         duplicated: side.received.length - received.size,
       },
-      memory: { start: memoryStart, loadEnd: memoryLoadEnd, settled: await settle(side, phones, options.settleMs) },
+      memory: { start: memoryStart, loadEnd: memoryLoadEnd, ...(await settle(side, phones, options.settleMs)) },
       settleSeconds: options.settleMs / 1000,
       cpu: {
         main: Math.round((cpuEnd.main - cpuStart.main) * 10) / 10,
@@ -491,14 +497,15 @@ export const formatSoakReport = (r: SoakReport): string =>
     `soak ${r.mode} on ${r.db}, ${r.seconds} s, sandbox ${r.sandbox === 'process' ? 'in its own process' : 'in this process'}`,
     `  out (linked side -> phone): sent ${r.out.sent}, delivered ${r.out.delivered}, lost ${r.out.lost}, duplicated ${r.out.duplicated}, failed ${r.out.failed}${r.out.failedReasons.length ? ` (${r.out.failedReasons.join('; ')})` : ''}, refused ${r.out.refused}`,
     `  in (phone -> linked side):  sent ${r.in.sent}, received ${r.in.delivered}, lost ${r.in.lost}, duplicated ${r.in.duplicated}`,
-    `  ${r.mode === 'service' ? 'service' : 'linked side'} RSS (this process${r.memory.start.networkRssMb !== undefined ? ' + network process' : ''}): before the load ${r.memory.start.rssMb} MB, when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
+    `  ${r.mode === 'service' ? 'service' : 'linked side'} RSS (this process${r.memory.start.networkRssMb !== undefined ? ' + network process' : ''}): before the load ${r.memory.start.rssMb} MB (collected), when it stopped ${r.memory.loadEnd.rssMb} MB, after ${r.settleSeconds} s idle ${r.memory.idle.rssMb} MB (${change(r.memory.start.rssMb, r.memory.idle.rssMb)}; as the service left it), collected ${r.memory.settled.rssMb} MB (${change(r.memory.start.rssMb, r.memory.settled.rssMb)})`,
     ...(r.memory.start.sandboxRssMb !== undefined
       ? [
-          `  sandbox process RSS (not the service's): ${r.memory.start.sandboxRssMb} MB, ${r.memory.loadEnd.sandboxRssMb} MB, ${r.memory.settled.sandboxRssMb} MB`,
+          `  sandbox process RSS (not the service's): ${r.memory.start.sandboxRssMb} MB, ${r.memory.loadEnd.sandboxRssMb} MB, ${r.memory.idle.sandboxRssMb} MB, ${r.memory.settled.sandboxRssMb} MB`,
         ]
       : []),
     `  CPU during the load: ${r.cpu.main} s this process (${r.mode === 'service' ? 'service main thread' : 'bare socket'}, load${r.sandbox === 'inline' ? ', sandbox' : ''})${r.cpu.network ? `, ${r.cpu.network} s network process` : ''}${r.sandbox === 'process' ? `, ${r.cpu.sandbox} s sandbox process` : ''}`,
     `  before:  ${formatMemory(r.memory.start)}`,
     `  stopped: ${formatMemory(r.memory.loadEnd)}`,
+    `  idle:    ${formatMemory(r.memory.idle)}`,
     `  settled: ${formatMemory(r.memory.settled)}`,
   ].join('\n');

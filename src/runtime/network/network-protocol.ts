@@ -16,6 +16,8 @@ export interface NetworkWorkerData {
   activityEveryMs: number;
   /** how long a received message waits for the main thread's write before it is left unreceipted */
   incomingStoreTimeoutMs?: number;
+  /** the worker gives memory back once quiet after a busy period (memory-reclaim.ts) */
+  memoryReclaim?: boolean;
 }
 
 export type LinkMethod =

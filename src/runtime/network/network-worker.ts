@@ -1,13 +1,13 @@
 // The network worker: every link's Baileys socket, its encryption and its key store, apart from the HTTP
 // server. It runs as a child process (the default: forked with an IPC channel) or as a worker thread;
 // the main side talks to it the same way in both (remote-network.ts, network-protocol.ts).
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapStatistics } from 'node:v8';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import type { Db } from '../db/client.ts';
 import { createPrisma } from '../db/client.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { createLogger } from '../logger.ts';
+import { collectAllGarbage, startMemoryReclaim } from '../memory-reclaim.ts';
 import { createBaileysNetwork } from './baileys-network.ts';
 import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkMessage, NetworkRequest, NetworkWorkerData } from './network-protocol.ts';
@@ -52,12 +52,14 @@ const links = new Map<number, NetworkLink>();
 // Downloads the main side is reading, pulled one chunk per readMedia.
 const downloads = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
 let nextDownloadId = 1;
+let stopReclaim: (() => void) | undefined;
 
 const init = (given: NetworkWorkerData): void => {
   data = given;
   db = createPrisma(given.databaseUrl);
   const logger = createLogger(given.logLevel).child({ network: isMainThread ? 'process' : 'thread' });
   routeLibsignalConsole(logger);
+  if (given.memoryReclaim) stopReclaim = startMemoryReclaim({ logger });
   network = createBaileysNetwork({
     db,
     logger,
@@ -174,20 +176,11 @@ const stats = (): NetworkStats => {
   };
 };
 
-let gc: (() => void) | undefined;
-const collectGarbage = (): void => {
-  if (!gc) {
-    // Measurements only: a context made after the flag is set has `gc`.
-    setFlagsFromString('--expose-gc');
-    gc = runInNewContext('gc') as () => void;
-  }
-  gc();
-};
-
 let stopping: Promise<void> | undefined;
 const shutdown = (): Promise<void> => {
   stopping ??= (async () => {
     if (aliveTimer) clearTimeout(aliveTimer);
+    stopReclaim?.();
     aliveTimer = undefined;
     alive.clear();
     await Promise.allSettled([...downloads.values()].map((reader) => reader.cancel()));
@@ -242,7 +235,7 @@ const handle = async (request: NetworkRequest): Promise<unknown> => {
     case 'stats':
       return stats();
     case 'collectGarbage':
-      collectGarbage();
+      collectAllGarbage();
       return null;
     case 'shutdown':
       await shutdown();

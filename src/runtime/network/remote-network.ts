@@ -36,6 +36,8 @@ export interface RemoteNetworkOptions {
   activityEveryMs?: number;
   /** run the worker's V8 in memory saver mode (see below) */
   memorySaver?: boolean;
+  /** the worker gives memory back once quiet after a busy period (memory-reclaim.ts) */
+  memoryReclaim?: boolean;
 }
 
 // Compiled (dist/*.js), the worker runs its compiled module; from sources, an entry that registers tsx.
@@ -227,6 +229,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       deviceListTtlMs: options.deviceListTtlMs,
       incomingStoreTimeoutMs: options.incomingStoreTimeoutMs,
       activityEveryMs: options.activityEveryMs ?? ACTIVITY_EVERY_MS,
+      memoryReclaim: options.memoryReclaim,
     };
     const starting = new Promise<Remote>((resolve, reject) => {
       const ready = (remote: Remote) => send(remote, { call: 'init', data }).then(() => resolve(remote), reject);

@@ -161,7 +161,8 @@ export interface Network {
   close: () => Promise<void>;
   /**
    * Collects the garbage of the heap the links live on when that is a process or thread of its own
-   * (the main heap is the caller's to collect). For memory measurements.
+   * (the main heap is the caller's to collect), memory-reducing: V8's pooled pages go back to the
+   * system too. For memory measurements.
    */
   collectGarbage: () => Promise<void>;
   /** The memory of the process or thread the links live on, when they have one of their own (else undefined). */

@@ -92,6 +92,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           // Well inside the watchdog's window when a test shortens it.
           activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
           memorySaver: settings.V8_MEMORY_SAVER,
+          memoryReclaim: settings.MEMORY_RECLAIM,
         })
       : onFirstUse(async () => {
           const [{ createBaileysNetwork }, { mediaDispatcherFor, socketOptionsFor }] = await Promise.all([

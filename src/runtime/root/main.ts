@@ -7,6 +7,7 @@ import { createDeps } from './deps.ts';
 import { networkOptions } from '../network/choose.ts';
 import { applyMigrations } from '../db/migrate.ts';
 import { createLogger } from '../logger.ts';
+import { startMemoryReclaim } from '../memory-reclaim.ts';
 import { loadSettings } from '../settings.ts';
 
 const startedAt = new Date();
@@ -17,6 +18,7 @@ await applyMigrations(settings.DATABASE_URL, logger);
 const db = await createPrisma(settings.DATABASE_URL);
 const network = await networkOptions(settings, logger);
 const deps = createDeps({ db, logger, settings, target: network.target });
+const stopReclaim = settings.MEMORY_RECLAIM ? startMemoryReclaim({ logger }) : undefined;
 
 await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KEY);
 if ((await db.account.count()) === 0) {
@@ -53,6 +55,7 @@ const shutdown = async (signal: string) => {
     process.exit(1);
   }, settings.SHUTDOWN_TIMEOUT_MS);
   force.unref();
+  stopReclaim?.();
   try {
     const closing = app.close();
     deps.incoming.wakeAll();

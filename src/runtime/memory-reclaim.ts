@@ -1,0 +1,103 @@
+import { performance } from 'node:perf_hooks';
+import type { EventLoopUtilization } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Logger } from 'pino';
+
+type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+let gc: Gc | undefined;
+
+/**
+ * V8's memory-reducing full collection of this thread's heap: everything collectable, then the pages V8
+ * keeps pooled for reuse given back to the system. A regular collection leaves the pool, which after
+ * sustained traffic held most of the service's growth (the soak: 505 → 643 MB after a regular
+ * collection, 357 → 369 MB after this one).
+ */
+export const collectAllGarbage = (): void => {
+  if (!gc) {
+    // A context made after the flag is set has `gc`; nothing else in the process sees it.
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as Gc;
+  }
+  gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+};
+
+export interface MemoryReclaimOptions {
+  logger: Logger;
+  /** how often the thread looks at its activity and the process's memory */
+  checkEveryMs?: number;
+  /** the share of the last check's interval this thread's event loop may have been busy and still count as quiet */
+  quietBelow?: number;
+  /** how far the process's resident memory must have grown since the last collection (or its low point) */
+  growthBytes?: number;
+  /** the shortest time between two collections */
+  minGapMs?: number;
+  /** for tests: the process's resident memory, the event loop's busy share since the last call, the collection */
+  rss?: () => number;
+  utilization?: () => number;
+  collect?: () => void;
+  now?: () => number;
+}
+
+const MB = 1024 * 1024;
+
+const utilizationSinceLastCall = (): (() => number) => {
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  return () => {
+    const current = performance.eventLoopUtilization();
+    const share = performance.eventLoopUtilization(current, last).utilization;
+    last = current;
+    return share;
+  };
+};
+
+/**
+ * Gives memory back once a busy period is over: when this thread's event loop was quiet over the last
+ * check and the process grew by `growthBytes` since the last collection, one memory-reducing collection
+ * runs (tens of milliseconds; never while the thread is busy). Each thread that holds a V8 heap (the
+ * main thread, the network thread or process) runs its own.
+ */
+export const createMemoryReclaim = (options: MemoryReclaimOptions) => {
+  const rss = options.rss ?? (() => process.memoryUsage.rss());
+  const utilization = options.utilization ?? utilizationSinceLastCall();
+  const collect = options.collect ?? collectAllGarbage;
+  const now = options.now ?? (() => performance.now());
+  const quietBelow = options.quietBelow ?? 0.1;
+  const growthBytes = options.growthBytes ?? 32 * MB;
+  const minGapMs = options.minGapMs ?? 60_000;
+  let baseline = rss();
+  let lastAt = Number.NEGATIVE_INFINITY;
+  return {
+    /** one check; true when it collected */
+    check: (): boolean => {
+      const busy = utilization();
+      const before = rss();
+      // Memory given back otherwise (another thread's collection, V8's own) lowers the mark.
+      baseline = Math.min(baseline, before);
+      if (busy >= quietBelow || before - baseline < growthBytes || now() - lastAt < minGapMs) return false;
+      const started = now();
+      collect();
+      lastAt = now();
+      baseline = rss();
+      options.logger.info(
+        { rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(baseline / MB), ms: Math.round(lastAt - started) },
+        'quiet after a busy period: memory given back',
+      );
+      return true;
+    },
+  };
+};
+
+/** Starts the checks on this thread; the returned function stops them. */
+export const startMemoryReclaim = (options: MemoryReclaimOptions): (() => void) => {
+  const reclaim = createMemoryReclaim(options);
+  const timer = setInterval(() => {
+    try {
+      reclaim.check();
+    } catch (err) {
+      options.logger.warn({ err }, 'giving memory back failed');
+    }
+  }, options.checkEveryMs ?? 10_000);
+  timer.unref();
+  return () => clearInterval(timer);
+};
