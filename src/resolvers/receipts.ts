@@ -174,7 +174,7 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
   // One statement needs no transaction (on SQLite each one costs libsql a new connection).
   if (writes.length === 1 && outbox.length === 0) await writes[0];
   else await deps.db.$transaction([...writes, ...deps.webhooks.writes(outbox)]);
-  if (outbox.length > 0) deps.webhooks.written();
+  if (outbox.length > 0) deps.webhooks.written(outbox);
 };
 
 export interface ReceiptView {

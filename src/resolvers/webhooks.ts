@@ -76,7 +76,7 @@ export const writeWithEvents = async <T>(
     return;
   }
   await deps.db.$transaction([change, ...deps.webhooks.writes(rows)]);
-  deps.webhooks.written();
+  deps.webhooks.written(rows);
 };
 
 const eventFilter = z
@@ -341,6 +341,6 @@ export const sendTestWebhook = async (ctx: RequestContext, id: string): Promise<
   );
   if (!rows) throw new Error('no rows for a test event');
   await ctx.db.$transaction(ctx.webhooks.writes([rows]));
-  ctx.webhooks.written();
+  ctx.webhooks.written([rows]);
   return { ok: true, eventId: rows.event.id };
 };

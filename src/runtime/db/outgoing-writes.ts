@@ -37,7 +37,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
         return;
       }
       await db.$transaction([update, ...webhooks.writes(outbox)]);
-      webhooks.written();
+      webhooks.written(outbox);
     },
     { delayMs: SENT_MARK_DELAY_MS },
   );

@@ -6,7 +6,7 @@ import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
 import type { UrlRules } from '../ports/media.ts';
-import type { WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
+import type { OutboxRows, WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
@@ -41,6 +41,10 @@ export interface WebhookDeliveryOptions {
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** the shortest time between two claims of a few deliveries each (the longest a delivery waits for this) */
 const COALESCE_MS = 5;
+/** deliveries written here are taken straight into memory while fewer than this many times the concurrency wait there */
+const HANDOFF_BACKLOG = 4;
+/** how long an endpoint read for an attempt is trusted for the next ones (changes made on this node apply at once) */
+const ENDPOINT_CACHE_MS = 1_000;
 
 interface Claimed {
   id: string;
@@ -149,6 +153,12 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
    * and connects to the addresses it checked, so a name cannot pass the check and then point inside.
    */
   private agent: Agent | null = null;
+  /** requests in flight, and the attempts waiting for a place */
+  private active = 0;
+  private readonly places: Array<() => void> = [];
+  /** deliveries in the queues or in flight, so a claim after an expired lease does not queue one twice */
+  private readonly held = new Set<string>();
+  private readonly endpoints = new Map<string, { at: number; endpoint: EndpointOfAttempt | null; accountId: string }>();
 
   constructor(readonly options: WebhookDeliveryOptions) {
     this.postgres = providerOf(options.databaseUrl) === 'postgres';
@@ -182,6 +192,77 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.mayBeDue();
       this.wake();
     });
+    options.outbox.handoff({
+      // Only while no unclaimed delivery is known to be due, and no claim is running: what is taken
+      // then comes after everything already queued, in the order it was written.
+      accepts: (deliveries) =>
+        !this.stopped && this.exhausted && !this.ticking && this.outstanding + deliveries <= this.options.concurrency * HANDOFF_BACKLOG
+          ? this.leaseUntil()
+          : null,
+      take: (rows) => this.take(rows),
+      invalidate: (accountId) => {
+        for (const [id, cached] of this.endpoints) if (cached.accountId === accountId) this.endpoints.delete(id);
+      },
+    });
+  }
+
+  /** A claim is a lease: a node that dies mid-request leaves it, and any node takes the delivery again once it ends. */
+  private leaseUntil(): Date {
+    return new Date(this.options.now().getTime() + this.options.timeoutMs * 2 + 5_000);
+  }
+
+  /** Deliveries written here already claimed by this loop, once their transaction committed. */
+  private take(rows: OutboxRows[]): void {
+    const at = performance.now();
+    const claimed: Claimed[] = [];
+    for (const { event, deliveries } of rows) {
+      for (const d of deliveries) {
+        const cached = this.endpoints.get(d.endpointId);
+        claimed.push({
+          id: d.id,
+          eventId: d.eventId,
+          endpointId: d.endpointId,
+          sessionId: d.sessionId,
+          attempts: 0,
+          createdAt: d.createdAt,
+          event: { id: event.id, type: event.type, data: event.data, createdAt: event.createdAt },
+          // read for the attempt when not known (or no longer trusted)
+          ...(cached && at - cached.at < ENDPOINT_CACHE_MS ? { endpoint: cached.endpoint } : {}),
+        });
+      }
+    }
+    this.enqueue(claimed);
+  }
+
+  private enqueue(claimed: Claimed[]): void {
+    for (const row of claimed) {
+      if (this.held.has(row.id)) continue;
+      this.held.add(row.id);
+      this.outstanding += 1;
+      const key = `${row.endpointId}|${row.sessionId ?? ''}`;
+      const queue = this.queues.get(key);
+      if (queue) queue.push(row);
+      else {
+        this.queues.set(key, [row]);
+        const worker: Promise<void> = this.drain(key).finally(() => this.workers.delete(worker));
+        this.workers.add(worker);
+      }
+    }
+  }
+
+  /** A place among the `concurrency` requests in flight. */
+  private async place(): Promise<void> {
+    if (this.active < this.options.concurrency) {
+      this.active += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.places.push(resolve));
+  }
+
+  private leave(): void {
+    const next = this.places.shift();
+    if (next) next();
+    else this.active -= 1;
   }
 
   /** A signer per secret: making one decodes its key. */
@@ -253,6 +334,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     await this.ticking;
     // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
+    for (const c of left) this.held.delete(c.id);
+    this.outstanding -= left.length;
     await Promise.all([...this.workers]);
     await this.outcomes.settled();
     const agent = this.agent;
@@ -321,17 +404,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.known = 0;
     }
     claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
-    for (const row of claimed) {
-      this.outstanding += 1;
-      const key = `${row.endpointId}|${row.sessionId ?? ''}`;
-      const queue = this.queues.get(key);
-      if (queue) queue.push(row);
-      else {
-        this.queues.set(key, [row]);
-        const worker: Promise<void> = this.drain(key).finally(() => this.workers.delete(worker));
-        this.workers.add(worker);
-      }
-    }
+    this.enqueue(claimed);
     if (claimed.length === room) this.again = true;
   }
 
@@ -349,12 +422,15 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
           'a webhook attempt could not be recorded; it is tried again when its lease ends',
         );
       const behind: { write?: Promise<void> } = {};
+      await this.place();
       try {
         await this.attempt(row, (write) => {
           behind.write = write;
         });
       } catch (err) {
         couldNotRecord(err);
+      } finally {
+        this.leave();
       }
       // A success's record is written behind, so the session's next event goes out meanwhile and more
       // outcomes share a write; the delivery stays leased until then. Only so many wait at once.
@@ -367,6 +443,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         if (this.unrecorded > this.options.concurrency) await settled;
       }
       this.outstanding -= 1;
+      this.held.delete(row.id);
       if (queue.length === 0) this.queues.delete(key);
       this.wake();
       if (queue.length === 0) return;
@@ -394,10 +471,32 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
    * index, so a claim stops after `limit` rows instead of sorting every due one; a fresh delivery is due
    * when it is written, so for a healthy receiver this is the order of writing.
    */
+  private async readEndpoint(id: string): Promise<EndpointOfAttempt | null> {
+    const endpoint = await this.options.db.webhookEndpoint.findUnique({
+      where: { id },
+      select: {
+        id: true,
+        accountId: true,
+        url: true,
+        secret: true,
+        previousSecret: true,
+        previousSecretUntil: true,
+        enabled: true,
+        failingSince: true,
+      },
+    });
+    this.remember(id, endpoint);
+    return endpoint;
+  }
+
+  private remember(id: string, endpoint: EndpointOfAttempt | null): void {
+    if (this.endpoints.size >= 1_000) this.endpoints.clear();
+    this.endpoints.set(id, { at: performance.now(), endpoint, accountId: endpoint?.accountId ?? '' });
+  }
+
   private async claim(limit: number): Promise<Claimed[]> {
     const now = this.options.now();
-    // A claim is a lease: a node that dies mid-request leaves it, and any node takes the delivery again once it ends.
-    const leaseUntil = new Date(now.getTime() + this.options.timeoutMs * 2 + 5_000);
+    const leaseUntil = this.leaseUntil();
     const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
     const ofEvent = (column: string) =>
       Prisma.raw(`(SELECT e."${column}" FROM "WebhookEvent" e WHERE e."id" = "WebhookDelivery"."eventId")`);
@@ -412,7 +511,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         ${ofEndpoint('previousSecretUntil')} AS "previousSecretUntil", ${ofEndpoint('enabled')} AS "enabled",
         ${ofEndpoint('failingSince')} AS "failingSince"`;
     const date = (v: Date | string | number | null) => (v === null ? null : new Date(v));
-    return rows.map((r) => ({
+    const claimed: Claimed[] = rows.map((r) => ({
       id: r.id,
       eventId: r.eventId,
       endpointId: r.endpointId,
@@ -438,6 +537,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
               failingSince: date(r.failingSince),
             },
     }));
+    for (const c of claimed) if (c.endpoint !== undefined) this.remember(c.endpointId, c.endpoint);
+    return claimed;
   }
 
   /**
@@ -449,7 +550,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const { db, logger } = this.options;
     const [event, endpoint] = await Promise.all([
       row.event !== undefined ? row.event : db.webhookEvent.findUnique({ where: { id: row.eventId } }),
-      row.endpoint !== undefined ? row.endpoint : db.webhookEndpoint.findUnique({ where: { id: row.endpointId } }),
+      row.endpoint !== undefined ? row.endpoint : this.readEndpoint(row.endpointId),
     ]);
     if (!event || !endpoint || !endpoint.enabled) {
       const reason = !event ? 'the event no longer exists' : !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
@@ -518,6 +619,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     };
 
     if (ok) {
+      if (endpoint.failingSince) this.endpoints.delete(endpoint.id);
       const followUps = endpoint.failingSince
         ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })]
         : [];
@@ -527,6 +629,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       return;
     }
 
+    // what the outcome changes of the endpoint is read again for the next attempt
+    this.endpoints.delete(endpoint.id);
     const lastError = error ?? `HTTP ${statusCode}`;
     const gone = statusCode === 410;
     const failingSince = endpoint.failingSince ?? at;

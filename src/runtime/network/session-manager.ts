@@ -291,7 +291,7 @@ export class SessionManager implements Sessions {
     if (events.length === 0) await update;
     else {
       await db.$transaction([update, ...(webhooks?.writes(events) ?? [])]);
-      webhooks?.written();
+      webhooks?.written(events);
     }
     return rows.length;
   }
@@ -603,7 +603,7 @@ export class SessionManager implements Sessions {
     );
     if (!rows) return update();
     const [row] = await db.$transaction([update(), ...webhooks.writes([rows])]);
-    webhooks.written();
+    webhooks.written([rows]);
     return row;
   }
 

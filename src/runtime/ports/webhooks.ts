@@ -27,6 +27,20 @@ export interface OutboxEvent {
   data: unknown;
 }
 
+/**
+ * The delivery loop of this node, offered the deliveries written here: those it takes are written already
+ * claimed by it (a lease, as a claim would) and go straight to its queues once their transaction
+ * committed, without a claim statement. Those it does not take are written unclaimed, for any node.
+ */
+export interface WebhookHandoff {
+  /** the lease to write with `deliveries` more deliveries, or null when the loop does not take them now */
+  accepts: (deliveries: number) => Date | null;
+  /** rows written with that lease, after their transaction committed */
+  take: (rows: OutboxRows[]) => void;
+  /** an endpoint of this account changed here */
+  invalidate: (accountId: string) => void;
+}
+
 /** The webhook outbox (runtime/webhooks/outbox.ts): which endpoints want an event, and the rows that record it. */
 export interface WebhookOutbox {
   /** Endpoints of the account that want this event; answered from memory while the account's list is fresh. */
@@ -38,12 +52,14 @@ export interface WebhookOutbox {
   /** Writes one event on its own (for changes that are not database writes of ours) and wakes the delivery loop. */
   emit: (event: OutboxEvent) => Promise<void>;
   /**
-   * The delivery loop registers here; writers call `written` after their transaction commits. The
-   * listener is told how many deliveries the rows of `writes` held since, or nothing when that is not
-   * known (a replay).
+   * The delivery loop registers here; writers call `written` with the rows of `writes` after their
+   * transaction commits (without rows after other changes to deliveries, a replay). The listener is told
+   * how many unclaimed deliveries were written since, or nothing when that is not known.
    */
   onWritten: (listener: (deliveries?: number) => void) => void;
-  written: () => void;
+  written: (rows?: OutboxRows[]) => void;
+  /** the delivery loop offers to take what is written here (see WebhookHandoff) */
+  handoff: (loop: WebhookHandoff) => void;
   /** Forget an account's cached list after one of its endpoints changed. */
   invalidate: (accountId: string) => void;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
-import type { EndpointRef, OutboxRows, WebhookOutbox } from '../ports/webhooks.ts';
+import type { EndpointRef, OutboxRows, WebhookHandoff, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 
 let lastMs = 0;
@@ -36,8 +36,11 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // change sees it once its entry is older than cacheMs.
   const cache = new Map<string, { loadedAt: number; endpoints: Promise<EndpointRef[]> }>();
   const listeners: Array<(deliveries?: number) => void> = [];
-  // deliveries in the rows of `writes` since the last `written`
+  // unclaimed deliveries in the rows of `writes` since the last `written`
   let uncounted = 0;
+  let loop: WebhookHandoff | null = null;
+  // rows written already claimed by this node's loop, until their transaction committed (or was dropped)
+  const taken = new WeakSet<OutboxRows>();
 
   const endpointsOf = (accountId: string): Promise<EndpointRef[]> => {
     const at = Date.now();
@@ -83,7 +86,10 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // Plain INSERTs: every event passes here, and a createMany is compiled anew for each number of rows.
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
-    for (const r of rows) uncounted += r.deliveries.length;
+    const count = rows.reduce((n, r) => n + r.deliveries.length, 0);
+    const lease = loop?.accepts(count) ?? null;
+    if (lease) for (const r of rows) taken.add(r);
+    else uncounted += count;
     const events = Prisma.join(
       rows.map(({ event: e }) => Prisma.sql`(${e.id}, ${e.accountId}, ${e.sessionId}, ${e.type}, ${e.data}, ${e.createdAt})`),
     );
@@ -91,17 +97,24 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
       rows.flatMap((r) =>
         r.deliveries.map(
           (d) =>
-            Prisma.sql`(${d.id}, ${d.eventId}, ${d.endpointId}, ${d.accountId}, ${d.sessionId}, 'PENDING', 0, ${d.nextAttemptAt}, ${d.createdAt})`,
+            Prisma.sql`(${d.id}, ${d.eventId}, ${d.endpointId}, ${d.accountId}, ${d.sessionId}, 'PENDING', 0, ${d.nextAttemptAt}, ${lease}, ${d.createdAt})`,
         ),
       ),
     );
     return [
       db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") VALUES ${events}`,
-      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "createdAt") VALUES ${deliveries}`,
+      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt") VALUES ${deliveries}`,
     ];
   };
 
-  const written = () => {
+  const written = (rows?: OutboxRows[]) => {
+    const mine = rows?.filter((r) => taken.has(r)) ?? [];
+    if (mine.length > 0) {
+      for (const r of mine) taken.delete(r);
+      loop?.take(mine);
+      // all of them claimed by this node: there is nothing new to claim
+      if (mine.length === rows?.length && uncounted === 0) return;
+    }
     const deliveries = uncounted > 0 ? uncounted : undefined;
     uncounted = 0;
     for (const listener of listeners) listener(deliveries);
@@ -113,7 +126,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // both are on disk.
   const standalone = groupCommit<OutboxRows>(async (batch) => {
     for (const statement of writes(batch)) await statement;
-    written();
+    written(batch);
   });
 
   return {
@@ -128,8 +141,12 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
       listeners.push(listener);
     },
     written,
+    handoff: (given) => {
+      loop = given;
+    },
     invalidate: (accountId) => {
       cache.delete(accountId);
+      loop?.invalidate(accountId);
     },
   };
 };
