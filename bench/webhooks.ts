@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { Agent, request } from 'undici';
 import { createWebhook } from '../src/resolvers/webhooks.ts';
 import { jobContext } from '../src/resolvers/context.ts';
 import { startTestApp } from '../test/helpers/app.ts';
@@ -75,6 +76,7 @@ const waitFor = async (check: () => boolean, ms: number) => {
 export const benchWebhooks = async () => {
   const receiver = await startReceiver();
   const app = await startTestApp('sqlite', { WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_CONCURRENCY: CONCURRENCY });
+  const agent = new Agent();
   try {
     const account = await app.newAccount();
     const ctx = jobContext(app.deps, account.id);
@@ -87,7 +89,8 @@ export const benchWebhooks = async () => {
         data: { seq: i, status: 'CONNECTED' },
       });
 
-    // Floor: the same signed payloads, posted by a bare loop with the same concurrency.
+    // Floor: the same signed payloads, posted by a bare loop with the same concurrency and the same HTTP
+    // client as the service (undici's request over a keep-alive agent).
     const signer = new Webhook(secret);
     const floorRound = async () => {
       const began = clock();
@@ -102,7 +105,8 @@ export const benchWebhooks = async () => {
               data: { seq: i, status: 'CONNECTED' },
             });
             const now = new Date();
-            const res = await fetch(receiver.url, {
+            const res = await request(receiver.url, {
+              dispatcher: agent,
               method: 'POST',
               headers: {
                 'content-type': 'application/json',
@@ -112,7 +116,7 @@ export const benchWebhooks = async () => {
               },
               body,
             });
-            await res.arrayBuffer();
+            await res.body.arrayBuffer();
           }
         }),
       );
@@ -169,6 +173,7 @@ export const benchWebhooks = async () => {
       p99: quantile(receiver.lateness, 0.99),
     };
   } finally {
+    await agent.close();
     await app.close();
     await receiver.close();
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { Agent } from 'undici';
+import { Agent, request } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
@@ -552,12 +552,13 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       row.event !== undefined ? row.event : db.webhookEvent.findUnique({ where: { id: row.eventId } }),
       row.endpoint !== undefined ? row.endpoint : this.readEndpoint(row.endpointId),
     ]);
-    if (!event || !endpoint || !endpoint.enabled) {
+    if (!event || !endpoint?.enabled) {
       const reason = !event ? 'the event no longer exists' : !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
       await db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'FAILED', lastError: reason, claimedUntil: null } });
       return;
     }
-    const body = JSON.stringify({ type: event.type, timestamp: event.createdAt.toISOString(), data: JSON.parse(event.data) as unknown });
+    // `data` is stored as the JSON it is sent as: placed as it is, not parsed and written again.
+    const body = `{"type":${JSON.stringify(event.type)},"timestamp":"${event.createdAt.toISOString()}","data":${event.data}}`;
     const sentAt = this.options.now();
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt)
@@ -574,8 +575,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       // A literal address connects without a lookup, so the guard of the connections never sees it.
       if (!this.options.allowPrivate && rules.isLiteralPrivateHost(endpoint.url)) throw new Error(`url ${rules.privateMessage}`);
       this.agent ??= new Agent({ connect: { lookup: guardedLookup(this.options.allowPrivate, rules, this.options.resolveHost) } });
-      // Node's fetch takes an undici dispatcher; its RequestInit type does not name it.
-      const init: RequestInit & { dispatcher: Agent } = {
+      // undici's request rather than fetch: no WHATWG request, response and streams around each attempt
+      // (fetch cost about twice as much CPU per delivery). Redirects are not followed (an attempt's
+      // answer is its status), as fetch's redirect: 'manual' did.
+      const response = await request(url, {
         dispatcher: this.agent,
         method: 'POST',
         headers: {
@@ -586,15 +589,13 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
           'webhook-signature': signature,
         },
         body,
-        redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
-      };
-      const response = await fetch(url, init);
-      statusCode = response.status;
-      excerpt = (await response.text()).slice(0, EXCERPT_CHARS);
+      });
+      statusCode = response.statusCode;
+      excerpt = (await response.body.text()).slice(0, EXCERPT_CHARS);
     } catch (err) {
       const e = err as Error;
-      // fetch says only "fetch failed"; what went wrong (refused address, connection refused...) is its cause.
+      // What went wrong (refused address, connection refused...) may be the cause of a wrapping error.
       error =
         e.name === 'TimeoutError'
           ? `no answer within ${this.options.timeoutMs} ms`
