@@ -29,7 +29,8 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
       if (req.method === 'POST' && req.url === '/ok') {
         seen.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
         res.writeHead(200).end();
-      } else if (req.method === 'POST' && req.url === '/failing') res.writeHead(500, { 'content-type': 'text/plain' }).end('down for maintenance');
+      } else if (req.method === 'POST' && req.url === '/failing')
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('down for maintenance');
       else res.writeHead(404).end();
     });
   });
