@@ -213,6 +213,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
 
   /** Deliveries written here already claimed by this loop, once their transaction committed. */
   private take(rows: OutboxRows[]): void {
+    // Stopped meanwhile: they stay leased, and are claimed again once the lease ends.
+    if (this.stopped) return;
     const at = performance.now();
     const claimed: Claimed[] = [];
     for (const { event, deliveries } of rows) {
