@@ -97,9 +97,14 @@ describe('a restarted service process', () => {
       30_000,
     );
     for (const n of FRIENDS) {
-      for (const entry of sandbox.control.inbox(n)) expect(entry.duplicates, `${n}: ${entry.content}`).toBe(0);
       expect(sandbox.control.inbox(n).filter((e) => e.content.startsWith('campaign'))).toHaveLength(1);
     }
+    // A message whose send was on the wire when the process died, before its record said SENT, is sent
+    // again at start with the same network id: the phone shows it once (the sandbox counts the repeat).
+    // Only that one message may repeat, once; nothing else is sent twice.
+    const repeats = FRIENDS.flatMap((n) => sandbox.control.inbox(n).filter((e) => e.duplicates > 0));
+    expect(repeats.length, JSON.stringify(repeats.map((e) => [e.content, e.duplicates]))).toBeLessThanOrEqual(1);
+    expect(repeats.every((e) => e.duplicates === 1)).toBe(true);
     const pending = await call('GET', `/v1/sessions/${id}/messages?status=PENDING`);
     expect(pending.body.count).toBe(0);
     // libsignal prints session state (keys included) when it opens one; the network thread routes that
