@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
@@ -11,6 +10,7 @@ import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { providerOf } from '../db/migrate.ts';
 import { guardedLookup } from '../media-fetch.ts';
+import { newSortableId } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
   db: Db;
@@ -171,7 +171,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       const attempts = Prisma.join(
         batch.map(
           ({ attempt: a }) =>
-            Prisma.sql`(${randomUUID()}, ${a.deliveryId}, ${a.endpointId}, ${a.eventId}, ${a.statusCode}, ${a.latencyMs}, ${a.responseExcerpt}, ${a.error}, ${a.at})`,
+            Prisma.sql`(${newSortableId('att_', a.at)}, ${a.deliveryId}, ${a.endpointId}, ${a.eventId}, ${a.statusCode}, ${a.latencyMs}, ${a.responseExcerpt}, ${a.error}, ${a.at})`,
         ),
       );
       // A plain INSERT: a createMany is compiled anew for each number of rows.
