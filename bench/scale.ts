@@ -132,8 +132,8 @@ export interface ScaleResult {
     fixedMb: number;
     firstSessionMb: number;
     perSessionMb: number;
-    /** the memory-reducing collections the service logged, with how long each took */
-    reclaims: number[];
+    /** the memory-reducing collections the service logged: how long each took, and on which thread */
+    reclaims: Array<{ ms: number; thread: 'main' | 'network' }>;
     /** per further session, both readings taken after QUIET_MS without activity (the first one) or at the end of the idle window */
     perIdleSessionMb: number;
     cpuPerLink: number;
@@ -156,12 +156,12 @@ export interface ScaleResult {
   };
 }
 
-/** The pauses (ms) of the service's memory reclaim, from its log lines. */
-const reclaimsIn = (output: string): number[] =>
+/** The pauses (ms) of the service's memory reclaim, from its log lines (the network's carry a `network` field). */
+const reclaimsIn = (output: string): ScaleResult['service']['reclaims'] =>
   output
     .split('\n')
     .filter((line) => line.includes('memory given back'))
-    .map((line) => Number(/"ms":(\d+)/.exec(line)?.[1] ?? NaN));
+    .map((line) => ({ ms: Number(/"ms":(\d+)/.exec(line)?.[1] ?? NaN), thread: line.includes('"network":') ? 'network' : 'main' }));
 
 const benchService = async (controlUrl: string): Promise<ScaleResult['service']> => {
   const dir = mkdtempSync(join(tmpdir(), 'scale-'));
@@ -336,7 +336,7 @@ export const printScaleBench = (r: ScaleResult): void => {
       `${IDLE_SECONDS} s from ${QUIET_MS / 1000} s after linking)`,
   );
   console.log(
-    `  memory reclaim    ${s.reclaims.length} collection(s) after the linking burst, pauses ${s.reclaims.map((ms) => `${ms} ms`).join(', ') || 'none'}`,
+    `  memory reclaim    ${s.reclaims.length} collection(s) after the linking burst, pauses ${s.reclaims.map((r) => `${r.ms} ms (${r.thread})`).join(', ') || 'none'}`,
   );
   console.log(
     `  CPU per link      ${(s.cpuPerLink * 1000).toFixed(0)} ms  floor ${(f.cpuPerLink * 1000).toFixed(0)} ms  ratio ${ratio(s.cpuPerLink, f.cpuPerLink)} (target <= 1.5×)`,

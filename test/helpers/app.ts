@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import { createAccount } from '../../src/resolvers/accounts.ts';
 import type { Deps } from '../../src/resolvers/context.ts';
 import { buildApp } from '../../src/runtime/root/app.ts';
@@ -7,6 +6,7 @@ import { createDeps } from '../../src/runtime/root/deps.ts';
 import type { DepsOptions } from '../../src/runtime/root/deps.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
+import { createLogger } from '../../src/runtime/logger.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
 import { defaultSettings } from '../../src/runtime/settings.ts';
@@ -45,7 +45,7 @@ export const startTestApp = async (
   const db = (extra.makeDb ?? createPrisma)(database.url);
   // The suite and the benchmarks send far more than a client would; the rate limit has tests of its own.
   const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, ...overrides });
-  const deps = createDeps({ db, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), settings, ...options });
+  const deps = createDeps({ db, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), settings, ...options });
   const app = buildApp(deps);
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   const { port } = app.server.address() as AddressInfo;
