@@ -51,6 +51,7 @@ const loadFromWorker = (workerData: {
   prefix: string;
   count: number;
   concurrency: number;
+  expect?: number;
 }) =>
   new Promise<void>((resolve, reject) => {
     const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData });
@@ -128,8 +129,11 @@ const startBareSocket = async (sandbox: Sandbox, number: string) => {
 
 const sinceMs = (from: bigint | undefined, to: bigint) => Number(to - (from ?? to)) / 1e6;
 
+// MESSAGES_NETWORK_MODE=inline|process: the service's links somewhere other than their own thread (the default).
+const MODE = process.env.MESSAGES_NETWORK_MODE as 'inline' | 'process' | undefined;
+
 export const benchMessages = async () => {
-  const ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 0 });
+  const ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 0, ...(MODE ? { NETWORK_MODE: MODE } : {}) });
   let bare: Awaited<ReturnType<typeof startBareSocket>> | undefined;
   try {
     const sessionId = await linkSession(ctx, '15580000001');
@@ -175,16 +179,40 @@ export const benchMessages = async () => {
       );
     const bareRound = (name: string, count: number, phase?: string) =>
       round('15580000004', count, () => bareSocket.send('15580000004', `bare ${name} `, count), phase);
+    // What the HTTP layer costs by itself: the same requests to the same route, each refused by the
+    // body's validation (400), so nothing is written or sent; the same authentication, router, body
+    // parser, logger and answer as a send.
+    const httpRound = async (count: number, phase?: string) => {
+      const cpu = process.cpuUsage();
+      const from = nowUs();
+      await loadFromWorker({
+        baseUrl: ctx.app.baseUrl,
+        path: `/v1/sessions/${sessionId}/send`,
+        key: ctx.key,
+        to: 'not a number',
+        prefix: 'http ',
+        count,
+        concurrency: CONCURRENCY,
+        expect: 400,
+      });
+      await idleSince();
+      const { user, system } = process.cpuUsage(cpu);
+      if (phase) mark(phase, from);
+      return (user + system) / 1000 / count;
+    };
 
     // Warm both paths first (Signal sessions, connections, and the JIT: whichever runs first runs
     // colder), then alternate, so neither gets the quieter moments of the machine.
     await apiRound('warm', WARM);
     await bareRound('warm', WARM);
+    await httpRound(WARM);
     const api: Array<{ rate: number; cpuMs: number }> = [];
     const bareRounds: Array<{ rate: number; cpuMs: number }> = [];
+    const httpCpu: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       api.push(await apiRound(String(i), SENDS, 'api'));
       bareRounds.push(await bareRound(String(i), SENDS, 'bare'));
+      httpCpu.push(await httpRound(SENDS, 'http'));
     }
     const apiRates = api.map((r) => r.rate);
     const bareRates = bareRounds.map((r) => r.rate);
@@ -237,6 +265,7 @@ export const benchMessages = async () => {
         bareRounds.map((r) => r.cpuMs),
         0.5,
       ),
+      httpCpuMs: quantile(httpCpu, 0.5),
       apiRate,
       bareRate,
       ratio,
@@ -267,6 +296,11 @@ export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>):
   console.log(
     `  CPU per message, all threads of the process (service or bare socket, sandbox, load generator): API ${r.apiCpuMs.toFixed(2)} ms, bare socket ${r.bareCpuMs.toFixed(2)} ms (median of the rounds), ${(r.apiCpuMs / r.bareCpuMs).toFixed(2)}× (target <= 1.3×); ` +
       `${availableParallelism()} cores give at most ${((1000 * availableParallelism()) / r.apiCpuMs).toFixed(0)} API sends/s at that cost`,
+  );
+  console.log(
+    `  HTTP alone (the same requests refused by validation, 400: nothing written or sent): ${r.httpCpuMs.toFixed(2)} ms per request; ` +
+      `bare socket plus that ${(r.bareCpuMs + r.httpCpuMs).toFixed(2)} ms, ${((r.bareCpuMs + r.httpCpuMs) / r.bareCpuMs).toFixed(2)}× the bare socket; ` +
+      `what the API adds beyond both (the durable record and SENT mark, the thread hop, persisted keys): ${(r.apiCpuMs - r.bareCpuMs - r.httpCpuMs).toFixed(2)} ms`,
   );
   console.log(
     `  rounds, msg/s: API ${r.apiRates.map((x) => x.toFixed(0)).join(' ')}; bare ${r.bareRates.map((x) => x.toFixed(0)).join(' ')}`,
