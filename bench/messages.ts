@@ -42,7 +42,7 @@ const idleSince = async (): Promise<number> => {
   }
 };
 
-/** Posts `count` sends from a worker thread and resolves when every answer is in. */
+/** Posts `count` sends from a worker thread and resolves, once every answer is in, with the CPU (ms) that thread used. */
 const loadFromWorker = (workerData: {
   baseUrl: string;
   path: string;
@@ -53,11 +53,11 @@ const loadFromWorker = (workerData: {
   concurrency: number;
   expect?: number;
 }) =>
-  new Promise<void>((resolve, reject) => {
+  new Promise<number>((resolve, reject) => {
     const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData });
-    worker.once('message', ({ failures }: { failures: number[] }) => {
+    worker.once('message', ({ failures, cpuMs }: { failures: number[]; cpuMs: number }) => {
       if (failures.length > 0) reject(new Error(`${failures.length} sends failed (first answered ${failures[0]})`));
-      else resolve();
+      else resolve(cpuMs);
     });
     worker.once('error', reject);
   });
@@ -149,13 +149,16 @@ export const benchMessages = async () => {
       while (ctx.sandbox.control.inbox(number).length < before + count) await new Promise((r) => setTimeout(r, 5));
       return idleSince();
     };
+    /** per request, the load generator's thread in the API rounds */
+    const loaderMs: number[] = [];
     /** One round: its rate, and the CPU the whole process spent per message (every thread: service, Baileys, sandbox, loader). */
-    const round = async (number: string, count: number, load: () => Promise<void>, phase?: string) => {
+    const round = async (number: string, count: number, load: () => Promise<unknown>, phase?: string) => {
       const before = ctx.sandbox.control.inbox(number).length;
       const cpu = process.cpuUsage();
       const from = nowUs();
       const started = performance.now();
-      await load();
+      const loaded = await load();
+      if (typeof loaded === 'number') loaderMs.push(loaded / count);
       const ended = await delivered(number, before, count);
       const { user, system } = process.cpuUsage(cpu);
       if (phase) mark(phase, from);
@@ -185,7 +188,7 @@ export const benchMessages = async () => {
     const httpRound = async (count: number, phase?: string) => {
       const cpu = process.cpuUsage();
       const from = nowUs();
-      await loadFromWorker({
+      const loaderCpuMs = await loadFromWorker({
         baseUrl: ctx.app.baseUrl,
         path: `/v1/sessions/${sessionId}/send`,
         key: ctx.key,
@@ -198,7 +201,7 @@ export const benchMessages = async () => {
       await idleSince();
       const { user, system } = process.cpuUsage(cpu);
       if (phase) mark(phase, from);
-      return (user + system) / 1000 / count;
+      return { cpuMs: (user + system) / 1000 / count, loaderMs: loaderCpuMs / count };
     };
 
     // Warm both paths first (Signal sessions, connections, and the JIT: whichever runs first runs
@@ -208,11 +211,11 @@ export const benchMessages = async () => {
     await httpRound(WARM);
     const api: Array<{ rate: number; cpuMs: number }> = [];
     const bareRounds: Array<{ rate: number; cpuMs: number }> = [];
-    const httpCpu: number[] = [];
+    const httpRounds: Array<{ cpuMs: number; loaderMs: number }> = [];
     for (let i = 0; i < ROUNDS; i++) {
       api.push(await apiRound(String(i), SENDS, 'api'));
       bareRounds.push(await bareRound(String(i), SENDS, 'bare'));
-      httpCpu.push(await httpRound(SENDS, 'http'));
+      httpRounds.push(await httpRound(SENDS, 'http'));
     }
     const apiRates = api.map((r) => r.rate);
     const bareRates = bareRounds.map((r) => r.rate);
@@ -265,7 +268,16 @@ export const benchMessages = async () => {
         bareRounds.map((r) => r.cpuMs),
         0.5,
       ),
-      httpCpuMs: quantile(httpCpu, 0.5),
+      httpCpuMs: quantile(
+        httpRounds.map((r) => r.cpuMs),
+        0.5,
+      ),
+      httpLoaderMs: quantile(
+        httpRounds.map((r) => r.loaderMs),
+        0.5,
+      ),
+      /** the warm-up round is left out */
+      apiLoaderMs: quantile(loaderMs.slice(1), 0.5),
       apiRate,
       bareRate,
       ratio,
@@ -301,6 +313,11 @@ export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>):
     `  HTTP alone (the same requests refused by validation, 400: nothing written or sent): ${r.httpCpuMs.toFixed(2)} ms per request; ` +
       `bare socket plus that ${(r.bareCpuMs + r.httpCpuMs).toFixed(2)} ms, ${((r.bareCpuMs + r.httpCpuMs) / r.bareCpuMs).toFixed(2)}× the bare socket; ` +
       `what the API adds beyond both (the durable record and SENT mark, the thread hop, persisted keys): ${(r.apiCpuMs - r.bareCpuMs - r.httpCpuMs).toFixed(2)} ms`,
+  );
+  console.log(
+    `  of those figures, the load generator's own thread (the client, which the bare socket has not): ${r.apiLoaderMs.toFixed(2)} ms per send, ${r.httpLoaderMs.toFixed(2)} ms per refused request; ` +
+      `without it, API ${(r.apiCpuMs - r.apiLoaderMs).toFixed(2)} ms (${((r.apiCpuMs - r.apiLoaderMs) / r.bareCpuMs).toFixed(2)}×), ` +
+      `bare socket plus HTTP alone ${(r.bareCpuMs + r.httpCpuMs - r.httpLoaderMs).toFixed(2)} ms (${((r.bareCpuMs + r.httpCpuMs - r.httpLoaderMs) / r.bareCpuMs).toFixed(2)}×)`,
   );
   console.log(
     `  rounds, msg/s: API ${r.apiRates.map((x) => x.toFixed(0)).join(' ')}; bare ${r.bareRates.map((x) => x.toFixed(0)).join(' ')}`,
