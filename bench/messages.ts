@@ -259,25 +259,14 @@ export const benchMessages = async () => {
       stop();
       await client.close();
     }
+    const median = (values: number[]) => quantile(values, 0.5);
     return {
-      apiCpuMs: quantile(
-        api.map((r) => r.cpuMs),
-        0.5,
-      ),
-      bareCpuMs: quantile(
-        bareRounds.map((r) => r.cpuMs),
-        0.5,
-      ),
-      httpCpuMs: quantile(
-        httpRounds.map((r) => r.cpuMs),
-        0.5,
-      ),
-      httpLoaderMs: quantile(
-        httpRounds.map((r) => r.loaderMs),
-        0.5,
-      ),
+      apiCpuMs: median(api.map((r) => r.cpuMs)),
+      bareCpuMs: median(bareRounds.map((r) => r.cpuMs)),
+      httpCpuMs: median(httpRounds.map((r) => r.cpuMs)),
+      httpLoaderMs: median(httpRounds.map((r) => r.loaderMs)),
       /** the warm-up round is left out */
-      apiLoaderMs: quantile(loaderMs.slice(1), 0.5),
+      apiLoaderMs: median(loaderMs.slice(1)),
       apiRate,
       bareRate,
       ratio,
