@@ -42,25 +42,34 @@ const idleSince = async (): Promise<number> => {
   }
 };
 
-/** Posts `count` sends from a worker thread and resolves, once every answer is in, with the CPU (ms) that thread used. */
-const loadFromWorker = (workerData: {
-  baseUrl: string;
-  path: string;
-  key: string;
-  to: string;
-  prefix: string;
-  count: number;
-  concurrency: number;
-  expect?: number;
-}) =>
-  new Promise<number>((resolve, reject) => {
-    const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData });
-    worker.once('message', ({ failures, cpuMs }: { failures: number[]; cpuMs: number }) => {
-      if (failures.length > 0) reject(new Error(`${failures.length} sends failed (first answered ${failures[0]})`));
-      else resolve(cpuMs);
-    });
+/**
+ * The load generator's thread (http-load.mjs), started once: `post` sends `count` requests and resolves,
+ * once every answer is in, with the CPU (ms) that thread spent on them.
+ */
+const startLoader = async (workerData: { baseUrl: string; key: string; concurrency: number }) => {
+  const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
     worker.once('error', reject);
   });
+  return {
+    post: (job: { path: string; to: string; prefix: string; count: number; expect: number }) =>
+      new Promise<number>((resolve, reject) => {
+        const onError = (err: Error) => reject(err);
+        worker.once('error', onError);
+        worker.once('message', ({ failures, cpuMs }: { failures: number[]; cpuMs: number }) => {
+          worker.off('error', onError);
+          if (failures.length > 0) reject(new Error(`${failures.length} requests failed (first answered ${failures[0]})`));
+          else resolve(cpuMs);
+        });
+        worker.postMessage(job);
+      }),
+    close: async () => {
+      worker.postMessage('close');
+      await new Promise((resolve) => worker.once('exit', resolve));
+    },
+  };
+};
 
 type PollReport = { kind: 'ready' } | { kind: 'sent' } | { kind: 'answer'; count: number; at: bigint };
 
@@ -135,12 +144,15 @@ const MODE = process.env.MESSAGES_NETWORK_MODE as 'inline' | 'process' | undefin
 export const benchMessages = async () => {
   const ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 0, ...(MODE ? { NETWORK_MODE: MODE } : {}) });
   let bare: Awaited<ReturnType<typeof startBareSocket>> | undefined;
+  let loader: Awaited<ReturnType<typeof startLoader>> | undefined;
   try {
     const sessionId = await linkSession(ctx, '15580000001');
     ctx.sandbox.control.addPhone('15580000002', 'Sink');
     ctx.sandbox.control.addPhone('15580000004', 'Sink 2');
     const bareSocket = await startBareSocket(ctx.sandbox, '15580000003');
     bare = bareSocket;
+    const load = await startLoader({ baseUrl: ctx.app.baseUrl, key: ctx.key, concurrency: CONCURRENCY });
+    loader = load;
 
     // Both rates count until the sandbox's phone has decrypted every message and the process is idle
     // again: the sandbox shares this process, and work a round leaves behind (receipts, acks, key
@@ -168,16 +180,7 @@ export const benchMessages = async () => {
       round(
         '15580000002',
         count,
-        () =>
-          loadFromWorker({
-            baseUrl: ctx.app.baseUrl,
-            path: `/v1/sessions/${sessionId}/send`,
-            key: ctx.key,
-            to: '15580000002',
-            prefix: `api ${name} `,
-            count,
-            concurrency: CONCURRENCY,
-          }),
+        () => load.post({ path: `/v1/sessions/${sessionId}/send`, to: '15580000002', prefix: `api ${name} `, count, expect: 200 }),
         phase,
       );
     const bareRound = (name: string, count: number, phase?: string) =>
@@ -188,14 +191,11 @@ export const benchMessages = async () => {
     const httpRound = async (count: number, phase?: string) => {
       const cpu = process.cpuUsage();
       const from = nowUs();
-      const loaderCpuMs = await loadFromWorker({
-        baseUrl: ctx.app.baseUrl,
+      const loaderCpuMs = await load.post({
         path: `/v1/sessions/${sessionId}/send`,
-        key: ctx.key,
         to: 'not a number',
         prefix: 'http ',
         count,
-        concurrency: CONCURRENCY,
         expect: 400,
       });
       await idleSince();
@@ -278,6 +278,7 @@ export const benchMessages = async () => {
       bareP99: quantile(bareLatencies, 0.99),
     };
   } finally {
+    await loader?.close();
     await bare?.close();
     await ctx.app.close();
     await ctx.sandbox.close();
@@ -304,7 +305,7 @@ export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>):
       `what the API adds beyond both (the durable record and SENT mark, the thread hop, persisted keys): ${(r.apiCpuMs - r.bareCpuMs - r.httpCpuMs).toFixed(2)} ms`,
   );
   console.log(
-    `  of those figures, the load generator's own thread (the client, which the bare socket has not): ${r.apiLoaderMs.toFixed(2)} ms per send, ${r.httpLoaderMs.toFixed(2)} ms per refused request; ` +
+    `  of those figures, the load generator's own thread (the client, which the bare socket has not; started once, its connections kept open): ${r.apiLoaderMs.toFixed(2)} ms per send, ${r.httpLoaderMs.toFixed(2)} ms per refused request; ` +
       `without it, API ${(r.apiCpuMs - r.apiLoaderMs).toFixed(2)} ms (${((r.apiCpuMs - r.apiLoaderMs) / r.bareCpuMs).toFixed(2)}×), ` +
       `bare socket plus HTTP alone ${(r.bareCpuMs + r.httpCpuMs - r.httpLoaderMs).toFixed(2)} ms (${((r.bareCpuMs + r.httpCpuMs - r.httpLoaderMs) / r.bareCpuMs).toFixed(2)}×)`,
   );
