@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrisma } from '../../src/runtime/db/client.ts';
+import { createPrisma, providerOf } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
@@ -41,7 +41,7 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     new WebhookDeliveryLoop({
       db,
       logger: pino({ level: 'silent' }),
-      outbox: createWebhookOutbox({ db, now: () => clock, cacheMs: 0 }),
+      outbox: createWebhookOutbox({ db, provider: providerOf(database.url), now: () => clock, cacheMs: 0 }),
       databaseUrl: database.url,
       now: () => clock,
       concurrency: 4,

@@ -8,6 +8,7 @@ import type { UrlRules } from '../ports/media.ts';
 import type { OutboxRows, WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
+import { jsonRows } from '../db/json-rows.ts';
 import { providerOf } from '../db/migrate.ts';
 import { guardedLookup } from '../media-fetch.ts';
 import { newSortableId } from '../webhooks/outbox.ts';
@@ -161,28 +162,52 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly endpoints = new Map<string, { at: number; endpoint: EndpointOfAttempt | null; accountId: string }>();
 
   constructor(readonly options: WebhookDeliveryOptions) {
-    this.postgres = providerOf(options.databaseUrl) === 'postgres';
     // No transaction: on SQLite each one costs a new connection, and none is needed. The log rows go
     // first; a crash before the delivery's update leaves it claimed, so it is sent again when its lease
     // ends (at least once), with one log row too many at worst.
-    const cast = (type: string) => (this.postgres ? Prisma.raw(`::${type}`) : Prisma.empty);
+    const provider = providerOf(options.databaseUrl);
+    this.postgres = provider === 'postgres';
+    const attemptTable = jsonRows(provider, [
+      ['id', 'text'],
+      ['deliveryId', 'text'],
+      ['endpointId', 'text'],
+      ['eventId', 'text'],
+      ['statusCode', 'integer'],
+      ['latencyMs', 'integer'],
+      ['responseExcerpt', 'text'],
+      ['error', 'text'],
+      ['at', 'timestamp'],
+    ]);
+    const deliveredTable = jsonRows(provider, [
+      ['id', 'text'],
+      ['attempts', 'integer'],
+      ['lastStatus', 'integer'],
+      ['at', 'timestamp'],
+    ]);
     this.outcomes = groupCommit(async (batch) => {
       const { db } = options;
-      const attempts = Prisma.join(
-        batch.map(
-          ({ attempt: a }) =>
-            Prisma.sql`(${newSortableId('att_', a.at)}, ${a.deliveryId}, ${a.endpointId}, ${a.eventId}, ${a.statusCode}, ${a.latencyMs}, ${a.responseExcerpt}, ${a.error}, ${a.at})`,
-        ),
+      const attempts = attemptTable(
+        batch.map(({ attempt: a }) => [
+          newSortableId('att_', a.at),
+          a.deliveryId,
+          a.endpointId,
+          a.eventId,
+          a.statusCode,
+          a.latencyMs,
+          a.responseExcerpt,
+          a.error,
+          a.at,
+        ]),
       );
       // A plain INSERT: a createMany is compiled anew for each number of rows.
-      await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") VALUES ${attempts}`;
+      await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`;
       // Successes, the common case, share one statement.
       const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
       if (delivered.length > 0) {
-        const rows = Prisma.join(delivered.map((d) => Prisma.sql`(${d.id}, ${d.attempts}, ${d.lastStatus}, ${d.at})`));
-        await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v.column2${cast('integer')}, "lastStatus" = v.column3${cast('integer')},
-          "lastError" = NULL, "deliveredAt" = v.column4${cast('timestamp(3)')}, "claimedUntil" = NULL
-          FROM (VALUES ${rows}) AS v WHERE "WebhookDelivery"."id" = v.column1`;
+        const rows = deliveredTable(delivered.map((d) => [d.id, d.attempts, d.lastStatus, d.at]));
+        await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v."attempts", "lastStatus" = v."lastStatus",
+          "lastError" = NULL, "deliveredAt" = v."at", "claimedUntil" = NULL
+          FROM (${rows}) AS v WHERE "WebhookDelivery"."id" = v."id"`;
       }
       for (const statement of batch.flatMap((o) => o.followUps)) await statement;
     });

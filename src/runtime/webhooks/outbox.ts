@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
 import type { EndpointRef, OutboxRows, WebhookHandoff, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
+import { jsonRows } from '../db/json-rows.ts';
+import type { Provider } from '../db/migrate.ts';
 
 // Random bytes drawn 4 KB at a time: one system call for hundreds of ids instead of one each.
 let pool = Buffer.alloc(0);
@@ -38,6 +39,7 @@ export const newEventId = (now: Date): string => newSortableId('msg_', now);
 
 export interface WebhookOutboxOptions {
   db: Db;
+  provider: Provider;
   now: () => Date;
   /** how long another node's endpoint change may go unseen here */
   cacheMs: number;
@@ -99,27 +101,40 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     };
   };
 
-  // Plain INSERTs: every event passes here, and a createMany is compiled anew for each number of rows.
+  // Plain INSERTs of one JSON parameter each: every event passes here, a createMany is compiled anew for
+  // each number of rows, and a VALUES list costs a parameter per cell.
+  const eventTable = jsonRows(options.provider, [
+    ['id', 'text'],
+    ['accountId', 'text'],
+    ['sessionId', 'text'],
+    ['type', 'text'],
+    ['data', 'text'],
+    ['createdAt', 'timestamp'],
+  ]);
+  const deliveryTable = jsonRows(options.provider, [
+    ['id', 'text'],
+    ['eventId', 'text'],
+    ['endpointId', 'text'],
+    ['accountId', 'text'],
+    ['sessionId', 'text'],
+    ['nextAttemptAt', 'timestamp'],
+    ['claimedUntil', 'timestamp'],
+    ['createdAt', 'timestamp'],
+  ]);
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
     const count = rows.reduce((n, r) => n + r.deliveries.length, 0);
     const lease = loop?.accepts(count) ?? null;
     if (lease) for (const r of rows) taken.add(r);
     else uncounted += count;
-    const events = Prisma.join(
-      rows.map(({ event: e }) => Prisma.sql`(${e.id}, ${e.accountId}, ${e.sessionId}, ${e.type}, ${e.data}, ${e.createdAt})`),
-    );
-    const deliveries = Prisma.join(
-      rows.flatMap((r) =>
-        r.deliveries.map(
-          (d) =>
-            Prisma.sql`(${d.id}, ${d.eventId}, ${d.endpointId}, ${d.accountId}, ${d.sessionId}, 'PENDING', 0, ${d.nextAttemptAt}, ${lease}, ${d.createdAt})`,
-        ),
-      ),
+    const events = eventTable(rows.map(({ event: e }) => [e.id, e.accountId, e.sessionId, e.type, e.data, e.createdAt]));
+    const deliveries = deliveryTable(
+      rows.flatMap((r) => r.deliveries.map((d) => [d.id, d.eventId, d.endpointId, d.accountId, d.sessionId, d.nextAttemptAt, lease, d.createdAt])),
     );
     return [
-      db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") VALUES ${events}`,
-      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt") VALUES ${deliveries}`,
+      db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") ${events}`,
+      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
+        SELECT "id", "eventId", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d`,
     ];
   };
 

@@ -1,0 +1,35 @@
+import { Prisma } from '../../generated/sqlite/client.ts';
+import type { Provider } from './migrate.ts';
+
+export type JsonColumnType = 'text' | 'integer' | 'timestamp';
+export type JsonCell = string | number | Date | null;
+
+/**
+ * Rows of a batch write as a table read from one JSON parameter: `SELECT <columns> FROM json_each(?)`
+ * (SQLite) or `json_array_elements(?)` (PostgreSQL), for `INSERT ... SELECT` and `UPDATE ... FROM`.
+ * A multi-row VALUES list costs Prisma and the driver a parameter per cell (a 16-row batch of 10
+ * columns: 160) and SQLite a parse of the whole list; one JSON text halves the CPU per row and its SQL
+ * is the same for every batch size.
+ *
+ * Timestamps are written as the driver adapter writes a Date, so a value compares with the column's
+ * other values: on SQLite ISO 8601 text with `+00:00` (compared as text), on PostgreSQL a `timestamp(3)`
+ * holding UTC.
+ */
+export const jsonRows = (
+  provider: Provider,
+  columns: ReadonlyArray<readonly [name: string, type: JsonColumnType]>,
+): ((rows: JsonCell[][]) => Prisma.Sql) => {
+  const postgres = provider === 'postgres';
+  const cast = { text: '', integer: '::integer', timestamp: '::timestamp(3)' } as const;
+  // the names and types are the caller's constants, never input
+  const select = Prisma.raw(
+    columns.map(([name, type], i) => (postgres ? `(value->>${i})${cast[type]} AS "${name}"` : `value->>${i} AS "${name}"`)).join(', '),
+  );
+  const cell = (v: JsonCell) => (v instanceof Date ? (postgres ? v.toISOString() : v.toISOString().replace('Z', '+00:00')) : v);
+  return (rows) => {
+    const json = JSON.stringify(rows.map((row) => row.map(cell)));
+    return postgres
+      ? Prisma.sql`SELECT ${select} FROM json_array_elements(${json}::json) AS j(value)`
+      : Prisma.sql`SELECT ${select} FROM json_each(${json})`;
+  };
+};
