@@ -129,7 +129,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     else uncounted += count;
     const events = eventTable(rows.map(({ event: e }) => [e.id, e.accountId, e.sessionId, e.type, e.data, e.createdAt]));
     const deliveries = deliveryTable(
-      rows.flatMap((r) => r.deliveries.map((d) => [d.id, d.eventId, d.endpointId, d.accountId, d.sessionId, d.nextAttemptAt, lease, d.createdAt])),
+      rows.flatMap((r) =>
+        r.deliveries.map((d) => [d.id, d.eventId, d.endpointId, d.accountId, d.sessionId, d.nextAttemptAt, lease, d.createdAt]),
+      ),
     );
     return [
       db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") ${events}`,
