@@ -171,7 +171,7 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
   if (created.length > 0) writes.push(deps.db.messageReceipt.createMany({ data: created }));
   if (writes.length === 0) return;
   const outbox = (await Promise.all(events.map((e) => deps.webhooks.rowsFor(e)))).filter((r): r is OutboxRows => r !== null);
-  // One statement needs no transaction (on SQLite each one costs libsql a new connection).
+  // One statement needs no transaction (Prisma's costs more than the statement).
   if (writes.length === 1 && outbox.length === 0) await writes[0];
   else await deps.db.$transaction([...writes, ...deps.webhooks.writes(outbox)]);
   if (outbox.length > 0) deps.webhooks.written(outbox);

@@ -1,4 +1,5 @@
-import type { Client, Config, TransactionMode } from '@libsql/client';
+import { LibsqlError } from '@libsql/client';
+import type { Client, Config, InStatement, ResultSet, Transaction, TransactionMode } from '@libsql/client';
 import { PrismaLibSql } from '@prisma/adapter-libsql';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapter } from '@prisma/driver-adapter-utils';
@@ -14,23 +15,70 @@ export { providerOf };
 
 const BUSY_TIMEOUT_MS = 5000;
 
+const BEGIN: Record<TransactionMode, string> = { write: 'BEGIN IMMEDIATE', read: 'BEGIN TRANSACTION READONLY', deferred: 'BEGIN DEFERRED' };
+
+/**
+ * A transaction on the client's own connection. libsql's hands its connection to the transaction and
+ * opens a new one for what follows (a file open and a schema read: about a millisecond per
+ * transaction), so that statements outside it cannot land inside it; Prisma's adapter already
+ * excludes them, holding its lock from the transaction's start to its end. On any failure to end it,
+ * a ROLLBACK leaves the connection outside any transaction.
+ */
+const sameConnectionTransaction = async (client: Client, mode: TransactionMode = 'write'): Promise<Transaction> => {
+  await client.execute(BEGIN[mode]);
+  let open = true;
+  const live = () => {
+    if (!open) throw new LibsqlError('The transaction is closed', 'TRANSACTION_CLOSED');
+  };
+  const rollback = async () => {
+    if (!open) return;
+    open = false;
+    await client.execute('ROLLBACK');
+  };
+  return {
+    execute: (stmt: InStatement) => {
+      live();
+      return client.execute(stmt);
+    },
+    batch: async (stmts: InStatement[]) => {
+      const results: ResultSet[] = [];
+      for (const stmt of stmts) {
+        live();
+        results.push(await client.execute(stmt));
+      }
+      return results;
+    },
+    executeMultiple: () => Promise.reject(new LibsqlError('executeMultiple is not used inside a transaction here', 'NOT_IMPLEMENTED')),
+    rollback,
+    commit: async () => {
+      live();
+      try {
+        await client.execute('COMMIT');
+        open = false;
+      } catch (err) {
+        // SQLite may leave the transaction open after a failed COMMIT (SQLITE_BUSY)
+        await rollback().catch(() => undefined);
+        throw err;
+      }
+    },
+    close: () => {
+      void rollback().catch(() => undefined);
+    },
+    get closed() {
+      return !open;
+    },
+  };
+};
+
 /**
  * WAL lets readers run beside the writer, and synchronous=NORMAL syncs at checkpoints rather than at
- * every commit (a full sync per commit caps a session at ~80 msg/s). libsql opens a new connection
- * after every interactive transaction, so the per-connection setting is applied to each one; the
- * busy timeout goes through libsql's own option, which covers every connection.
+ * every commit (a full sync per commit caps a session at ~80 msg/s). The busy timeout goes through
+ * libsql's own option.
  */
 class TunedLibSql extends PrismaLibSql {
   override createClient(config: Config): Client {
     const client = super.createClient({ ...config, timeout: BUSY_TIMEOUT_MS });
-    const transaction = client.transaction.bind(client);
-    client.transaction = async (mode?: TransactionMode) => {
-      const tx = await transaction(mode);
-      // Reaches the connection that replaces the one the transaction took. Should libsql ever keep
-      // using the same connection, SQLite refuses the pragma inside the transaction: harmless.
-      await client.execute('PRAGMA synchronous = NORMAL').catch(() => undefined);
-      return tx;
-    };
+    client.transaction = (mode?: TransactionMode) => sameConnectionTransaction(client, mode);
     return client;
   }
 

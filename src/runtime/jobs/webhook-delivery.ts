@@ -162,7 +162,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly endpoints = new Map<string, { at: number; endpoint: EndpointOfAttempt | null; accountId: string }>();
 
   constructor(readonly options: WebhookDeliveryOptions) {
-    // No transaction: on SQLite each one costs a new connection, and none is needed. The log rows go
+    // No transaction: Prisma's costs more CPU than a second commit, and none is needed. The log rows go
     // first; a crash before the delivery's update leaves it claimed, so it is sent again when its lease
     // ends (at least once), with one log row too many at worst.
     const provider = providerOf(options.databaseUrl);

@@ -154,7 +154,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   };
 
   // Events that are not part of another write are grouped with those raised at the same moment, and
-  // written without a transaction (on SQLite each one costs a new connection): the events first, then
+  // written without a transaction (Prisma's costs more CPU than a second commit): the events first, then
   // their deliveries, so the loop never claims a delivery whose event is missing. `emit` resolves once
   // both are on disk.
   const standalone = groupCommit<OutboxRows>(async (batch) => {
