@@ -36,7 +36,12 @@ export class DomainError extends Error {
   readonly retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; retryAfterSeconds?: number } = {}) {
+    // An answer to the client, not a fault of the service: where it was raised tells nobody anything, and
+    // capturing the stack was the largest single item of a refused request's CPU.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'DomainError';
     this.code = code;
     this.details = options.details;

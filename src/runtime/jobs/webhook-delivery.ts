@@ -42,6 +42,11 @@ export interface WebhookDeliveryOptions {
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** the shortest time between two claims of a few deliveries each (the longest a delivery waits for this) */
 const COALESCE_MS = 5;
+/**
+ * How long an outcome waits for others to share its write. A success's is written behind (its delivery
+ * stays leased meanwhile), so this delays no delivery; a failure's retry is seconds away anyway.
+ */
+const OUTCOME_DELAY_MS = 5;
 /** deliveries written here are taken straight into memory while fewer than this many times the concurrency wait there */
 const HANDOFF_BACKLOG = 4;
 /** how long an endpoint read for an attempt is trusted for the next ones (changes made on this node apply at once) */
@@ -184,33 +189,36 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       ['lastStatus', 'integer'],
       ['at', 'timestamp'],
     ]);
-    this.outcomes = groupCommit(async (batch) => {
-      const { db } = options;
-      const attempts = attemptTable(
-        batch.map(({ attempt: a }) => [
-          newSortableId('att_', a.at),
-          a.deliveryId,
-          a.endpointId,
-          a.eventId,
-          a.statusCode,
-          a.latencyMs,
-          a.responseExcerpt,
-          a.error,
-          a.at,
-        ]),
-      );
-      // A plain INSERT: a createMany is compiled anew for each number of rows.
-      await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`;
-      // Successes, the common case, share one statement.
-      const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
-      if (delivered.length > 0) {
-        const rows = deliveredTable(delivered.map((d) => [d.id, d.attempts, d.lastStatus, d.at]));
-        await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v."attempts", "lastStatus" = v."lastStatus",
+    this.outcomes = groupCommit(
+      async (batch) => {
+        const { db } = options;
+        const attempts = attemptTable(
+          batch.map(({ attempt: a }) => [
+            newSortableId('att_', a.at),
+            a.deliveryId,
+            a.endpointId,
+            a.eventId,
+            a.statusCode,
+            a.latencyMs,
+            a.responseExcerpt,
+            a.error,
+            a.at,
+          ]),
+        );
+        // A plain INSERT: a createMany is compiled anew for each number of rows.
+        await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`;
+        // Successes, the common case, share one statement.
+        const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
+        if (delivered.length > 0) {
+          const rows = deliveredTable(delivered.map((d) => [d.id, d.attempts, d.lastStatus, d.at]));
+          await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v."attempts", "lastStatus" = v."lastStatus",
           "lastError" = NULL, "deliveredAt" = v."at", "claimedUntil" = NULL
           FROM (${rows}) AS v WHERE "WebhookDelivery"."id" = v."id"`;
-      }
-      for (const statement of batch.flatMap((o) => o.followUps)) await statement;
-    });
+        }
+        for (const statement of batch.flatMap((o) => o.followUps)) await statement;
+      },
+      { delayMs: OUTCOME_DELAY_MS },
+    );
     options.outbox.onWritten((deliveries) => {
       if (deliveries === undefined) this.urgent = true;
       else this.known += deliveries;
