@@ -9,6 +9,7 @@ import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 const ME = '15553330001';
 const BOB = '15553330002';
 const ME2 = '15553330003';
+const CAROL = '15553330004';
 
 describe.each(dbKinds)('messaging end to end: the service sends, the virtual phone decrypts (%s)', (kind) => {
   let ctx: Linked;
@@ -31,6 +32,7 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     ctx = await startWithSandbox(kind, { DAILY_QUOTA: 40 });
     sessionId = await linkSession(ctx, ME);
     ctx.sandbox.control.addPhone(BOB, 'Bob');
+    ctx.sandbox.control.addPhone(CAROL, 'Carol');
   });
   afterAll(async () => {
     await ctx?.app.close();
@@ -74,6 +76,25 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
     expect(sent.body.count).toBe(3);
     expect((await call('GET', `/v1/sessions/${sessionId}/messages?status=FAILED`)).body).toEqual({ count: 0, items: [] });
     expect((await call('GET', `/v1/sessions/${sessionId}/messages?status=LOST`)).status).toBe(400);
+  });
+
+  it('keeps every character of texts sent at once: emoji, quotes, backslashes, newlines, JSON', async () => {
+    const texts = ['😀 "quoted" and \\backslash\\', 'two\nlines\tand a tab, {"looks": ["like", "json"]}', "it's ünïcödé — ok"];
+    const sent = await Promise.all(texts.map((message) => call('POST', `/v1/sessions/${sessionId}/send`, { to: CAROL, message })));
+    for (const res of sent) expect(res.status).toBe(200);
+    await waitUntil(
+      async () => inboxOf(CAROL).length,
+      (n) => n >= texts.length,
+    );
+    expect(
+      inboxOf(CAROL)
+        .map((e) => e.content)
+        .sort(),
+    ).toEqual([...texts].sort());
+    for (const [i, res] of sent.entries()) {
+      const record = await call('GET', `/v1/sessions/${sessionId}/messages/${res.body.id}`);
+      expect(record.body).toMatchObject({ content: texts[i], status: 'SENT' });
+    }
   });
 
   it('sends interactive buttons, with the rules of the spec', async () => {
