@@ -52,12 +52,8 @@ export const createDeps = (options: DepsOptions): Deps => {
   const now = options.now ?? (() => new Date());
   // The process-wide figures (event-loop lag, heap) only where /metrics is served.
   const metrics = createMetrics({ process: settings.METRICS_TOKEN !== undefined });
-  const webhooks = createWebhookOutbox({
-    db,
-    provider: providerOf(settings.DATABASE_URL),
-    now,
-    cacheMs: settings.WEBHOOK_ENDPOINT_CACHE_MS,
-  });
+  const provider = providerOf(settings.DATABASE_URL);
+  const webhooks = createWebhookOutbox({ db, provider, now, cacheMs: settings.WEBHOOK_ENDPOINT_CACHE_MS });
   const sessionAccounts = new Map<string, Promise<string | null>>();
   // A session never changes account, so this is a cache that cannot go stale (a deleted session just stops being asked for).
   const accountOf = (sessionId: string): Promise<string | null> => {
@@ -158,7 +154,6 @@ export const createDeps = (options: DepsOptions): Deps => {
     relinkConcurrency: settings.RELINK_CONCURRENCY,
     ...options.sessionTuning,
   });
-  const provider = providerOf(settings.DATABASE_URL);
   const fetchMedia = createMediaFetcher({
     maxBytes: settings.MEDIA_MAX_BYTES,
     timeoutMs: settings.MEDIA_FETCH_TIMEOUT_MS,
