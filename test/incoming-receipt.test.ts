@@ -37,7 +37,7 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query('BEGIN');
-    await client.query('LOCK TABLE "WebhookEvent" IN EXCLUSIVE MODE');
+    await client.query('LOCK TABLE "WebhookDelivery" IN EXCLUSIVE MODE');
     // Activity is read on a connection of its own: inside a transaction it is one snapshot.
     const watch = new pg.Client({ connectionString: url });
     await watch.connect();
@@ -47,7 +47,7 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
           async () =>
             (
               await watch.query(
-                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "WebhookEvent"%'`,
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "WebhookDelivery"%'`,
               )
             ).rows[0].n as number,
           (n) => n > 0,
@@ -63,7 +63,7 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
   const client = createClient({ url, timeout: 5_000 });
   const tx = await client.transaction('write');
   // The write lock is taken by the transaction's first write.
-  await tx.execute(`UPDATE "WebhookEvent" SET "type" = "type" WHERE 0`);
+  await tx.execute(`UPDATE "WebhookDelivery" SET "type" = "type" WHERE 0`);
   return {
     // The service cannot be asked: waiting for the lock, its main thread answers nothing.
     blocked: () => new Promise((resolve) => setTimeout(resolve, 1_500)),
@@ -81,7 +81,7 @@ const holdOutbox = async (kind: DbKind, url: string): Promise<Hold> => {
 const refuseInserts = async (
   kind: DbKind,
   url: string,
-  refuse: { table: 'IncomingMedia' | 'WebhookEvent'; column: string; pattern: string },
+  refuse: { table: 'IncomingMedia' | 'WebhookDelivery'; column: string; pattern: string },
 ): Promise<() => Promise<void>> => {
   const { table, column, pattern } = refuse;
   if (kind === 'postgres') {
@@ -164,7 +164,7 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
   const incoming = async () =>
     (await call('GET', `/v1/sessions/${sessionId}/incoming?limit=100&consume=false`)).body.items as Array<{ content: string }>;
   const stored = async (content: string) =>
-    (await db.webhookEvent.findMany({ where: { type: 'message.received' } })).filter((r) => contentOf(r.data) === content);
+    (await db.webhookDelivery.findMany({ where: { type: 'message.received' } })).filter((r) => contentOf(r.data) === content);
 
   it('the phone gets no delivery receipt while the write waits, and gets it once the write committed; stored once', async () => {
     const hold = await holdOutbox(kind, database.url);
@@ -249,7 +249,7 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
     {
       what: 'its webhook rows',
       content: 'refused webhook rows',
-      refuse: { table: 'WebhookEvent', column: 'data', pattern: '%refused webhook rows%' },
+      refuse: { table: 'WebhookDelivery', column: 'data', pattern: '%refused webhook rows%' },
     },
   ] as const)(
     'a received file whose write of $what fails is not receipted: it is delivered again and stored once, with its media',

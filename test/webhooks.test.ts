@@ -233,7 +233,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
 
   it('writes nothing to the outbox for an account without a matching endpoint', async () => {
     await create({ events: ['session.status'] });
-    const before = await ctx.app.db.webhookEvent.count();
+    const before = await ctx.app.db.webhookDelivery.count();
     const send = await call('POST', `/v1/sessions/${sessionId}/send`, { to: BOB, message: 'no hook for this' });
     expect(send.status).toBe(200);
     // The phone's delivery receipt is recorded too, without an event (and not later, into the next test's endpoint).
@@ -242,7 +242,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       (r) => r.deliveredAt !== null,
     );
     await ctx.app.deps.outgoing.settled();
-    expect(await ctx.app.db.webhookEvent.count()).toBe(before);
+    expect(await ctx.app.db.webhookDelivery.count()).toBe(before);
   });
 
   it('retries a failing receiver with the same webhook-id until it recovers, logging each attempt', async () => {
@@ -323,6 +323,13 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       (n) => n === 2,
     );
     expect(receiver.received[1]?.id).toBe(eventId);
+    // The log keeps every attempt: the refusal, the success the second replay sent again, and the last success.
+    const log = await waitUntil(
+      () => call('GET', `/v1/webhooks/${hook.id}/deliveries`),
+      (r) => r.body[0]?.status === 'DELIVERED' && r.body[0]?.attempts === 3,
+    );
+    expect(log.body[0]).toMatchObject({ eventId, type: 'webhook.test', lastStatus: 204, lastError: null });
+    expect((log.body[0].attemptLog as Array<{ statusCode: number }>).map((a) => a.statusCode)).toEqual([410, 204, 204]);
     expect((await call('POST', `/v1/webhooks/${hook.id}/replay`, {})).status).toBe(400);
     expect((await call('POST', `/v1/webhooks/${hook.id}/replay`, { eventId: 'msg_nope' })).status).toBe(404);
   });
@@ -418,7 +425,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
 
     for (const { progressId, message } of sends) {
       // In the outbox: one event per contact, in the order of the changes, each counting one more result.
-      const events = (await ctx.app.db.webhookEvent.findMany({ where: { type: 'campaign.progress' }, orderBy: { id: 'asc' } }))
+      const events = (await ctx.app.db.webhookDelivery.findMany({ where: { type: 'campaign.progress' }, orderBy: { eventId: 'asc' } }))
         .map((e) => JSON.parse(e.data) as { campaignId: string; sent: number; failed: number; remaining: number; total: number })
         .filter((d) => d.campaignId === progressId);
       expect(events.map((d) => d.sent + d.failed)).toEqual([1, 2, 3, 4]);

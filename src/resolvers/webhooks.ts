@@ -249,10 +249,32 @@ export const rotateWebhookSecret = async (ctx: RequestContext, id: string): Prom
   return { ...view(row, ctx.now()), secret };
 };
 
-const deliveryView = (row: WebhookDelivery & { attemptLog: WebhookAttempt[] }, type: string): WebhookDeliveryView => ({
+type AttemptView = WebhookDeliveryView['attemptLog'][number];
+
+const attemptView = (a: WebhookAttempt): AttemptView => ({
+  statusCode: a.statusCode,
+  latencyMs: a.latencyMs,
+  responseExcerpt: a.responseExcerpt,
+  error: a.error,
+  at: a.at.toISOString(),
+});
+
+/** The success a delivery records on itself (a delivery delivered before that was recorded has its success as a log row). */
+const successOf = (row: WebhookDelivery): AttemptView | null =>
+  row.status === 'DELIVERED' && row.deliveredAt && row.successLatencyMs !== null
+    ? {
+        statusCode: row.lastStatus,
+        latencyMs: row.successLatencyMs,
+        responseExcerpt: row.successExcerpt,
+        error: null,
+        at: row.deliveredAt.toISOString(),
+      }
+    : null;
+
+const deliveryView = (row: WebhookDelivery, attempts: WebhookAttempt[]): WebhookDeliveryView => ({
   id: row.id,
   eventId: row.eventId,
-  type,
+  type: row.type,
   status: row.status,
   attempts: row.attempts,
   nextAttemptAt: row.status === 'PENDING' ? row.nextAttemptAt.toISOString() : null,
@@ -260,13 +282,7 @@ const deliveryView = (row: WebhookDelivery & { attemptLog: WebhookAttempt[] }, t
   lastError: row.lastError,
   deliveredAt: row.deliveredAt?.toISOString() ?? null,
   createdAt: row.createdAt.toISOString(),
-  attemptLog: row.attemptLog.map((a) => ({
-    statusCode: a.statusCode,
-    latencyMs: a.latencyMs,
-    responseExcerpt: a.responseExcerpt,
-    error: a.error,
-    at: a.at.toISOString(),
-  })),
+  attemptLog: [...attempts.map(attemptView), ...[successOf(row) ?? []].flat()],
 });
 
 /** The delivery log of one endpoint, newest first, each with its attempts. */
@@ -278,13 +294,13 @@ export const listWebhookDeliveries = async (ctx: RequestContext, id: string, inp
     orderBy: [{ createdAt: 'desc' }, { eventId: 'desc' }],
     take: query.limit,
   });
-  const ids = rows.map((r) => r.id);
-  const [attempts, events] = await Promise.all([
-    ctx.db.webhookAttempt.findMany({ where: { deliveryId: { in: ids } }, orderBy: { at: 'asc' } }),
-    ctx.db.webhookEvent.findMany({ where: { id: { in: rows.map((r) => r.eventId) } }, select: { id: true, type: true } }),
-  ]);
-  const typeOf = new Map(events.map((e) => [e.id, e.type]));
-  return rows.map((r) => deliveryView({ ...r, attemptLog: attempts.filter((a) => a.deliveryId === r.id) }, typeOf.get(r.eventId) ?? ''));
+  const attempts = await ctx.db.webhookAttempt.findMany({ where: { deliveryId: { in: rows.map((r) => r.id) } }, orderBy: { at: 'asc' } });
+  return rows.map((r) =>
+    deliveryView(
+      r,
+      attempts.filter((a) => a.deliveryId === r.id),
+    ),
+  );
 };
 
 /**
@@ -295,24 +311,55 @@ export const replayWebhook = async (ctx: RequestContext, id: string, input: unkn
   const body = parseInput(replaySchema, input);
   const endpoint = await ownEndpoint(ctx, id);
   const now = ctx.now();
-  const again = { status: 'PENDING', nextAttemptAt: now, claimedUntil: null, lastError: null };
+  const again = {
+    status: 'PENDING',
+    nextAttemptAt: now,
+    claimedUntil: null,
+    lastError: null,
+    successLatencyMs: null,
+    successExcerpt: null,
+  };
   let replayed: number;
   if (body.eventId !== undefined) {
-    const event = await ctx.db.webhookEvent.findFirst({ where: { id: body.eventId, accountId: ctx.caller.accountId } });
+    // the event as any endpoint of the account got it: this one may not have wanted it then
+    const event = await ctx.db.webhookDelivery.findFirst({ where: { eventId: body.eventId, accountId: ctx.caller.accountId } });
     if (!event) throw notFound('Event');
-    await ctx.db.webhookDelivery.upsert({
-      where: { id: `${event.id}_${endpoint.id}` },
-      create: {
-        id: `${event.id}_${endpoint.id}`,
-        eventId: event.id,
-        endpointId: endpoint.id,
-        accountId: endpoint.accountId,
-        sessionId: event.sessionId,
-        nextAttemptAt: now,
-        createdAt: event.createdAt,
-      },
-      update: again,
-    });
+    const id = `${event.eventId}_${endpoint.id}`;
+    const earlier = await ctx.db.webhookDelivery.findUnique({ where: { id } });
+    const success = earlier ? successOf(earlier) : null;
+    await ctx.db.$transaction([
+      // the success recorded on the delivery joins its log before the delivery starts again
+      ...(success
+        ? [
+            ctx.db.webhookAttempt.create({
+              data: {
+                deliveryId: id,
+                endpointId: endpoint.id,
+                eventId: event.eventId,
+                statusCode: success.statusCode,
+                latencyMs: success.latencyMs,
+                responseExcerpt: success.responseExcerpt,
+                at: new Date(success.at),
+              },
+            }),
+          ]
+        : []),
+      ctx.db.webhookDelivery.upsert({
+        where: { id },
+        create: {
+          id,
+          eventId: event.eventId,
+          type: event.type,
+          data: event.data,
+          endpointId: endpoint.id,
+          accountId: endpoint.accountId,
+          sessionId: event.sessionId,
+          nextAttemptAt: now,
+          createdAt: event.createdAt,
+        },
+        update: again,
+      }),
+    ]);
     replayed = 1;
   } else {
     const since = new Date(body.since ?? 0);

@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPrisma, providerOf } from '../../src/runtime/db/client.ts';
 import { draftMigration } from '../../src/runtime/db/migration-drafts.ts';
-import { applyMigrations, prismaDir, readMigrations } from '../../src/runtime/db/migrate.ts';
+import { applyMigrations, migrationAdapterFor, prismaDir, readMigrations } from '../../src/runtime/db/migrate.ts';
+import { NO_FILTERS, withSchemaEngine } from '../../src/runtime/db/schema-engine.ts';
 import type { TemporaryDatabase } from '../../src/runtime/db/temporary-database.ts';
 import { createTemporaryDatabase } from '../../src/runtime/db/temporary-database.ts';
 
@@ -41,6 +42,35 @@ describe.each(['sqlite', 'postgres'] as const)('migrations on %s', (kind) => {
     expect(await applyMigrations(database.url)).toEqual([]);
     // It runs at every start of the service.
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('moves each waiting webhook event into its deliveries, unchanged, when the event table goes', async () => {
+    const database = await createTemporaryDatabase(kind);
+    databases.push(database);
+    const all = readMigrations(kind);
+    const at = all.migrationDirectories.findIndex((d) => d.path.endsWith('_webhook_payload_in_delivery'));
+    expect(at).toBeGreaterThan(0);
+    const before = { ...all, migrationDirectories: all.migrationDirectories.slice(0, at) };
+    await withSchemaEngine(migrationAdapterFor(database.url), (engine) =>
+      engine.applyMigrations({ migrationsList: before, filters: NO_FILTERS }),
+    );
+
+    const db = createPrisma(database.url);
+    try {
+      const data = JSON.stringify({ content: 'héllo "quoted" \\ 👋', at: 1 });
+      const createdAt = new Date('2026-11-25T10:00:00.000Z');
+      await db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") VALUES ('msg_1', 'acc', 's1', 'message.received', ${data}, ${createdAt})`;
+      for (const endpoint of ['e1', 'e2'])
+        await db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "createdAt")
+          VALUES (${`msg_1_${endpoint}`}, 'msg_1', ${endpoint}, 'acc', 's1', 'PENDING', 0, ${createdAt}, ${createdAt})`;
+      expect(await applyMigrations(database.url)).toEqual(all.migrationDirectories.slice(at).map((d) => d.path));
+      const rows = await db.webhookDelivery.findMany({ orderBy: { id: 'asc' } });
+      expect(rows.map((r) => ({ id: r.id, type: r.type, data: r.data, status: r.status, createdAt: r.createdAt }))).toEqual(
+        ['e1', 'e2'].map((e) => ({ id: `msg_1_${e}`, type: 'message.received', data, status: 'PENDING', createdAt })),
+      );
+    } finally {
+      await db.$disconnect();
+    }
   });
 
   it('drafts nothing for the committed schema, and a migration for a schema change that keeps hand-written SQL', async () => {

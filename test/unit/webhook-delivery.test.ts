@@ -56,22 +56,22 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
 
   const seed = async (url: string, failingSince: Date | null) => {
     const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'acc', url, events: '["*"]', secret: SECRET, failingSince } });
-    const event = await db.webhookEvent.create({
+    const event = { id: `msg_${endpoint.id.slice(0, 8)}`, type: 'session.status', data: '{"status":"CONNECTED"}', createdAt: clock };
+    const delivery = await db.webhookDelivery.create({
       data: {
-        id: `msg_${endpoint.id.slice(0, 8)}`,
+        id: `${event.id}_${endpoint.id}`,
+        eventId: event.id,
+        type: event.type,
+        data: event.data,
+        endpointId: endpoint.id,
         accountId: 'acc',
-        type: 'session.status',
-        data: '{"status":"CONNECTED"}',
         createdAt: clock,
       },
-    });
-    const delivery = await db.webhookDelivery.create({
-      data: { id: `${event.id}_${endpoint.id}`, eventId: event.id, endpointId: endpoint.id, accountId: 'acc', createdAt: clock },
     });
     return {
       endpoint,
       event,
-      claimed: { id: delivery.id, eventId: event.id, endpointId: endpoint.id, sessionId: null, attempts: 0, createdAt: clock },
+      claimed: { id: delivery.id, eventId: event.id, endpointId: endpoint.id, sessionId: null, attempts: 0, createdAt: clock, event },
     };
   };
 
@@ -98,11 +98,11 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(headers['webhook-timestamp']).toBe(String(clock.getTime() / 1000));
     const payload = new Webhook(SECRET).verify(got?.body ?? '', headers);
     expect(payload).toEqual({ type: 'session.status', timestamp: clock.toISOString(), data: { status: 'CONNECTED' } });
-    expect(await db.webhookDelivery.findUniqueOrThrow({ where: { id: claimed.id } })).toMatchObject({
-      status: 'DELIVERED',
-      attempts: 1,
-      lastStatus: 200,
-    });
+    const row = await db.webhookDelivery.findUniqueOrThrow({ where: { id: claimed.id } });
+    expect(row).toMatchObject({ status: 'DELIVERED', attempts: 1, lastStatus: 200, deliveredAt: clock, successExcerpt: '' });
+    expect(row.successLatencyMs).toBeGreaterThanOrEqual(0);
+    // the success is recorded on the delivery, not as a log row of its own
+    expect(await db.webhookAttempt.count({ where: { deliveryId: claimed.id } })).toBe(0);
   });
 
   it('keeps retrying a failing endpoint with backoff, and disables it once it has failed for 3 days, with the reason', async () => {
@@ -134,10 +134,18 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(row).toMatchObject({ status: 'FAILED', attempts: 3 });
   });
 
-  it('prunes finished deliveries, their attempts and events past the retention, and keeps pending ones', async () => {
+  it('prunes finished deliveries, with their events and attempts, past the retention, and keeps pending ones', async () => {
     const start = clock;
-    const done = await seed(URL_OK, null);
+    // failed once, then delivered: a log row and a success on the delivery
+    const done = await seed(URL_FAILING, null);
     await loop().attempt(done.claimed);
+    await db.webhookEndpoint.update({ where: { id: done.endpoint.id }, data: { url: URL_OK } });
+    await loop().attempt({ ...done.claimed, attempts: 1 });
+    expect(await db.webhookDelivery.findUniqueOrThrow({ where: { id: done.claimed.id } })).toMatchObject({
+      status: 'DELIVERED',
+      attempts: 2,
+    });
+    expect(await db.webhookAttempt.count({ where: { deliveryId: done.claimed.id } })).toBe(1);
     const pending = await seed(URL_FAILING, null);
     await loop().attempt(pending.claimed);
     clock = new Date(start.getTime() + 7 * DAY - 1);
@@ -148,9 +156,73 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(pruned.deliveries).toBeGreaterThanOrEqual(1);
     expect(await db.webhookDelivery.findUnique({ where: { id: done.claimed.id } })).toBeNull();
     expect(await db.webhookAttempt.count({ where: { deliveryId: done.claimed.id } })).toBe(0);
-    expect(await db.webhookEvent.findUnique({ where: { id: done.event.id } })).toBeNull();
-    expect(await db.webhookDelivery.findUnique({ where: { id: pending.claimed.id } })).toMatchObject({ status: 'PENDING' });
-    expect(await db.webhookEvent.findUnique({ where: { id: pending.event.id } })).not.toBeNull();
+    expect(await db.webhookDelivery.count({ where: { eventId: done.event.id } })).toBe(0);
+    expect(await db.webhookDelivery.findUnique({ where: { id: pending.claimed.id } })).toMatchObject({
+      status: 'PENDING',
+      type: 'session.status',
+      data: '{"status":"CONNECTED"}',
+    });
+    expect(await db.webhookAttempt.count({ where: { deliveryId: pending.claimed.id } })).toBe(1);
+  });
+
+  it("keeps each session's order, once each, when events come faster than the loop takes them in memory", async () => {
+    const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'order', url: URL_OK, events: '["*"]', secret: SECRET } });
+    const outbox = createWebhookOutbox({ db, provider: providerOf(database.url), now: () => clock, cacheMs: 60_000 });
+    // Counts what the loop's handoff takes and declines, to know the run went through both.
+    let taken = 0;
+    let declined = 0;
+    const handoff = outbox.handoff;
+    outbox.handoff = (loop) =>
+      handoff({
+        ...loop,
+        accepts: (ids) => {
+          const lease = loop.accepts(ids);
+          if (lease) taken += 1;
+          else declined += 1;
+          return lease;
+        },
+      });
+    const delivery = new WebhookDeliveryLoop({ ...loop().options, outbox, concurrency: 2, pollMs: 50 });
+    delivery.start();
+    const before = seen.length;
+    const sessions = ['s1', 's2', 's3'];
+    const arrived = async (count: number) => {
+      const until = Date.now() + 30_000;
+      while (seen.length - before < count && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    };
+    // One writer per session, as the network's events of a session come one after another: a burst the
+    // loop cannot hold in memory, a slower stream while it catches up, then single events once it has.
+    const phases = [
+      { count: 40, pauseMs: 0 },
+      { count: 30, pauseMs: 25 },
+      { count: 5, pauseMs: 0 },
+    ];
+    const PER_SESSION = phases.reduce((n, p) => n + p.count, 0);
+    let seq = 0;
+    try {
+      for (const [i, phase] of phases.entries()) {
+        if (i === phases.length - 1) await arrived(3 * seq);
+        const from = seq;
+        await Promise.all(
+          sessions.map(async (sessionId) => {
+            for (let n = from; n < from + phase.count; n++) {
+              await outbox.emit({ accountId: 'order', sessionId, type: 'session.status', data: { sessionId, seq: n } });
+              if (phase.pauseMs > 0) await new Promise((r) => setTimeout(r, phase.pauseMs));
+            }
+          }),
+        );
+        seq += phase.count;
+      }
+      await arrived(3 * PER_SESSION);
+    } finally {
+      await delivery.stop();
+    }
+    const got = seen.slice(before).map((r) => (JSON.parse(r.body) as { data: { sessionId: string; seq: number } }).data);
+    expect(taken).toBeGreaterThan(0);
+    expect(declined).toBeGreaterThan(0);
+    for (const sessionId of sessions)
+      expect(got.filter((d) => d.sessionId === sessionId).map((d) => d.seq)).toEqual(Array.from({ length: PER_SESSION }, (_, i) => i));
+    expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(3 * PER_SESSION);
   });
 
   it('backs off exponentially with jitter up to the ceiling', () => {

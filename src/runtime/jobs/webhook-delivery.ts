@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
-import type { WebhookEndpoint, WebhookEvent } from '../../generated/sqlite/client.ts';
+import type { WebhookEndpoint } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
 import type { UrlRules } from '../ports/media.ts';
 import type { OutboxRows, WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
@@ -33,7 +33,7 @@ export interface WebhookDeliveryOptions {
   resolveHost?: (host: string) => Promise<string[]>;
   /** how often due retries and other nodes' events are looked for when nothing wakes the loop */
   pollMs?: number;
-  /** finished deliveries, their attempts and events are deleted this long after the event */
+  /** finished deliveries and their attempts are deleted this long after the event */
   retentionMs: number;
   /** told of every attempt, for the metrics */
   onAttempt?: (outcome: 'delivered' | 'failed', seconds: number) => void;
@@ -47,8 +47,10 @@ const COALESCE_MS = 5;
  * stays leased meanwhile), so this delays no delivery; a failure's retry is seconds away anyway.
  */
 const OUTCOME_DELAY_MS = 5;
-/** deliveries written here are taken straight into memory while fewer than this many times the concurrency wait there */
+/** deliveries written here are taken straight into memory, and claims take them, while fewer than this many times the concurrency are held there */
 const HANDOFF_BACKLOG = 4;
+/** deliveries written here unclaimed that the loop tracks by id at most; beyond, it claims until a claim finds no more */
+const MAX_UNCLAIMED = 10_000;
 /** how long an endpoint read for an attempt is trusted for the next ones (changes made on this node apply at once) */
 const ENDPOINT_CACHE_MS = 1_000;
 
@@ -59,29 +61,34 @@ interface Claimed {
   sessionId: string | null;
   attempts: number;
   createdAt: Date;
+  event: EventOfAttempt;
   /** read with the rest of its claim, so an attempt starts without a query of its own */
-  event?: EventOfAttempt | null;
   endpoint?: EndpointOfAttempt | null;
 }
 
-type EventOfAttempt = Pick<WebhookEvent, 'id' | 'type' | 'data' | 'createdAt'>;
+interface EventOfAttempt {
+  id: string;
+  type: string;
+  /** the JSON of the payload's data */
+  data: string;
+  createdAt: Date;
+}
 type EndpointOfAttempt = Pick<
   WebhookEndpoint,
   'id' | 'accountId' | 'url' | 'secret' | 'previousSecret' | 'previousSecretUntil' | 'enabled' | 'failingSince'
 >;
 
-/** A claimed delivery as the claim statement returns it; the subqueries' columns are null when their row is gone. */
+/** A claimed delivery as the claim statement returns it; the endpoint's columns are null when it is gone. */
 interface ClaimRow {
   id: string;
   eventId: string;
+  type: string;
+  data: string;
   endpointId: string;
   accountId: string;
   sessionId: string | null;
   attempts: number | bigint;
   createdAt: Date | string;
-  eventType: string | null;
-  eventData: string | null;
-  eventCreatedAt: Date | string | null;
   url: string | null;
   secret: string | null;
   previousSecret: string | null;
@@ -101,11 +108,13 @@ interface AttemptRow {
   at: Date;
 }
 
-interface Outcome {
-  attempt: AttemptRow;
-  delivered?: { id: string; attempts: number; lastStatus: number; at: Date };
-  followUps: Array<Prisma.PrismaPromise<unknown>>;
-}
+/** A success is recorded on its delivery, a failure as a log row and the delivery's next step. */
+type Outcome =
+  | {
+      delivered: { id: string; attempts: number; lastStatus: number; latencyMs: number; excerpt: string | null; at: Date };
+      followUps: Array<Prisma.PrismaPromise<unknown>>;
+    }
+  | { failed: AttemptRow; followUps: Array<Prisma.PrismaPromise<unknown>> };
 
 const EXCERPT_CHARS = 500;
 
@@ -164,12 +173,19 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly places: Array<() => void> = [];
   /** deliveries in the queues or in flight, so a claim after an expired lease does not queue one twice */
   private readonly held = new Set<string>();
+  /**
+   * Deliveries written here that the handoff did not take, by id, with when they were noted: while any is
+   * left, the handoff takes nothing (what it took would go out before them). A claim returns them once
+   * they are committed; one that finds fewer rows than it had room for forgets those noted before it
+   * began (not committed then, their commit notes them again; or rolled back).
+   */
+  private readonly unclaimed = new Map<string, number>();
   private readonly endpoints = new Map<string, { at: number; endpoint: EndpointOfAttempt | null; accountId: string }>();
 
   constructor(readonly options: WebhookDeliveryOptions) {
-    // No transaction: Prisma's costs more CPU than a second commit, and none is needed. The log rows go
-    // first; a crash before the delivery's update leaves it claimed, so it is sent again when its lease
-    // ends (at least once), with one log row too many at worst.
+    // No transaction: Prisma's costs more CPU than a second commit, and none is needed. A failure's log row
+    // goes first; a crash before the delivery's update leaves it claimed, so it is sent again when its
+    // lease ends (at least once), with one log row too many at worst.
     const provider = providerOf(options.databaseUrl);
     this.postgres = provider === 'postgres';
     const attemptTable = jsonRows(provider, [
@@ -187,13 +203,16 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       ['id', 'text'],
       ['attempts', 'integer'],
       ['lastStatus', 'integer'],
+      ['latencyMs', 'integer'],
+      ['excerpt', 'text'],
       ['at', 'timestamp'],
     ]);
     this.outcomes = groupCommit(
       async (batch) => {
         const { db } = options;
+        const failed = batch.flatMap((o) => ('failed' in o ? [o.failed] : []));
         const attempts = attemptTable(
-          batch.map(({ attempt: a }) => [
+          failed.map((a) => [
             newSortableId('att_', a.at),
             a.deliveryId,
             a.endpointId,
@@ -206,32 +225,46 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
           ]),
         );
         // A plain INSERT: a createMany is compiled anew for each number of rows.
-        await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`;
-        // Successes, the common case, share one statement.
-        const delivered = batch.flatMap((o) => (o.delivered ? [o.delivered] : []));
+        if (failed.length > 0)
+          await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`;
+        // Successes, the common case, share one statement and write no log row of their own.
+        const delivered = batch.flatMap((o) => ('delivered' in o ? [o.delivered] : []));
         if (delivered.length > 0) {
-          const rows = deliveredTable(delivered.map((d) => [d.id, d.attempts, d.lastStatus, d.at]));
+          const rows = deliveredTable(delivered.map((d) => [d.id, d.attempts, d.lastStatus, d.latencyMs, d.excerpt, d.at]));
           await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v."attempts", "lastStatus" = v."lastStatus",
-          "lastError" = NULL, "deliveredAt" = v."at", "claimedUntil" = NULL
+          "lastError" = NULL, "deliveredAt" = v."at", "claimedUntil" = NULL, "successLatencyMs" = v."latencyMs", "successExcerpt" = v."excerpt"
           FROM (${rows}) AS v WHERE "WebhookDelivery"."id" = v."id"`;
         }
         for (const statement of batch.flatMap((o) => o.followUps)) await statement;
       },
       { delayMs: OUTCOME_DELAY_MS },
     );
-    options.outbox.onWritten((deliveries) => {
-      if (deliveries === undefined) this.urgent = true;
-      else this.known += deliveries;
-      this.mayBeDue();
+    options.outbox.onWritten((unclaimedIds) => {
+      if (unclaimedIds === undefined) {
+        this.urgent = true;
+        this.mayBeDue();
+      } else {
+        this.known += unclaimedIds.length;
+        this.noteUnclaimed(unclaimedIds);
+        this.exhausted = false;
+      }
       this.wake();
     });
     options.outbox.handoff({
       // Only while no unclaimed delivery is known to be due, and no claim is running: what is taken
       // then comes after everything already queued, in the order it was written.
-      accepts: (deliveries) =>
-        !this.stopped && this.exhausted && !this.ticking && this.outstanding + deliveries <= this.options.concurrency * HANDOFF_BACKLOG
-          ? this.leaseUntil()
-          : null,
+      accepts: (ids) => {
+        if (this.stopped) return null;
+        if (
+          this.exhausted &&
+          this.unclaimed.size === 0 &&
+          !this.ticking &&
+          this.outstanding + ids.length <= this.options.concurrency * HANDOFF_BACKLOG
+        )
+          return this.leaseUntil();
+        this.noteUnclaimed(ids);
+        return null;
+      },
       take: (rows) => this.take(rows),
       invalidate: (accountId) => {
         for (const [id, cached] of this.endpoints) if (cached.accountId === accountId) this.endpoints.delete(id);
@@ -320,6 +353,17 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.coalesceTimer.unref();
   }
 
+  private noteUnclaimed(ids: string[]): void {
+    if (this.stopped) return;
+    if (this.unclaimed.size + ids.length > MAX_UNCLAIMED) {
+      // not tracked: claims go on until one finds no more
+      this.mayBeDue();
+      return;
+    }
+    const at = performance.now();
+    for (const id of ids) this.unclaimed.set(id, at);
+  }
+
   private mayBeDue(): void {
     this.dueSignals += 1;
     this.exhausted = false;
@@ -366,6 +410,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.coalesceTimer = null;
     this.pruner = null;
     this.timer = null;
+    this.unclaimed.clear();
     await this.ticking;
     // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
@@ -411,11 +456,13 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   }
 
   private async tick(): Promise<void> {
-    const room = this.options.concurrency - this.outstanding;
+    const { concurrency } = this.options;
     // Under load every finished attempt and every write wakes the loop; a claim each time would cost a
-    // statement for a delivery or two. A busy loop waits for a quarter of its places to be free.
-    const quarter = Math.ceil(this.options.concurrency / 4);
-    if (this.exhausted || room <= 0 || (this.outstanding > 0 && room < quarter)) return;
+    // statement for a few deliveries. A busy loop claims once fewer than twice its places' worth are held
+    // (in flight or queued), then as many as the handoff may hold, so a claim takes dozens.
+    const room = concurrency * HANDOFF_BACKLOG - this.outstanding;
+    const quarter = Math.ceil(concurrency / 4);
+    if (this.exhausted || room <= 0 || this.outstanding >= concurrency * 2) return;
     if (!this.urgent && this.known < quarter) {
       const wait = this.lastClaimAt + COALESCE_MS - performance.now();
       if (wait > 0) {
@@ -424,7 +471,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       }
     }
     this.urgent = false;
-    this.lastClaimAt = performance.now();
+    const began = performance.now();
+    this.lastClaimAt = began;
     const signals = this.dueSignals;
     let claimed: Claimed[];
     try {
@@ -434,9 +482,14 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       return;
     }
     this.known = Math.max(0, this.known - claimed.length);
-    if (claimed.length < room && signals === this.dueSignals) {
-      this.exhausted = true;
-      this.known = 0;
+    for (const c of claimed) this.unclaimed.delete(c.id);
+    if (claimed.length < room) {
+      // every due row committed before the claim is in it
+      for (const [id, at] of this.unclaimed) if (at < began) this.unclaimed.delete(id);
+      if (signals === this.dueSignals && this.unclaimed.size === 0) {
+        this.exhausted = true;
+        this.known = 0;
+      }
     }
     claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
     this.enqueue(claimed);
@@ -486,18 +539,16 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   }
 
   /**
-   * Deletes what is past the retention: finished deliveries (delivered or given up), their attempt logs,
-   * and events none of whose deliveries is left. Pending ones stay, whatever their age.
+   * Deletes what is past the retention: finished deliveries (delivered or given up), with their events'
+   * payloads, and their attempt logs. Pending ones stay, whatever their age.
    */
-  async prune(): Promise<{ deliveries: number; events: number }> {
+  async prune(): Promise<{ deliveries: number }> {
     const { db } = this.options;
     const cutoff = new Date(this.options.now().getTime() - this.options.retentionMs);
     const old = { status: { in: ['DELIVERED', 'FAILED'] }, createdAt: { lt: cutoff } };
     await db.$executeRaw`DELETE FROM "WebhookAttempt" WHERE "deliveryId" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" IN ('DELIVERED', 'FAILED') AND "createdAt" < ${cutoff})`;
     const deliveries = (await db.webhookDelivery.deleteMany({ where: old })).count;
-    const events = await db.$executeRaw`DELETE FROM "WebhookEvent" WHERE "createdAt" < ${cutoff}
-      AND NOT EXISTS (SELECT 1 FROM "WebhookDelivery" d WHERE d."eventId" = "WebhookEvent"."id")`;
-    return { deliveries, events };
+    return { deliveries };
   }
 
   /**
@@ -533,15 +584,12 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const now = this.options.now();
     const leaseUntil = this.leaseUntil();
     const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
-    const ofEvent = (column: string) =>
-      Prisma.raw(`(SELECT e."${column}" FROM "WebhookEvent" e WHERE e."id" = "WebhookDelivery"."eventId")`);
     const ofEndpoint = (column: string) =>
       Prisma.raw(`(SELECT p."${column}" FROM "WebhookEndpoint" p WHERE p."id" = "WebhookDelivery"."endpointId")`);
     const rows = await this.options.db.$queryRaw<ClaimRow[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
       WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" = 'PENDING' AND "nextAttemptAt" <= ${now}
         AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ORDER BY "nextAttemptAt", "eventId" LIMIT ${limit} ${lock})
-      RETURNING "id", "eventId", "endpointId", "accountId", "sessionId", "attempts", "createdAt",
-        ${ofEvent('type')} AS "eventType", ${ofEvent('data')} AS "eventData", ${ofEvent('createdAt')} AS "eventCreatedAt",
+      RETURNING "id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", "attempts", "createdAt",
         ${ofEndpoint('url')} AS "url", ${ofEndpoint('secret')} AS "secret", ${ofEndpoint('previousSecret')} AS "previousSecret",
         ${ofEndpoint('previousSecretUntil')} AS "previousSecretUntil", ${ofEndpoint('enabled')} AS "enabled",
         ${ofEndpoint('failingSince')} AS "failingSince"`;
@@ -553,10 +601,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       sessionId: r.sessionId,
       attempts: Number(r.attempts),
       createdAt: new Date(r.createdAt),
-      event:
-        r.eventType === null || r.eventData === null || r.eventCreatedAt === null
-          ? null
-          : { id: r.eventId, type: r.eventType, data: r.eventData, createdAt: new Date(r.eventCreatedAt) },
+      event: { id: r.eventId, type: r.type, data: r.data, createdAt: new Date(r.createdAt) },
       endpoint:
         r.url === null || r.secret === null
           ? null
@@ -583,12 +628,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   async attempt(row: Claimed, writeBehind?: (write: Promise<void>) => void): Promise<void> {
     const record = (outcome: Outcome): Promise<void> => this.outcomes.add(outcome);
     const { db, logger } = this.options;
-    const [event, endpoint] = await Promise.all([
-      row.event !== undefined ? row.event : db.webhookEvent.findUnique({ where: { id: row.eventId } }),
-      row.endpoint !== undefined ? row.endpoint : this.readEndpoint(row.endpointId),
-    ]);
-    if (!event || !endpoint?.enabled) {
-      const reason = !event ? 'the event no longer exists' : !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
+    const { event } = row;
+    const endpoint = row.endpoint !== undefined ? row.endpoint : await this.readEndpoint(row.endpointId);
+    if (!endpoint?.enabled) {
+      const reason = !endpoint ? 'the endpoint was deleted' : 'the endpoint is disabled';
       await db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'FAILED', lastError: reason, claimedUntil: null } });
       return;
     }
@@ -643,7 +686,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const attempts = row.attempts + 1;
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
     this.options.onAttempt?.(ok ? 'delivered' : 'failed', latencyMs / 1000);
-    const attempt = {
+    const attempt: AttemptRow = {
       deliveryId: row.id,
       endpointId: endpoint.id,
       eventId: event.id,
@@ -659,7 +702,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       const followUps = endpoint.failingSince
         ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })]
         : [];
-      const write = record({ attempt, delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, at }, followUps });
+      const write = record({
+        delivered: { id: row.id, attempts, lastStatus: statusCode ?? 0, latencyMs, excerpt, at },
+        followUps,
+      });
       if (writeBehind) writeBehind(write);
       else await write;
       return;
@@ -693,7 +739,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
             nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)),
           };
     await record({
-      attempt,
+      failed: attempt,
       followUps: [
         db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
         disabledReason

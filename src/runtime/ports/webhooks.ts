@@ -6,7 +6,7 @@ export interface EndpointRef {
   sessionId: string | null;
 }
 
-/** What one event adds to the outbox: the event row and one delivery per matching endpoint. */
+/** What one event adds to the outbox: one delivery row per matching endpoint, each with the event's type and data. */
 export interface OutboxRows {
   event: { id: string; accountId: string; sessionId: string | null; type: string; data: string; createdAt: Date };
   deliveries: Array<{
@@ -33,8 +33,11 @@ export interface OutboxEvent {
  * committed, without a claim statement. Those it does not take are written unclaimed, for any node.
  */
 export interface WebhookHandoff {
-  /** the lease to write with `deliveries` more deliveries, or null when the loop does not take them now */
-  accepts: (deliveries: number) => Date | null;
+  /**
+   * The lease to write these deliveries with, or null when the loop does not take them now: it then holds
+   * back what is written after them until a claim has taken them, so each session's order is kept.
+   */
+  accepts: (deliveryIds: string[]) => Date | null;
   /** rows written with that lease, after their transaction committed */
   take: (rows: OutboxRows[]) => void;
   /** an endpoint of this account changed here */
@@ -54,9 +57,9 @@ export interface WebhookOutbox {
   /**
    * The delivery loop registers here; writers call `written` with the rows of `writes` after their
    * transaction commits (without rows after other changes to deliveries, a replay). The listener is told
-   * how many unclaimed deliveries were written since, or nothing when that is not known.
+   * the ids of the deliveries written unclaimed, or nothing when that is not known.
    */
-  onWritten: (listener: (deliveries?: number) => void) => void;
+  onWritten: (listener: (unclaimedIds?: string[]) => void) => void;
   written: (rows?: OutboxRows[]) => void;
   /** the delivery loop offers to take what is written here (see WebhookHandoff) */
   handoff: (loop: WebhookHandoff) => void;
@@ -69,5 +72,5 @@ export interface WebhookDelivery {
   start(): void;
   stop(): Promise<void>;
   wake(): void;
-  prune(): Promise<{ deliveries: number; events: number }>;
+  prune(): Promise<{ deliveries: number }>;
 }

@@ -53,9 +53,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // A cache of the database's endpoint list, never the source of truth: a node that did not make a
   // change sees it once its entry is older than cacheMs.
   const cache = new Map<string, { loadedAt: number; endpoints: Promise<EndpointRef[]> }>();
-  const listeners: Array<(deliveries?: number) => void> = [];
-  // unclaimed deliveries in the rows of `writes` since the last `written`
-  let uncounted = 0;
+  const listeners: Array<(unclaimedIds?: string[]) => void> = [];
   let loop: WebhookHandoff | null = null;
   // rows written already claimed by this node's loop, until their transaction committed (or was dropped)
   const taken = new WeakSet<OutboxRows>();
@@ -101,19 +99,14 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     };
   };
 
-  // Plain INSERTs of one JSON parameter each: every event passes here, a createMany is compiled anew for
-  // each number of rows, and a VALUES list costs a parameter per cell.
-  const eventTable = jsonRows(options.provider, [
-    ['id', 'text'],
-    ['accountId', 'text'],
-    ['sessionId', 'text'],
-    ['type', 'text'],
-    ['data', 'text'],
-    ['createdAt', 'timestamp'],
-  ]);
+  // A plain INSERT of one JSON parameter: every event passes here, a createMany is compiled anew for each
+  // number of rows, and a VALUES list costs a parameter per cell. Each delivery carries its event's type
+  // and data, so an event costs one statement, shared by the events of the same moment.
   const deliveryTable = jsonRows(options.provider, [
     ['id', 'text'],
     ['eventId', 'text'],
+    ['type', 'text'],
+    ['data', 'text'],
     ['endpointId', 'text'],
     ['accountId', 'text'],
     ['sessionId', 'text'],
@@ -123,40 +116,46 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   ]);
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
-    const count = rows.reduce((n, r) => n + r.deliveries.length, 0);
-    const lease = loop?.accepts(count) ?? null;
+    const lease = loop?.accepts(rows.flatMap((r) => r.deliveries.map((d) => d.id))) ?? null;
     if (lease) for (const r of rows) taken.add(r);
-    else uncounted += count;
-    const events = eventTable(rows.map(({ event: e }) => [e.id, e.accountId, e.sessionId, e.type, e.data, e.createdAt]));
     const deliveries = deliveryTable(
-      rows.flatMap((r) =>
-        r.deliveries.map((d) => [d.id, d.eventId, d.endpointId, d.accountId, d.sessionId, d.nextAttemptAt, lease, d.createdAt]),
+      rows.flatMap(({ event, deliveries }) =>
+        deliveries.map((d) => [
+          d.id,
+          event.id,
+          event.type,
+          event.data,
+          d.endpointId,
+          d.accountId,
+          d.sessionId,
+          d.nextAttemptAt,
+          lease,
+          d.createdAt,
+        ]),
       ),
     );
     return [
-      db.$executeRaw`INSERT INTO "WebhookEvent" ("id", "accountId", "sessionId", "type", "data", "createdAt") ${events}`,
-      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
-        SELECT "id", "eventId", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d`,
+      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
+        SELECT "id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d`,
     ];
   };
 
   const written = (rows?: OutboxRows[]) => {
-    const mine = rows?.filter((r) => taken.has(r)) ?? [];
+    if (!rows) {
+      for (const listener of listeners) listener();
+      return;
+    }
+    const mine = rows.filter((r) => taken.has(r));
     if (mine.length > 0) {
       for (const r of mine) taken.delete(r);
       loop?.take(mine);
-      // all of them claimed by this node: there is nothing new to claim
-      if (mine.length === rows?.length && uncounted === 0) return;
     }
-    const deliveries = uncounted > 0 ? uncounted : undefined;
-    uncounted = 0;
-    for (const listener of listeners) listener(deliveries);
+    const unclaimed = rows.filter((r) => !mine.includes(r)).flatMap((r) => r.deliveries.map((d) => d.id));
+    if (unclaimed.length > 0) for (const listener of listeners) listener(unclaimed);
   };
 
-  // Events that are not part of another write are grouped with those raised at the same moment, and
-  // written without a transaction (Prisma's costs more CPU than a second commit): the events first, then
-  // their deliveries, so the loop never claims a delivery whose event is missing. `emit` resolves once
-  // both are on disk.
+  // Events that are not part of another write are grouped with those raised at the same moment; `emit`
+  // resolves once they are on disk.
   const standalone = groupCommit<OutboxRows>(async (batch) => {
     for (const statement of writes(batch)) await statement;
     written(batch);
