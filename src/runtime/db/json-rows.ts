@@ -25,7 +25,18 @@ export const jsonRows = (
   const select = Prisma.raw(
     columns.map(([name, type], i) => (postgres ? `(value->>${i})${cast[type]} AS "${name}"` : `value->>${i} AS "${name}"`)).join(', '),
   );
-  const cell = (v: JsonCell) => (v instanceof Date ? (postgres ? v.toISOString() : v.toISOString().replace('Z', '+00:00')) : v);
+  // The rows of a batch mostly share their times (an event's creation, a lease): each is formatted once.
+  let lastTime = Number.NaN;
+  let lastText = '';
+  const time = (v: Date) => {
+    const ms = v.getTime();
+    if (ms !== lastTime) {
+      lastTime = ms;
+      lastText = postgres ? v.toISOString() : v.toISOString().replace('Z', '+00:00');
+    }
+    return lastText;
+  };
+  const cell = (v: JsonCell) => (v instanceof Date ? time(v) : v);
   return (rows) => {
     const json = JSON.stringify(rows.map((row) => row.map(cell)));
     return postgres
