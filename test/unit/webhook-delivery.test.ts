@@ -21,7 +21,9 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
   // Real time to the second: receivers refuse signatures whose timestamp is far from their clock.
   let clock = new Date(Math.floor(Date.now() / 1000) * 1000);
   const seen: Array<{ headers: Record<string, string>; body: string }> = [];
-  // A receiver on loopback (the loop runs with allowPrivate): /ok answers 200, /failing 500 with a text.
+  let slowSeen = 0;
+  // A receiver on loopback (the loop runs with allowPrivate): /ok answers 200, /slow 200 after half a second,
+  // /failing 500 with a text.
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -29,13 +31,19 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
       if (req.method === 'POST' && req.url === '/ok') {
         seen.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
         res.writeHead(200).end();
-      } else if (req.method === 'POST' && req.url === '/failing')
+      } else if (req.method === 'POST' && req.url === '/slow')
+        setTimeout(() => {
+          slowSeen += 1;
+          res.writeHead(200).end();
+        }, 500);
+      else if (req.method === 'POST' && req.url === '/failing')
         res.writeHead(500, { 'content-type': 'text/plain' }).end('down for maintenance');
       else res.writeHead(404).end();
     });
   });
   let URL_OK = '';
   let URL_FAILING = '';
+  let URL_SLOW = '';
 
   const loop = () =>
     new WebhookDeliveryLoop({
@@ -80,6 +88,7 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     const { port } = server.address() as AddressInfo;
     URL_OK = `http://127.0.0.1:${port}/ok`;
     URL_FAILING = `http://127.0.0.1:${port}/failing`;
+    URL_SLOW = `http://127.0.0.1:${port}/slow`;
     database = await createTestDatabase(kind);
     db = createPrisma(database.url);
   });
@@ -223,6 +232,46 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     for (const sessionId of sessions)
       expect(got.filter((d) => d.sessionId === sessionId).map((d) => d.seq)).toEqual(Array.from({ length: PER_SESSION }, (_, i) => i));
     expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(3 * PER_SESSION);
+  });
+
+  it("a slow receiver's backlog holds back no other endpoint's deliveries, and what waits for it in memory keeps its lease", async () => {
+    const slow = await db.webhookEndpoint.create({ data: { accountId: 'slow', url: URL_SLOW, events: '["*"]', secret: SECRET } });
+    await db.webhookEndpoint.create({ data: { accountId: 'fast', url: URL_OK, events: '["*"]', secret: SECRET } });
+    const realTime = () => new Date();
+    const outbox = createWebhookOutbox({ db, provider: providerOf(database.url), now: realTime, cacheMs: 60_000 });
+    const delivery = new WebhookDeliveryLoop({ ...loop().options, outbox, now: realTime, concurrency: 4, pollMs: 50 });
+    const waitFor = async (done: () => boolean | Promise<boolean>) => {
+      const until = Date.now() + 30_000;
+      while (!(await done()) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    };
+    const leases = async () =>
+      new Map(
+        (await db.webhookDelivery.findMany({ where: { endpointId: slow.id, status: 'PENDING', claimedUntil: { not: null } } })).map(
+          (r) => [r.id, r.claimedUntil?.getTime() ?? 0] as const,
+        ),
+      );
+    const slowBefore = slowSeen;
+    const fastBefore = seen.length;
+    delivery.start();
+    try {
+      for (let seq = 0; seq < 40; seq++) await outbox.emit({ accountId: 'slow', sessionId: 's', type: 'session.status', data: { seq } });
+      await waitFor(async () => (await leases()).size >= 16);
+      const first = await leases();
+      for (let seq = 0; seq < 5; seq++) await outbox.emit({ accountId: 'fast', sessionId: 's', type: 'session.status', data: { seq } });
+      await waitFor(() => seen.length - fastBefore >= 5);
+      expect(seen.length - fastBefore).toBe(5);
+      // each slow delivery takes half a second: the fast ones did not wait behind the slow backlog
+      expect(slowSeen - slowBefore).toBeLessThan(4);
+
+      // the leases of the slow deliveries still waiting are renewed (every timeoutMs, here 1 s)
+      await new Promise((r) => setTimeout(r, 1_300));
+      const later = await leases();
+      const waiting = [...first.keys()].filter((id) => later.has(id));
+      expect(waiting.length).toBeGreaterThan(0);
+      for (const id of waiting) expect(later.get(id)).toBeGreaterThan(first.get(id) ?? Number.POSITIVE_INFINITY);
+    } finally {
+      await delivery.stop();
+    }
   });
 
   it('backs off exponentially with jitter up to the ceiling', () => {

@@ -49,10 +49,19 @@ const COALESCE_MS = 5;
 const OUTCOME_DELAY_MS = 5;
 /** deliveries written here are taken straight into memory, and claims take them, while fewer than this many times the concurrency are held there */
 const HANDOFF_BACKLOG = 4;
+/**
+ * Deliveries of one endpoint and session held in memory (queued or in flight) beyond which claims skip that
+ * pair and the handoff declines it: a slow receiver's backlog waits in the database, and the places and
+ * claims go to everyone else's deliveries.
+ */
+const MAX_HELD_PER_KEY = 16;
 /** deliveries written here unclaimed that the loop tracks by id at most; beyond, it claims until a claim finds no more */
 const MAX_UNCLAIMED = 10_000;
 /** how long an endpoint read for an attempt is trusted for the next ones (changes made on this node apply at once) */
 const ENDPOINT_CACHE_MS = 1_000;
+
+/** Deliveries of one endpoint and session go out one at a time, in order: the key of their queue. */
+const keyOf = (d: { endpointId: string; sessionId: string | null }): string => `${d.endpointId}|${d.sessionId ?? ''}`;
 
 interface Claimed {
   id: string;
@@ -177,6 +186,12 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly places: Array<() => void> = [];
   /** deliveries in the queues or in flight, so a claim after an expired lease does not queue one twice */
   private readonly held = new Set<string>();
+  /** deliveries held per endpoint and session, and how many of all held are of pairs at MAX_HELD_PER_KEY or more */
+  private readonly heldPerKey = new Map<string, number>();
+  private saturatedHeld = 0;
+  /** pairs a claim skipped for being full: once one has room again, a claim looks for its deliveries */
+  private readonly skipped = new Set<string>();
+  private renewer: NodeJS.Timeout | null = null;
   /**
    * Deliveries written here that the handoff did not take, by id, with when they were noted: while any is
    * left, the handoff takes nothing (what it took would go out before them). A claim returns them once
@@ -257,16 +272,17 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     options.outbox.handoff({
       // Only while no unclaimed delivery is known to be due, and no claim is running: what is taken
       // then comes after everything already queued, in the order it was written.
-      accepts: (ids) => {
+      accepts: (deliveries) => {
         if (this.stopped) return null;
         if (
           this.exhausted &&
           this.unclaimed.size === 0 &&
           !this.ticking &&
-          this.outstanding + ids.length <= this.options.concurrency * HANDOFF_BACKLOG
+          this.outstanding + deliveries.length <= this.options.concurrency * HANDOFF_BACKLOG &&
+          deliveries.every((d) => (this.heldPerKey.get(keyOf(d)) ?? 0) < MAX_HELD_PER_KEY)
         )
           return this.leaseUntil();
-        this.noteUnclaimed(ids);
+        this.noteUnclaimed(deliveries.map((d) => d.id));
         return null;
       },
       take: (rows) => this.take(rows),
@@ -306,12 +322,29 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.enqueue(claimed);
   }
 
+  /** Counts one more (+1) or one fewer (-1) delivery held for a pair. */
+  private count(key: string, change: 1 | -1): void {
+    const before = this.heldPerKey.get(key) ?? 0;
+    const after = before + change;
+    if (after === 0) this.heldPerKey.delete(key);
+    else this.heldPerKey.set(key, after);
+    if (change === 1) {
+      if (after === MAX_HELD_PER_KEY) this.saturatedHeld += after;
+      else if (after > MAX_HELD_PER_KEY) this.saturatedHeld += 1;
+    } else if (before === MAX_HELD_PER_KEY) {
+      this.saturatedHeld -= before;
+      // room again: what a claim skipped of this pair may be waiting
+      if (this.skipped.delete(key)) this.exhausted = false;
+    } else if (before > MAX_HELD_PER_KEY) this.saturatedHeld -= 1;
+  }
+
   private enqueue(claimed: Claimed[]): void {
     for (const row of claimed) {
       if (this.held.has(row.id)) continue;
       this.held.add(row.id);
       this.outstanding += 1;
-      const key = `${row.endpointId}|${row.sessionId ?? ''}`;
+      const key = keyOf(row);
+      this.count(key, 1);
       const queue = this.queues.get(key);
       if (queue) queue.push(row);
       else {
@@ -400,7 +433,24 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.prune().catch((err: unknown) => this.options.logger.warn({ err }, 'pruning old webhook events failed'));
     }, PRUNE_EVERY_MS);
     this.pruner.unref();
+    // Deliveries can wait in memory longer than a lease (behind a slow receiver's): their leases are
+    // renewed while they are held, so no other node takes them meanwhile.
+    this.renewer = setInterval(() => {
+      this.renew().catch((err: unknown) => this.options.logger.warn({ err }, 'renewing the leases of held webhook deliveries failed'));
+    }, this.options.timeoutMs);
+    this.renewer.unref();
     this.wake();
+  }
+
+  /** Extends the lease of every delivery held here that is still leased (an outcome already recorded is left alone). */
+  private async renew(): Promise<void> {
+    if (this.held.size === 0) return;
+    const ids = JSON.stringify([...this.held]);
+    const list = this.postgres
+      ? Prisma.sql`SELECT json_array_elements_text(${ids}::json)`
+      : Prisma.sql`SELECT value FROM json_each(${ids})`;
+    await this.options.db.$executeRaw`UPDATE "WebhookDelivery" SET "claimedUntil" = ${this.leaseUntil()}
+      WHERE "id" IN (${list}) AND "status" = 'PENDING' AND "claimedUntil" IS NOT NULL`;
   }
 
   /** Stops claiming and waits for the requests in flight; what is still queued is released to be claimed again. */
@@ -408,6 +458,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.pruner) clearInterval(this.pruner);
+    if (this.renewer) clearInterval(this.renewer);
+    this.renewer = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.coalesceTimer) clearTimeout(this.coalesceTimer);
@@ -418,7 +470,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     await this.ticking;
     // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
-    for (const c of left) this.held.delete(c.id);
+    for (const c of left) {
+      this.held.delete(c.id);
+      this.count(keyOf(c), -1);
+    }
     this.outstanding -= left.length;
     await Promise.all([...this.workers]);
     await this.outcomes.settled();
@@ -463,10 +518,12 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const { concurrency } = this.options;
     // Under load every finished attempt and every write wakes the loop; a claim each time would cost a
     // statement for a few deliveries. A busy loop claims once fewer than twice its places' worth are held
-    // (in flight or queued), then as many as the handoff may hold, so a claim takes dozens.
-    const room = concurrency * HANDOFF_BACKLOG - this.outstanding;
+    // (in flight or queued), then as many as the handoff may hold, so a claim takes dozens. What full
+    // pairs hold does not count: they wait on their receivers, and the others' deliveries go on.
+    const held = this.outstanding - this.saturatedHeld;
+    const room = concurrency * HANDOFF_BACKLOG - held;
     const quarter = Math.ceil(concurrency / 4);
-    if (this.exhausted || room <= 0 || this.outstanding >= concurrency * 2) return;
+    if (this.exhausted || room <= 0 || held >= concurrency * 2) return;
     if (!this.urgent && this.known < quarter) {
       const wait = this.lastClaimAt + COALESCE_MS - performance.now();
       if (wait > 0) {
@@ -478,9 +535,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const began = performance.now();
     this.lastClaimAt = began;
     const signals = this.dueSignals;
+    const full = [...this.heldPerKey].filter(([, n]) => n >= MAX_HELD_PER_KEY).map(([key]) => key);
     let claimed: Claimed[];
     try {
-      claimed = await this.claim(room);
+      claimed = await this.claim(room, full);
     } catch (err) {
       this.options.logger.error({ err }, 'claiming webhook deliveries failed');
       return;
@@ -488,7 +546,9 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.known = Math.max(0, this.known - claimed.length);
     for (const c of claimed) this.unclaimed.delete(c.id);
     if (claimed.length < room) {
-      // every due row committed before the claim is in it
+      // Every due row committed before the claim is in it, but those of the full pairs: they are claimed
+      // once their pair has room again, and until then the handoff takes nothing (they come first).
+      for (const key of full) this.skipped.add(key);
       for (const [id, at] of this.unclaimed) if (at < began) this.unclaimed.delete(id);
       if (signals === this.dueSignals && this.unclaimed.size === 0) {
         this.exhausted = true;
@@ -536,6 +596,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       }
       this.outstanding -= 1;
       this.held.delete(row.id);
+      this.count(key, -1);
       if (queue.length === 0) this.queues.delete(key);
       this.wake();
       if (queue.length === 0) return;
@@ -573,13 +634,20 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
    * endpoints not read within ENDPOINT_CACHE_MS are read with one more query, instead of with each row
    * (a claim of a hundred deliveries is mostly of one endpoint).
    */
-  private async claim(limit: number): Promise<Claimed[]> {
+  private async claim(limit: number, skip: string[]): Promise<Claimed[]> {
     const now = this.options.now();
     const leaseUntil = this.leaseUntil();
     const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
+    const keys = JSON.stringify(skip);
+    const skipped =
+      skip.length === 0
+        ? Prisma.empty
+        : this.postgres
+          ? Prisma.sql`AND ("endpointId" || '|' || COALESCE("sessionId", '')) NOT IN (SELECT json_array_elements_text(${keys}::json))`
+          : Prisma.sql`AND ("endpointId" || '|' || COALESCE("sessionId", '')) NOT IN (SELECT value FROM json_each(${keys}))`;
     const rows = await this.options.db.$queryRaw<ClaimRow[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
       WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" = 'PENDING' AND "nextAttemptAt" <= ${now}
-        AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ORDER BY "nextAttemptAt", "eventId" LIMIT ${limit} ${lock})
+        AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ${skipped} ORDER BY "nextAttemptAt", "eventId" LIMIT ${limit} ${lock})
       RETURNING "id", "eventId", "type", "data", "endpointId", "sessionId", "attempts", "createdAt"`;
     const at = performance.now();
     const stale = [...new Set(rows.map((r) => r.endpointId))].filter((id) => {

@@ -37,7 +37,7 @@ export interface WebhookHandoff {
    * The lease to write these deliveries with, or null when the loop does not take them now: it then holds
    * back what is written after them until a claim has taken them, so each session's order is kept.
    */
-  accepts: (deliveryIds: string[]) => Date | null;
+  accepts: (deliveries: Array<{ id: string; endpointId: string; sessionId: string | null }>) => Date | null;
   /** rows written with that lease, after their transaction committed */
   take: (rows: OutboxRows[]) => void;
   /** an endpoint of this account changed here */

@@ -116,7 +116,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   ]);
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
-    const lease = loop?.accepts(rows.flatMap((r) => r.deliveries.map((d) => d.id))) ?? null;
+    const lease = loop?.accepts(rows.flatMap((r) => r.deliveries)) ?? null;
     if (lease) for (const r of rows) taken.add(r);
     const deliveries = deliveryTable(
       rows.flatMap(({ event, deliveries }) =>
