@@ -96,6 +96,21 @@ export const benchWebhooks = async () => {
     // Floor: the same signed payloads, posted by a bare loop with the same concurrency and the same HTTP
     // client as the service (undici's request over a keep-alive agent).
     const signer = new Webhook(secret);
+    const postSigned = async (id: string, body: string) => {
+      const now = new Date();
+      const res = await request(receiver.url, {
+        dispatcher: agent,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': signer.sign(id, now, body),
+        },
+        body,
+      });
+      await res.body.arrayBuffer();
+    };
     const floorRound = async () => {
       const began = clock();
       let next = 0;
@@ -108,19 +123,7 @@ export const benchWebhooks = async () => {
               timestamp: new Date().toISOString(),
               data: { seq: i, status: 'CONNECTED' },
             });
-            const now = new Date();
-            const res = await request(receiver.url, {
-              dispatcher: agent,
-              method: 'POST',
-              headers: {
-                'content-type': 'application/json',
-                'webhook-id': `msg_floor${i}`,
-                'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-                'webhook-signature': signer.sign(`msg_floor${i}`, now, body),
-              },
-              body,
-            });
-            await res.body.arrayBuffer();
+            await postSigned(`msg_floor${i}`, body);
           }
         }),
       );
@@ -184,19 +187,7 @@ export const benchWebhooks = async () => {
             continue;
           }
           posted += 1;
-          const now = new Date();
-          const res = await request(receiver.url, {
-            dispatcher: agent,
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'webhook-id': next.id,
-              'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-              'webhook-signature': signer.sign(next.id, now, next.body),
-            },
-            body: next.body,
-          });
-          await res.body.arrayBuffer();
+          await postSigned(next.id, next.body);
           behind.push(outcomes.add([next.id, new Date()]));
         }
         // the last ones: wake the posters still waiting for a row that will not come
