@@ -8,7 +8,7 @@ import type { Db } from '../../src/runtime/db/client.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
 import { urlRules } from '../../src/resolvers/media-urls.ts';
-import { retryDelay, WebhookDeliveryLoop } from '../../src/runtime/jobs/webhook-delivery.ts';
+import { WebhookDeliveryLoop } from '../../src/runtime/jobs/webhook-delivery.ts';
 import { createWebhookOutbox } from '../../src/runtime/webhooks/outbox.ts';
 import { dbKinds } from '../helpers/app.ts';
 
@@ -272,12 +272,5 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     } finally {
       await delivery.stop();
     }
-  });
-
-  it('backs off exponentially with jitter up to the ceiling', () => {
-    expect(retryDelay(1, 1_000, 60_000, () => 0)).toBe(500);
-    expect(retryDelay(1, 1_000, 60_000, () => 1)).toBe(1_000);
-    expect(retryDelay(4, 1_000, 60_000, () => 1)).toBe(8_000);
-    expect(retryDelay(40, 1_000, 60_000, () => 1)).toBe(60_000);
   });
 });

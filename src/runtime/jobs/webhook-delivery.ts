@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
@@ -11,6 +11,8 @@ import type { GroupCommit } from '../db/group-commit.ts';
 import { jsonRows } from '../db/json-rows.ts';
 import { providerOf } from '../db/migrate.ts';
 import { guardedLookup } from '../media-fetch.ts';
+import type { Answer } from '../webhooks/attempt.ts';
+import { failureOf, isSuccess, payloadOf, post } from '../webhooks/attempt.ts';
 import { newSortableId } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
@@ -128,14 +130,6 @@ type Outcome =
       followUps: Array<Prisma.PrismaPromise<unknown>>;
     }
   | { failed: AttemptRow; followUps: Array<Prisma.PrismaPromise<unknown>> };
-
-const EXCERPT_CHARS = 500;
-
-/** The exponential backoff of attempt n (1-based), with full jitter over its upper half. */
-export const retryDelay = (attempt: number, baseMs: number, maxMs: number, random = Math.random): number => {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-};
 
 /**
  * The outbox's delivery loop. Claims due deliveries with one statement that two processes can run at
@@ -692,67 +686,26 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       await db.webhookDelivery.update({ where: { id: row.id }, data: { status: 'FAILED', lastError: reason, claimedUntil: null } });
       return;
     }
-    // `data` is stored as the JSON it is sent as: placed as it is, not parsed and written again.
-    const body = `{"type":${JSON.stringify(event.type)},"timestamp":"${event.createdAt.toISOString()}","data":${event.data}}`;
+    const body = payloadOf(event);
     const sentAt = this.options.now();
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt)
       secrets.push(endpoint.previousSecret);
     const signature = secrets.map((s) => this.signer(s).sign(event.id, sentAt, body)).join(' ');
-
-    let statusCode: number | null = null;
-    let excerpt: string | null = null;
-    let error: string | null = null;
-    const started = performance.now();
-    try {
-      const url = new URL(endpoint.url);
-      const rules = this.options.urlRules;
-      // A literal address connects without a lookup, so the guard of the connections never sees it.
-      if (!this.options.allowPrivate && rules.isLiteralPrivateHost(endpoint.url)) throw new Error(`url ${rules.privateMessage}`);
+    const rules = this.options.urlRules;
+    // A literal address connects without a lookup, so the guard of the connections never sees it.
+    let answer: Answer;
+    if (!this.options.allowPrivate && rules.isLiteralPrivateHost(endpoint.url))
+      answer = { statusCode: null, excerpt: null, error: `url ${rules.privateMessage}`, latencyMs: 0 };
+    else {
       this.agent ??= new Agent({ connect: { lookup: guardedLookup(this.options.allowPrivate, rules, this.options.resolveHost) } });
-      // undici's request rather than fetch: no WHATWG request, response and streams around each attempt
-      // (fetch cost about twice as much CPU per delivery). Redirects are not followed (an attempt's
-      // answer is its status), as fetch's redirect: 'manual' did.
-      const response = await request(url, {
-        dispatcher: this.agent,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'wa-multisession-api-webhooks',
-          'webhook-id': event.id,
-          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-          'webhook-signature': signature,
-        },
-        body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-      statusCode = response.statusCode;
-      excerpt = (await response.body.text()).slice(0, EXCERPT_CHARS);
-    } catch (err) {
-      const e = err as Error;
-      // What went wrong (refused address, connection refused...) may be the cause of a wrapping error.
-      error =
-        e.name === 'TimeoutError'
-          ? `no answer within ${this.options.timeoutMs} ms`
-          : e.cause instanceof Error
-            ? e.cause.message
-            : e.message;
+      answer = await post(this.agent, endpoint.url, { id: event.id, sentAt, signature }, body, this.options.timeoutMs);
     }
-    const latencyMs = Math.round(performance.now() - started);
+    const { statusCode, excerpt, error, latencyMs } = answer;
     const at = this.options.now();
     const attempts = row.attempts + 1;
-    const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const ok = isSuccess(answer);
     this.options.onAttempt?.(ok ? 'delivered' : 'failed', latencyMs / 1000);
-    const attempt: AttemptRow = {
-      deliveryId: row.id,
-      endpointId: endpoint.id,
-      eventId: event.id,
-      statusCode,
-      latencyMs,
-      responseExcerpt: excerpt,
-      error,
-      at,
-    };
 
     if (ok) {
       if (endpoint.failingSince) this.endpoints.delete(endpoint.id);
@@ -770,33 +723,27 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
 
     // what the outcome changes of the endpoint is read again for the next attempt
     this.endpoints.delete(endpoint.id);
-    const lastError = error ?? `HTTP ${statusCode}`;
-    const gone = statusCode === 410;
-    const failingSince = endpoint.failingSince ?? at;
-    const failingTooLong = at.getTime() - failingSince.getTime() >= this.options.retryForMs;
-    const expired = at.getTime() - event.createdAt.getTime() >= this.options.retryForMs;
-    const disabledReason = gone
-      ? `The endpoint answered 410 Gone at ${at.toISOString()}`
-      : failingTooLong
-        ? `Every delivery failed from ${failingSince.toISOString()} to ${at.toISOString()} (last: ${lastError})`
-        : null;
-    const delivery =
-      gone || expired || failingTooLong
-        ? {
-            status: 'FAILED',
-            lastError: gone
-              ? 'the endpoint answered 410 Gone'
-              : expired
-                ? `gave up after retrying for ${this.options.retryForMs} ms (last: ${lastError})`
-                : lastError,
-          }
-        : {
-            status: 'PENDING',
-            lastError,
-            nextAttemptAt: new Date(at.getTime() + retryDelay(attempts, this.options.retryBaseMs, this.options.retryMaxMs)),
-          };
+    const { delivery, disabledReason, failingSince } = failureOf({
+      answer,
+      attempts,
+      at,
+      eventCreatedAt: event.createdAt,
+      failingSince: endpoint.failingSince,
+      retryForMs: this.options.retryForMs,
+      retryBaseMs: this.options.retryBaseMs,
+      retryMaxMs: this.options.retryMaxMs,
+    });
     await record({
-      failed: attempt,
+      failed: {
+        deliveryId: row.id,
+        endpointId: endpoint.id,
+        eventId: event.id,
+        statusCode,
+        latencyMs,
+        responseExcerpt: excerpt,
+        error,
+        at,
+      },
       followUps: [
         db.webhookDelivery.update({ where: { id: row.id }, data: { ...delivery, attempts, lastStatus: statusCode, claimedUntil: null } }),
         disabledReason
@@ -804,7 +751,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
           : db.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince } }),
       ],
     });
-    if ('nextAttemptAt' in delivery && delivery.nextAttemptAt) this.retryAt(delivery.nextAttemptAt);
+    if (delivery.nextAttemptAt) this.retryAt(delivery.nextAttemptAt);
     if (disabledReason) {
       this.options.outbox.invalidate(endpoint.accountId);
       logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { Answer } from '../../src/runtime/webhooks/attempt.ts';
+import { failureOf, payloadOf, retryDelay } from '../../src/runtime/webhooks/attempt.ts';
+
+const DAY = 24 * 60 * 60 * 1000;
+const at = new Date('2026-11-25T12:00:00.000Z');
+const ago = (ms: number) => new Date(at.getTime() - ms);
+const answer = (statusCode: number | null, error: string | null = null): Answer => ({ statusCode, excerpt: null, error, latencyMs: 3 });
+const failure = (a: Answer, eventAge: number, failingFor: number | null) =>
+  failureOf({
+    answer: a,
+    attempts: 2,
+    at,
+    eventCreatedAt: ago(eventAge),
+    failingSince: failingFor === null ? null : ago(failingFor),
+    retryForMs: 3 * DAY,
+    retryBaseMs: 1_000,
+    retryMaxMs: 60_000,
+  });
+
+describe('a webhook attempt', () => {
+  it('backs off exponentially with jitter up to the ceiling', () => {
+    expect(retryDelay(1, 1_000, 60_000, () => 0)).toBe(500);
+    expect(retryDelay(1, 1_000, 60_000, () => 1)).toBe(1_000);
+    expect(retryDelay(4, 1_000, 60_000, () => 1)).toBe(8_000);
+    expect(retryDelay(40, 1_000, 60_000, () => 1)).toBe(60_000);
+  });
+
+  it('sends the stored data as it is, inside the Standard Webhooks payload', () => {
+    const body = payloadOf({ type: 'message.received', data: '{"content":"a \\"quoted\\" 👋"}', createdAt: at });
+    expect(JSON.parse(body)).toEqual({ type: 'message.received', timestamp: at.toISOString(), data: { content: 'a "quoted" 👋' } });
+  });
+
+  it('retries a failure later, starting the endpoint failing now', () => {
+    const { delivery, disabledReason, failingSince } = failure(answer(503), 1_000, null);
+    expect(delivery).toMatchObject({ status: 'PENDING', lastError: 'HTTP 503' });
+    expect((delivery.nextAttemptAt?.getTime() ?? 0) - at.getTime()).toBeGreaterThanOrEqual(1_000);
+    expect((delivery.nextAttemptAt?.getTime() ?? 0) - at.getTime()).toBeLessThanOrEqual(2_000);
+    expect(disabledReason).toBeNull();
+    expect(failingSince).toEqual(at);
+  });
+
+  it('gives up on 410 Gone and disables the endpoint, whatever the age', () => {
+    const { delivery, disabledReason } = failure(answer(410), 1_000, null);
+    expect(delivery).toEqual({ status: 'FAILED', lastError: 'the endpoint answered 410 Gone' });
+    expect(disabledReason).toBe(`The endpoint answered 410 Gone at ${at.toISOString()}`);
+  });
+
+  it('gives up on an event retried for 3 days, without disabling an endpoint that did not fail that long', () => {
+    const { delivery, disabledReason } = failure(answer(null, 'connect ECONNREFUSED'), 3 * DAY, DAY);
+    expect(delivery).toEqual({ status: 'FAILED', lastError: `gave up after retrying for ${3 * DAY} ms (last: connect ECONNREFUSED)` });
+    expect(disabledReason).toBeNull();
+  });
+
+  it('disables an endpoint whose deliveries all failed for 3 days, with the reason', () => {
+    const { delivery, disabledReason, failingSince } = failure(answer(500), 1_000, 3 * DAY);
+    expect(delivery).toEqual({ status: 'FAILED', lastError: 'HTTP 500' });
+    expect(failingSince).toEqual(ago(3 * DAY));
+    expect(disabledReason).toBe(`Every delivery failed from ${ago(3 * DAY).toISOString()} to ${at.toISOString()} (last: HTTP 500)`);
+  });
+});
