@@ -541,7 +541,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     for (const c of claimed) this.unclaimed.delete(c.id);
     if (claimed.length < room) {
       // Every due row committed before the claim is in it, but those of the full pairs: they are claimed
-      // once their pair has room again, and until then the handoff takes nothing (they come first).
+      // once their pair has room again, and until then the handoff takes nothing of that pair (they
+      // come first).
       for (const key of full) this.skipped.add(key);
       for (const [id, at] of this.unclaimed) if (at < began) this.unclaimed.delete(id);
       if (signals === this.dueSignals && this.unclaimed.size === 0) {
