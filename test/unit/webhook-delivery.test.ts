@@ -234,6 +234,55 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(3 * PER_SESSION);
   });
 
+  // Several nodes share one PostgreSQL; SQLite is one process's database.
+  if (kind === 'postgres')
+    it('two nodes on one database deliver every event exactly once, the second claiming what the first did not take', async () => {
+      await db.webhookEndpoint.create({ data: { accountId: 'nodes', url: URL_OK, events: '["*"]', secret: SECRET } });
+      const realTime = () => new Date();
+      const sent = { a: 0, b: 0 };
+      const node = (name: 'a' | 'b') => {
+        const outbox = createWebhookOutbox({ db, provider: 'postgres', now: realTime, cacheMs: 60_000 });
+        const delivery = new WebhookDeliveryLoop({
+          ...loop().options,
+          outbox,
+          now: realTime,
+          concurrency: 2,
+          pollMs: 20,
+          onAttempt: () => {
+            sent[name] += 1;
+          },
+        });
+        return { outbox, delivery };
+      };
+      const a = node('a');
+      const b = node('b');
+      const before = seen.length;
+      const EVENTS = 4 * 50;
+      a.delivery.start();
+      b.delivery.start();
+      try {
+        // every event is raised on node a, faster than it takes them in memory
+        await Promise.all(
+          ['s1', 's2', 's3', 's4'].map(async (sessionId) => {
+            for (let seq = 0; seq < 50; seq++)
+              await a.outbox.emit({ accountId: 'nodes', sessionId, type: 'session.status', data: { sessionId, seq } });
+          }),
+        );
+        const until = Date.now() + 30_000;
+        while (seen.length - before < EVENTS && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        // a second delivery of any of them would come within a poll or two
+        await new Promise((r) => setTimeout(r, 300));
+      } finally {
+        await Promise.all([a.delivery.stop(), b.delivery.stop()]);
+      }
+      const ids = seen.slice(before).map((r) => r.headers['webhook-id']);
+      expect(ids).toHaveLength(EVENTS);
+      expect(new Set(ids).size).toBe(EVENTS);
+      expect(sent.a + sent.b).toBe(EVENTS);
+      expect(sent.b).toBeGreaterThan(0);
+      expect(await db.webhookDelivery.count({ where: { accountId: 'nodes', status: 'DELIVERED' } })).toBe(EVENTS);
+    });
+
   it("a slow receiver's backlog holds back no other endpoint's deliveries, and what waits for it in memory keeps its lease", async () => {
     const slow = await db.webhookEndpoint.create({ data: { accountId: 'slow', url: URL_SLOW, events: '["*"]', secret: SECRET } });
     await db.webhookEndpoint.create({ data: { accountId: 'fast', url: URL_OK, events: '["*"]', secret: SECRET } });
