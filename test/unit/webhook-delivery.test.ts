@@ -234,6 +234,37 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(3 * PER_SESSION);
   });
 
+  // SQLite is one process's database: a start sends at once what the process before it left leased.
+  if (kind === 'sqlite')
+    it('sends at its start what a crashed process left leased, instead of when the lease ends', async () => {
+      const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'crashed', url: URL_OK, events: '["*"]', secret: SECRET } });
+      const realTime = () => new Date();
+      const leased = await db.webhookDelivery.create({
+        data: {
+          id: `msg_crashed_${endpoint.id}`,
+          eventId: 'msg_crashed',
+          type: 'session.status',
+          data: '{"status":"CONNECTED"}',
+          endpointId: endpoint.id,
+          accountId: 'crashed',
+          nextAttemptAt: new Date(Date.now() - 1_000),
+          claimedUntil: new Date(Date.now() + 60 * 60 * 1000),
+        },
+      });
+      const outbox = createWebhookOutbox({ db, provider: 'sqlite', now: realTime, cacheMs: 60_000 });
+      const delivery = new WebhookDeliveryLoop({ ...loop().options, outbox, now: realTime, pollMs: 20 });
+      delivery.start();
+      try {
+        const until = Date.now() + 30_000;
+        while (!seen.some((r) => r.headers['webhook-id'] === 'msg_crashed') && Date.now() < until)
+          await new Promise((r) => setTimeout(r, 20));
+      } finally {
+        await delivery.stop();
+      }
+      expect(seen.filter((r) => r.headers['webhook-id'] === 'msg_crashed')).toHaveLength(1);
+      expect(await db.webhookDelivery.findUniqueOrThrow({ where: { id: leased.id } })).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+    });
+
   // Several nodes share one PostgreSQL; SQLite is one process's database.
   if (kind === 'postgres')
     it('two nodes on one database deliver every event exactly once, the second claiming what the first did not take', async () => {

@@ -186,6 +186,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   /** pairs a claim skipped for being full: once one has room again, a claim looks for its deliveries */
   private readonly skipped = new Set<string>();
   private renewer: NodeJS.Timeout | null = null;
+  /** SQLite at start: the leases left by this process's predecessor being released (no claim meanwhile) */
+  private releasing: Promise<void> | null = null;
   /**
    * Deliveries written here that the handoff did not take, by id, with when they were noted: while any is
    * left, the handoff takes nothing (what it took would go out before them). A claim returns them once
@@ -433,6 +435,27 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.renew().catch((err: unknown) => this.options.logger.warn({ err }, 'renewing the leases of held webhook deliveries failed'));
     }, this.options.timeoutMs);
     this.renewer.unref();
+    // SQLite is one process's database: what a start finds leased was leased before a crash or a restart
+    // of this service, and is sent again now instead of when its lease ends. (Several nodes share
+    // PostgreSQL, where a lease may be another node's: there it runs out.)
+    if (!this.postgres && !this.releasing) {
+      this.releasing = this.options.db.$executeRaw`UPDATE "WebhookDelivery" SET "claimedUntil" = NULL
+        WHERE "status" = 'PENDING' AND "claimedUntil" IS NOT NULL`
+        .then(
+          () => undefined,
+          (err: unknown) =>
+            this.options.logger.warn(
+              { err },
+              'releasing webhook deliveries leased before the start failed; they are sent when their leases end',
+            ),
+        )
+        .finally(() => {
+          this.releasing = null;
+          this.urgent = true;
+          this.mayBeDue();
+          this.wake();
+        });
+    }
     this.wake();
   }
 
@@ -509,6 +532,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   }
 
   private async tick(): Promise<void> {
+    if (this.releasing) return;
     const { concurrency } = this.options;
     // Under load every finished attempt and every write wakes the loop; a claim each time would cost a
     // statement for a few deliveries. A busy loop claims once fewer than twice its places' worth are held
