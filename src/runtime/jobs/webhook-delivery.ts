@@ -484,6 +484,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.pruner = null;
     this.timer = null;
     this.unclaimed.clear();
+    await this.releasing;
     await this.ticking;
     // Emptied in place: each worker finishes its request in flight and then finds its queue empty.
     const left = [...this.queues.values()].flatMap((queue) => queue.splice(0));
