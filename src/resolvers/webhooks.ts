@@ -259,17 +259,19 @@ const attemptView = (a: WebhookAttempt): AttemptView => ({
   at: a.at.toISOString(),
 });
 
-/** The success a delivery records on itself (a delivery delivered before that was recorded has its success as a log row). */
-const successOf = (row: WebhookDelivery): AttemptView | null =>
+/** The success a delivery records on itself, if any (a delivery delivered before that was recorded has its success as a log row). */
+const successOf = (row: WebhookDelivery): AttemptView[] =>
   row.status === 'DELIVERED' && row.deliveredAt && row.successLatencyMs !== null
-    ? {
-        statusCode: row.lastStatus,
-        latencyMs: row.successLatencyMs,
-        responseExcerpt: row.successExcerpt,
-        error: null,
-        at: row.deliveredAt.toISOString(),
-      }
-    : null;
+    ? [
+        {
+          statusCode: row.lastStatus,
+          latencyMs: row.successLatencyMs,
+          responseExcerpt: row.successExcerpt,
+          error: null,
+          at: row.deliveredAt.toISOString(),
+        },
+      ]
+    : [];
 
 const deliveryView = (row: WebhookDelivery, attempts: WebhookAttempt[]): WebhookDeliveryView => ({
   id: row.id,
@@ -282,7 +284,7 @@ const deliveryView = (row: WebhookDelivery, attempts: WebhookAttempt[]): Webhook
   lastError: row.lastError,
   deliveredAt: row.deliveredAt?.toISOString() ?? null,
   createdAt: row.createdAt.toISOString(),
-  attemptLog: [...attempts.map(attemptView), ...[successOf(row) ?? []].flat()],
+  attemptLog: [...attempts.map(attemptView), ...successOf(row)],
 });
 
 /** The delivery log of one endpoint, newest first, each with its attempts. */
@@ -326,7 +328,7 @@ export const replayWebhook = async (ctx: RequestContext, id: string, input: unkn
     if (!event) throw notFound('Event');
     const id = `${event.eventId}_${endpoint.id}`;
     const earlier = await ctx.db.webhookDelivery.findUnique({ where: { id } });
-    const success = earlier ? successOf(earlier) : null;
+    const [success] = earlier ? successOf(earlier) : [];
     await ctx.db.$transaction([
       // the success recorded on the delivery joins its log before the delivery starts again
       ...(success

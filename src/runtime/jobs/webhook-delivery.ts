@@ -168,6 +168,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private stopped = false;
   private readonly workers = new Set<Promise<void>>();
   private readonly postgres: boolean;
+  /** a list of texts (ids, keys) as a one-column table of one JSON parameter */
+  private readonly texts: (values: string[]) => Prisma.Sql;
   /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
   private readonly outcomes: GroupCommit<Outcome>;
   /**
@@ -203,6 +205,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     // lease ends (at least once), with one log row too many at worst.
     const provider = providerOf(options.databaseUrl);
     this.postgres = provider === 'postgres';
+    const textTable = jsonRows(provider, [['value', 'text']]);
+    this.texts = (values) => Prisma.sql`SELECT "value" FROM (${textTable(values.map((v) => [v]))}) AS t`;
     const attemptTable = jsonRows(provider, [
       ['id', 'text'],
       ['deliveryId', 'text'],
@@ -462,12 +466,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   /** Extends the lease of every delivery held here that is still leased (an outcome already recorded is left alone). */
   private async renew(): Promise<void> {
     if (this.held.size === 0) return;
-    const ids = JSON.stringify([...this.held]);
-    const list = this.postgres
-      ? Prisma.sql`SELECT json_array_elements_text(${ids}::json)`
-      : Prisma.sql`SELECT value FROM json_each(${ids})`;
     await this.options.db.$executeRaw`UPDATE "WebhookDelivery" SET "claimedUntil" = ${this.leaseUntil()}
-      WHERE "id" IN (${list}) AND "status" = 'PENDING' AND "claimedUntil" IS NOT NULL`;
+      WHERE "id" IN (${this.texts([...this.held])}) AND "status" = 'PENDING' AND "claimedUntil" IS NOT NULL`;
   }
 
   /** Stops claiming and waits for the requests in flight; what is still queued is released to be claimed again. */
@@ -658,13 +658,9 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const now = this.options.now();
     const leaseUntil = this.leaseUntil();
     const lock = this.postgres ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
-    const keys = JSON.stringify(skip);
+    // the pair's key as keyOf makes it
     const skipped =
-      skip.length === 0
-        ? Prisma.empty
-        : this.postgres
-          ? Prisma.sql`AND ("endpointId" || '|' || COALESCE("sessionId", '')) NOT IN (SELECT json_array_elements_text(${keys}::json))`
-          : Prisma.sql`AND ("endpointId" || '|' || COALESCE("sessionId", '')) NOT IN (SELECT value FROM json_each(${keys}))`;
+      skip.length === 0 ? Prisma.empty : Prisma.sql`AND ("endpointId" || '|' || COALESCE("sessionId", '')) NOT IN (${this.texts(skip)})`;
     const rows = await this.options.db.$queryRaw<ClaimRow[]>`UPDATE "WebhookDelivery" SET "claimedUntil" = ${leaseUntil}
       WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "status" = 'PENDING' AND "nextAttemptAt" <= ${now}
         AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now}) ${skipped} ORDER BY "nextAttemptAt", "eventId" LIMIT ${limit} ${lock})

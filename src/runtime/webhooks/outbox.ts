@@ -145,12 +145,13 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
       for (const listener of listeners) listener();
       return;
     }
-    const mine = rows.filter((r) => taken.has(r));
-    if (mine.length > 0) {
-      for (const r of mine) taken.delete(r);
-      loop?.take(mine);
+    const mine: OutboxRows[] = [];
+    const unclaimed: string[] = [];
+    for (const r of rows) {
+      if (taken.delete(r)) mine.push(r);
+      else for (const d of r.deliveries) unclaimed.push(d.id);
     }
-    const unclaimed = rows.filter((r) => !mine.includes(r)).flatMap((r) => r.deliveries.map((d) => d.id));
+    if (mine.length > 0) loop?.take(mine);
     if (unclaimed.length > 0) for (const listener of listeners) listener(unclaimed);
   };
 
