@@ -234,6 +234,42 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(3 * PER_SESSION);
   });
 
+  it('keeps taking what is written here in memory while its polls find nothing, however busy it is', async () => {
+    const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'polled', url: URL_SLOW, events: '["*"]', secret: SECRET } });
+    const outbox = createWebhookOutbox({ db, provider: providerOf(database.url), now: () => new Date(), cacheMs: 60_000 });
+    let declined = 0;
+    const handoff = outbox.handoff;
+    outbox.handoff = (loop) =>
+      handoff({
+        ...loop,
+        accepts: (ids) => {
+          const lease = loop.accepts(ids);
+          if (!lease) declined += 1;
+          return lease;
+        },
+      });
+    // Polls every 10 ms while twice the concurrency waits on a receiver taking half a second: a poll
+    // that made the handoff wait for a claim (which cannot run while the loop is that busy) sent
+    // everything written meanwhile through the database.
+    const delivery = new WebhookDeliveryLoop({ ...loop().options, outbox, now: () => new Date(), concurrency: 2, pollMs: 10 });
+    delivery.start();
+    const before = slowSeen;
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      for (let seq = 0; seq < 4; seq++) {
+        for (const sessionId of ['s1', 's2']) await outbox.emit({ accountId: 'polled', sessionId, type: 'session.status', data: { seq } });
+        await new Promise((r) => setTimeout(r, 40));
+      }
+      const until = Date.now() + 30_000;
+      while (slowSeen - before < 8 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await delivery.stop();
+    }
+    expect(declined).toBe(0);
+    expect(slowSeen - before).toBe(8);
+    expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(8);
+  });
+
   // SQLite is one process's database: a start sends at once what the process before it left leased.
   if (kind === 'sqlite')
     it('sends at its start what a crashed process left leased, instead of when the lease ends', async () => {

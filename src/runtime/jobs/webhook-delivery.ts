@@ -49,8 +49,14 @@ const COALESCE_MS = 5;
  * stays leased meanwhile), so this delays no delivery; a failure's retry is seconds away anyway.
  */
 const OUTCOME_DELAY_MS = 5;
-/** deliveries written here are taken straight into memory, and claims take them, while fewer than this many times the concurrency are held there */
-const HANDOFF_BACKLOG = 4;
+/** a claim takes up to this many times the concurrency, less what is held (pairs at MAX_HELD_PER_KEY aside) */
+const CLAIM_BACKLOG = 4;
+/**
+ * Deliveries written here are taken straight into memory while fewer than this many times the
+ * concurrency are held (and fewer than MAX_HELD_PER_KEY of their endpoint and session). A delivery
+ * declined is read back by a claim, which costs its statement and its rows again.
+ */
+const HANDOFF_BACKLOG = 16;
 /**
  * Deliveries of one endpoint and session held in memory (queued or in flight) beyond which claims skip that
  * pair and the handoff declines it: a slow receiver's backlog waits in the database, and the places and
@@ -149,6 +155,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
    * (a write here, the poll for other nodes' writes, a retry's time), finished attempts do not claim again.
    */
   private exhausted = false;
+  /** set by look(): a claim runs even if `exhausted` */
+  private looking = false;
+  /** the claim running began with nothing written here known to wait in the database: the handoff may take meanwhile */
+  private lookOnly = false;
   private readonly signers = new Map<string, Webhook>();
   /** successes whose record is still being written */
   private unrecorded = 0;
@@ -270,16 +280,20 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.wake();
     });
     options.outbox.handoff({
-      // Only while no unclaimed delivery is known to be due, and no claim is running: what is taken
-      // then comes after everything already queued, in the order it was written.
+      // Only while no unclaimed delivery is known to be due, and no claim is running but a look: what is
+      // taken then comes after everything already queued, in the order it was written.
       accepts: (deliveries) => {
         if (this.stopped) return null;
         if (
           this.exhausted &&
           this.unclaimed.size === 0 &&
-          !this.ticking &&
+          (!this.ticking || this.lookOnly) &&
           this.outstanding + deliveries.length <= this.options.concurrency * HANDOFF_BACKLOG &&
-          deliveries.every((d) => (this.heldPerKey.get(keyOf(d)) ?? 0) < MAX_HELD_PER_KEY)
+          deliveries.every((d) => {
+            const key = keyOf(d);
+            // a pair a claim skipped for being full has deliveries waiting in the database: they go first
+            return !this.skipped.has(key) && (this.heldPerKey.get(key) ?? 0) < MAX_HELD_PER_KEY;
+          })
         )
           return this.leaseUntil();
         this.noteUnclaimed(deliveries.map((d) => d.id));
@@ -401,6 +415,18 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     for (const id of ids) this.unclaimed.set(id, at);
   }
 
+  /**
+   * The poll, or a retry's time: a claim looks for what has become due (a retry, another node's writes)
+   * at the next chance. Nothing written here is known to wait in the database, so the handoff goes on
+   * taking meanwhile: making it wait would send a busy loop's whole backlog through claims until the
+   * loop has room to claim again.
+   */
+  private look(): void {
+    this.urgent = true;
+    this.looking = true;
+    this.wake();
+  }
+
   private mayBeDue(): void {
     this.dueSignals += 1;
     this.exhausted = false;
@@ -416,9 +442,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.retryTimer = setTimeout(
       () => {
         this.retryTimer = null;
-        this.urgent = true;
-        this.mayBeDue();
-        this.wake();
+        this.look();
       },
       Math.max(0, ms - this.options.now().getTime()),
     );
@@ -513,6 +537,9 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       this.again = true;
       return;
     }
+    // Every finished attempt wakes the loop; while a tick would claim nothing, the wake costs nothing
+    // (the poll's timer, armed after the last tick, stays as it is).
+    if (this.timer && !this.releasing && !this.mayClaim()) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.ticking = this.tick().finally(() => {
@@ -523,13 +550,18 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
         this.wake();
         return;
       }
-      this.timer = setTimeout(() => {
-        this.urgent = true;
-        this.mayBeDue();
-        this.wake();
-      }, this.options.pollMs ?? 1_000);
+      this.timer = setTimeout(() => this.look(), this.options.pollMs ?? 1_000);
       this.timer.unref();
     });
+  }
+
+  /**
+   * Whether a claim may find something and has room: not when the last one found all there was (unless
+   * asked to look again), nor while twice the places' worth are held. What full pairs hold does not count: they wait on their
+   * receivers, and the others' deliveries go on.
+   */
+  private mayClaim(): boolean {
+    return (!this.exhausted || this.looking) && this.outstanding - this.saturatedHeld < this.options.concurrency * 2;
   }
 
   private async tick(): Promise<void> {
@@ -537,12 +569,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const { concurrency } = this.options;
     // Under load every finished attempt and every write wakes the loop; a claim each time would cost a
     // statement for a few deliveries. A busy loop claims once fewer than twice its places' worth are held
-    // (in flight or queued), then as many as the handoff may hold, so a claim takes dozens. What full
-    // pairs hold does not count: they wait on their receivers, and the others' deliveries go on.
-    const held = this.outstanding - this.saturatedHeld;
-    const room = concurrency * HANDOFF_BACKLOG - held;
+    // (in flight or queued), then as many as the handoff may hold, so a claim takes dozens.
+    if (!this.mayClaim()) return;
+    const room = concurrency * CLAIM_BACKLOG - (this.outstanding - this.saturatedHeld);
     const quarter = Math.ceil(concurrency / 4);
-    if (this.exhausted || room <= 0 || held >= concurrency * 2) return;
     if (!this.urgent && this.known < quarter) {
       const wait = this.lastClaimAt + COALESCE_MS - performance.now();
       if (wait > 0) {
@@ -551,16 +581,20 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       }
     }
     this.urgent = false;
+    this.looking = false;
     const began = performance.now();
     this.lastClaimAt = began;
     const signals = this.dueSignals;
     const full = [...this.heldPerKey].filter(([, n]) => n >= MAX_HELD_PER_KEY).map(([key]) => key);
     let claimed: Claimed[];
+    this.lookOnly = this.exhausted;
     try {
       claimed = await this.claim(room, full);
     } catch (err) {
       this.options.logger.error({ err }, 'claiming webhook deliveries failed');
       return;
+    } finally {
+      this.lookOnly = false;
     }
     this.known = Math.max(0, this.known - claimed.length);
     for (const c of claimed) this.unclaimed.delete(c.id);
@@ -577,7 +611,11 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     }
     claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.eventId < b.eventId ? -1 : 1));
     this.enqueue(claimed);
-    if (claimed.length === room) this.again = true;
+    if (claimed.length === room) {
+      // there may be more: the next tick claims again, even after a look
+      this.again = true;
+      this.looking = true;
+    }
   }
 
   private async drain(key: string): Promise<void> {
