@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer } from '../../src/runtime/webhooks/attempt.ts';
-import { failureOf, payloadOf, retryDelay } from '../../src/runtime/webhooks/attempt.ts';
+import { failureOf, payloadOf, post, retryDelay } from '../../src/runtime/webhooks/attempt.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const at = new Date('2026-11-25T12:00:00.000Z');
@@ -57,5 +60,47 @@ describe('a webhook attempt', () => {
     expect(delivery).toEqual({ status: 'FAILED', lastError: 'HTTP 500' });
     expect(failingSince).toEqual(ago(3 * DAY));
     expect(disabledReason).toBe(`Every delivery failed from ${ago(3 * DAY).toISOString()} to ${at.toISOString()} (last: HTTP 500)`);
+  });
+});
+
+describe('a webhook POST', () => {
+  // /drip answers its headers at once and then a byte every 50 ms, never ending; /emoji answers 600 emoji.
+  let drips = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/drip') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => {
+          drips += 1;
+          res.write('.');
+        }, 50);
+        res.on('close', () => clearInterval(timer));
+      } else res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('👋'.repeat(600));
+    });
+  });
+  let base = '';
+  const agent = new Agent();
+  const send = (path: string, timeoutMs: number) =>
+    post(agent, `${base}${path}`, { id: 'msg_1', sentAt: new Date(), signature: 'v1,x' }, '{}', timeoutMs);
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await agent.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('gives up on an answer whose body is still coming when the time is out', async () => {
+    const answer = await send('/drip', 400);
+    expect(answer).toMatchObject({ statusCode: null, excerpt: null, error: 'no answer within 400 ms' });
+    expect(drips).toBeGreaterThan(2);
+  });
+
+  it('keeps the first 500 characters of the answer as its excerpt', async () => {
+    const answer = await send('/emoji', 5_000);
+    expect(answer).toMatchObject({ statusCode: 200, error: null, excerpt: '👋'.repeat(600).slice(0, 500) });
   });
 });

@@ -114,6 +114,23 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(await db.webhookAttempt.count({ where: { deliveryId: claimed.id } })).toBe(0);
   });
 
+  it('claims nothing while not started, even once a failed attempt made through it has a retry due', async () => {
+    const realTime = () => new Date();
+    const idle = new WebhookDeliveryLoop({ ...loop().options, now: realTime, retryBaseMs: 20, retryMaxMs: 40 });
+    const { claimed } = await seed(URL_FAILING, null);
+    await idle.attempt({ ...claimed, createdAt: realTime(), event: { ...claimed.event, createdAt: realTime() } });
+    // another due delivery, which a loop running anywhere would claim and send at once
+    const other = await seed(URL_OK, null);
+    const before = seen.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen.length).toBe(before);
+    expect(await db.webhookDelivery.findUniqueOrThrow({ where: { id: other.claimed.id } })).toMatchObject({
+      status: 'PENDING',
+      attempts: 0,
+      claimedUntil: null,
+    });
+  });
+
   it('keeps retrying a failing endpoint with backoff, and disables it once it has failed for 3 days, with the reason', async () => {
     const start = clock;
     const { endpoint, claimed } = await seed(URL_FAILING, null);

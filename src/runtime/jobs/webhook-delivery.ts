@@ -175,7 +175,11 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private urgent = true;
   private coalesceTimer: NodeJS.Timeout | null = null;
   private retryTimerAt = 0;
-  private stopped = false;
+  /**
+   * Until start() and after stop(): a loop that never started claims nothing, even when an attempt made
+   * through it (the tests', a one-off) set a retry's timer.
+   */
+  private stopped = true;
   private readonly workers = new Set<Promise<void>>();
   private readonly postgres: boolean;
   /** a list of texts (ids, keys) as a one-column table of one JSON parameter */
