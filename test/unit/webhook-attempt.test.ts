@@ -64,7 +64,8 @@ describe('a webhook attempt', () => {
 });
 
 describe('a webhook POST', () => {
-  // /drip answers its headers at once and then a byte every 50 ms, never ending; /emoji answers 600 emoji.
+  // /drip answers its headers at once and then a byte every 50 ms, never ending; /stream streams
+  // without end as fast as it can; /emoji answers 600 emoji; /silent never answers.
   let drips = 0;
   const server = createServer((req, res) => {
     req.resume();
@@ -76,6 +77,15 @@ describe('a webhook POST', () => {
           res.write('.');
         }, 50);
         res.on('close', () => clearInterval(timer));
+      } else if (req.url === '/stream') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const more = () => {
+          while (!res.destroyed && res.write('x'.repeat(16_384)));
+        };
+        res.on('drain', more);
+        more();
+      } else if (req.url === '/silent') {
+        // never answers
       } else res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('👋'.repeat(600));
     });
   });
@@ -97,6 +107,16 @@ describe('a webhook POST', () => {
     const answer = await send('/drip', 400);
     expect(answer).toMatchObject({ statusCode: null, excerpt: null, error: 'no answer within 400 ms' });
     expect(drips).toBeGreaterThan(2);
+  });
+
+  it('gives up on a receiver that does not answer when the time is out', async () => {
+    const answer = await send('/silent', 300);
+    expect(answer).toMatchObject({ statusCode: null, excerpt: null, error: 'no answer within 300 ms' });
+  });
+
+  it('reads no more of an endless body than its excerpt needs', async () => {
+    const answer = await send('/stream', 5_000);
+    expect(answer).toMatchObject({ statusCode: 200, error: null, excerpt: 'x'.repeat(500) });
   });
 
   it('keeps the first 500 characters of the answer as its excerpt', async () => {
