@@ -10,6 +10,7 @@ import type { TestDatabase } from '../../src/runtime/db/testing.ts';
 import { urlRules } from '../../src/resolvers/media-urls.ts';
 import { WebhookDeliveryLoop } from '../../src/runtime/jobs/webhook-delivery.ts';
 import { createWebhookOutbox } from '../../src/runtime/webhooks/outbox.ts';
+import type { WebhookOutbox } from '../../src/runtime/ports/webhooks.ts';
 import { dbKinds } from '../helpers/app.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -61,6 +62,23 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
       urlRules,
       retentionMs: 7 * DAY,
     });
+
+  /** Counts the writes the loop's handoff took into memory and those it declined. */
+  const countHandoff = (outbox: WebhookOutbox) => {
+    const counts = { taken: 0, declined: 0 };
+    const handoff = outbox.handoff;
+    outbox.handoff = (given) =>
+      handoff({
+        ...given,
+        accepts: (deliveries) => {
+          const lease = given.accepts(deliveries);
+          if (lease) counts.taken += 1;
+          else counts.declined += 1;
+          return lease;
+        },
+      });
+    return counts;
+  };
 
   const seed = async (url: string, failingSince: Date | null) => {
     const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'acc', url, events: '["*"]', secret: SECRET, failingSince } });
@@ -194,20 +212,8 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
   it("keeps each session's order, once each, when events come faster than the loop takes them in memory", async () => {
     const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'order', url: URL_OK, events: '["*"]', secret: SECRET } });
     const outbox = createWebhookOutbox({ db, provider: providerOf(database.url), now: () => clock, cacheMs: 60_000 });
-    // Counts what the loop's handoff takes and declines, to know the run went through both.
-    let taken = 0;
-    let declined = 0;
-    const handoff = outbox.handoff;
-    outbox.handoff = (loop) =>
-      handoff({
-        ...loop,
-        accepts: (ids) => {
-          const lease = loop.accepts(ids);
-          if (lease) taken += 1;
-          else declined += 1;
-          return lease;
-        },
-      });
+    // to know the run went through both
+    const handed = countHandoff(outbox);
     const delivery = new WebhookDeliveryLoop({ ...loop().options, outbox, concurrency: 2, pollMs: 50 });
     delivery.start();
     const before = seen.length;
@@ -244,8 +250,8 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
       await delivery.stop();
     }
     const got = seen.slice(before).map((r) => (JSON.parse(r.body) as { data: { sessionId: string; seq: number } }).data);
-    expect(taken).toBeGreaterThan(0);
-    expect(declined).toBeGreaterThan(0);
+    expect(handed.taken).toBeGreaterThan(0);
+    expect(handed.declined).toBeGreaterThan(0);
     for (const sessionId of sessions)
       expect(got.filter((d) => d.sessionId === sessionId).map((d) => d.seq)).toEqual(Array.from({ length: PER_SESSION }, (_, i) => i));
     expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(3 * PER_SESSION);
@@ -254,17 +260,7 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
   it('keeps taking what is written here in memory while its polls find nothing, however busy it is', async () => {
     const endpoint = await db.webhookEndpoint.create({ data: { accountId: 'polled', url: URL_SLOW, events: '["*"]', secret: SECRET } });
     const outbox = createWebhookOutbox({ db, provider: providerOf(database.url), now: () => new Date(), cacheMs: 60_000 });
-    let declined = 0;
-    const handoff = outbox.handoff;
-    outbox.handoff = (loop) =>
-      handoff({
-        ...loop,
-        accepts: (ids) => {
-          const lease = loop.accepts(ids);
-          if (!lease) declined += 1;
-          return lease;
-        },
-      });
+    const handed = countHandoff(outbox);
     // Polls every 10 ms while twice the concurrency waits on a receiver taking half a second: a poll
     // that made the handoff wait for a claim (which cannot run while the loop is that busy) sent
     // everything written meanwhile through the database.
@@ -282,7 +278,7 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     } finally {
       await delivery.stop();
     }
-    expect(declined).toBe(0);
+    expect(handed.declined).toBe(0);
     expect(slowSeen - before).toBe(8);
     expect(await db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: 'DELIVERED' } })).toBe(8);
   });
