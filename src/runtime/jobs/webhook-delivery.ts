@@ -561,8 +561,8 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
 
   /**
    * Whether a claim may find something and has room: not when the last one found all there was (unless
-   * asked to look again), nor while twice the places' worth are held. What full pairs hold does not count: they wait on their
-   * receivers, and the others' deliveries go on.
+   * asked to look again), nor while twice the places' worth are held. What full pairs hold does not
+   * count: they wait on their receivers, and the others' deliveries go on.
    */
   private mayClaim(): boolean {
     return (!this.exhausted || this.looking) && this.outstanding - this.saturatedHeld < this.options.concurrency * 2;
