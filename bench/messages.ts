@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +32,28 @@ const quantile = (values: number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 };
 
+// Node.js gives each worker thread its `name` as the OS thread's; V8's own helpers (concurrent marking
+// and compilation) are "V8Worker". Clock ticks of 10 ms: a round spends a second or more.
+const THREADS: Record<string, string> = { MainThread: 'main', network: 'network', bare: 'bare', load: 'load', V8Worker: 'V8 helpers' };
+const TICK_MS = 10;
+/** CPU (ms) used so far by each group of this process's threads, from /proc. */
+const threadCpu = (): Map<string, number> => {
+  const used = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // after the name: state is field 3, utime and stime fields 14 and 15
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const group = THREADS[name] ?? 'other';
+      used.set(group, (used.get(group) ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return used;
+};
+
 /** When the main thread last went idle: the start of the first 10 ms in which it was busy under 5% of the time. */
 const idleSince = async (): Promise<number> => {
   for (;;) {
@@ -47,7 +69,7 @@ const idleSince = async (): Promise<number> => {
  * once every answer is in, with the CPU (ms) that thread spent on them.
  */
 const startLoader = async (workerData: { baseUrl: string; key: string; concurrency: number }) => {
-  const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData });
+  const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { name: 'load', workerData });
   await new Promise<void>((resolve, reject) => {
     worker.once('message', () => resolve());
     worker.once('error', reject);
@@ -75,7 +97,7 @@ type PollReport = { kind: 'ready' } | { kind: 'sent' } | { kind: 'answer'; count
 
 /** A long-poll client on its own thread (see poll-client.mjs); `poll` resolves with the answer's count and arrival time. */
 const startPollClient = async (workerData: { baseUrl: string; path: string; key: string }) => {
-  const worker = new Worker(new URL('./poll-client.mjs', import.meta.url), { workerData });
+  const worker = new Worker(new URL('./poll-client.mjs', import.meta.url), { name: 'poll-client', workerData });
   const next = (kind: PollReport['kind']) =>
     new Promise<PollReport>((resolve, reject) => {
       const onMessage = (report: PollReport) => {
@@ -107,7 +129,10 @@ const startPollClient = async (workerData: { baseUrl: string; path: string; key:
 /** The bare Baileys socket on its own thread (bare-socket.ts), linked to `number` through the QR flow. */
 const startBareSocket = async (sandbox: Sandbox, number: string) => {
   sandbox.control.addPhone(number, 'Bare socket');
-  const worker = new Worker(new URL('./bare-socket.mjs', import.meta.url), { workerData: { sandbox: sandboxAddress(sandbox) } });
+  const worker = new Worker(new URL('./bare-socket.mjs', import.meta.url), {
+    name: 'bare',
+    workerData: { sandbox: sandboxAddress(sandbox) },
+  });
   const request = (message: BareRequest) => worker.postMessage(message);
   const arrivals: Array<(at: bigint) => void> = [];
   let sent: ((failed?: string) => void) | null = null;
@@ -168,13 +193,15 @@ export const benchMessages = async () => {
      */
     const measure = async (count: number, load: () => Promise<number>, settle: () => Promise<number>, phase?: string) => {
       const cpu = process.cpuUsage();
+      const threadsBefore = threadCpu();
       const from = nowUs();
       const started = performance.now();
       const loaderCpuMs = await load();
       const ended = await settle();
       const { user, system } = process.cpuUsage(cpu);
+      const threads = new Map([...threadCpu()].map(([group, ms]) => [group, (ms - (threadsBefore.get(group) ?? 0)) / count]));
       if (phase) mark(phase, from);
-      return { rate: count / ((ended - started) / 1000), cpuMs: (user + system) / 1000 / count, loaderMs: loaderCpuMs / count };
+      return { rate: count / ((ended - started) / 1000), cpuMs: (user + system) / 1000 / count, loaderMs: loaderCpuMs / count, threads };
     };
     const sendRound = (number: string, count: number, load: () => Promise<number>, phase?: string) => {
       const before = ctx.sandbox.control.inbox(number).length;
@@ -265,7 +292,16 @@ export const benchMessages = async () => {
       await client.close();
     }
     const median = (values: number[]) => quantile(values, 0.5);
+    const byThread = (rounds: Round[]) =>
+      new Map(
+        Object.values(THREADS)
+          .concat('other')
+          .map((group) => [group, median(rounds.map((r) => r.threads.get(group) ?? 0))]),
+      );
     return {
+      apiThreads: byThread(api),
+      bareThreads: byThread(bareRounds),
+      httpThreads: byThread(httpRounds),
       apiCpuMs: median(api.map((r) => r.cpuMs)),
       bareCpuMs: median(bareRounds.map((r) => r.cpuMs)),
       httpCpuMs: median(httpRounds.map((r) => r.cpuMs)),
@@ -310,6 +346,14 @@ export const printMessageBench = (r: Awaited<ReturnType<typeof benchMessages>>):
     `  without the load generator's thread (${r.apiLoaderMs.toFixed(2)} ms per send): API ${api.toFixed(2)} ms, ${(api / r.bareCpuMs).toFixed(2)}× the bare socket; ` +
       `HTTP alone (the same requests refused by validation, 400: nothing written or sent) ${http.toFixed(2)} ms, the bare socket plus it ${((r.bareCpuMs + http) / r.bareCpuMs).toFixed(2)}×; ` +
       `what the API adds beyond both (the durable record and SENT mark, the thread hop, persisted keys) ${(api - r.bareCpuMs - http).toFixed(2)} ms`,
+  );
+  const threads = (figures: Map<string, number>) =>
+    [...figures]
+      .filter(([, ms]) => ms > 0)
+      .map(([group, ms]) => `${group} ${ms.toFixed(2)}`)
+      .join(', ');
+  console.log(
+    `  CPU per message by thread (ms, median of the rounds, from /proc in 10 ms ticks): API ${threads(r.apiThreads)}; bare ${threads(r.bareThreads)}; HTTP alone ${threads(r.httpThreads)}`,
   );
   console.log(
     `  rounds, msg/s: API ${r.apiRates.map((x) => x.toFixed(0)).join(' ')}; bare ${r.bareRates.map((x) => x.toFixed(0)).join(' ')}`,

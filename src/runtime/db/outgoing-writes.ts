@@ -2,12 +2,34 @@ import type { Logger } from 'pino';
 import type { Db } from '../ports/db.ts';
 import type { OutgoingWrites, PendingRecord, ReceiptTimesRow, SentMark } from '../ports/outgoing.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
+import { Prisma } from '../../generated/sqlite/client.ts';
 import { groupCommit } from './group-commit.ts';
 import { jsonRows } from './json-rows.ts';
 import { providerOf } from './migrate.ts';
+import type { Provider } from './migrate.ts';
 
 /** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
 const SENT_MARK_DELAY_MS = 20;
+
+/** The statement that marks a batch SENT: only records still PENDING, so a FAILED set meanwhile stays. */
+export const sentMarks = (provider: Provider): ((marks: SentMark[]) => Prisma.Sql) => {
+  const table = jsonRows(provider, [
+    ['id', 'text'],
+    ['sentAt', 'timestamp'],
+    ['waMessageId', 'text'],
+    ['remoteJid', 'text'],
+    ['sentMessage', 'text'],
+  ]);
+  // Without statistics SQLite's planner takes the (status, sendAt) index for the status test and walks
+  // every PENDING record (scheduled ones too), scanning the batch for each; the unary + leaves it the
+  // primary key, one lookup per mark. PostgreSQL's planner has statistics and needs no such hint.
+  const stillPending = Prisma.raw(`${provider === 'sqlite' ? '+' : ''}"OutgoingMessage"."status" = 'PENDING'`);
+  return (marks) => {
+    const rows = table(marks.map((m) => [m.id, m.sentAt, m.waMessageId, m.remoteJid, m.sentMessage]));
+    return Prisma.sql`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v."sentAt", "waMessageId" = v."waMessageId", "remoteJid" = v."remoteJid", "sentMessage" = v."sentMessage"
+      FROM (${rows}) AS v WHERE "OutgoingMessage"."id" = v."id" AND ${stillPending}`;
+  };
+};
 
 export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger, webhooks?: WebhookOutbox): OutgoingWrites => {
   // Each batch is one statement whose rows are one JSON parameter (json-rows.ts).
@@ -23,13 +45,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     ['waMessageId', 'text'],
     ['createdAt', 'timestamp'],
   ]);
-  const sentTable = jsonRows(provider, [
-    ['id', 'text'],
-    ['sentAt', 'timestamp'],
-    ['waMessageId', 'text'],
-    ['remoteJid', 'text'],
-    ['sentMessage', 'text'],
-  ]);
+  const markSent = sentMarks(provider);
   const receiptTable = jsonRows(provider, [
     ['id', 'text'],
     ['deliveredAt', 'timestamp'],
@@ -47,9 +63,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
 
   const marks = groupCommit<SentMark>(
     async (sent) => {
-      const rows = sentTable(sent.map((m) => [m.id, m.sentAt, m.waMessageId, m.remoteJid, m.sentMessage]));
-      const update = db.$executeRaw`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v."sentAt", "waMessageId" = v."waMessageId", "remoteJid" = v."remoteJid", "sentMessage" = v."sentMessage"
-      FROM (${rows}) AS v WHERE "OutgoingMessage"."id" = v."id" AND "OutgoingMessage"."status" = 'PENDING'`;
+      const update = db.$executeRaw(markSent(sent));
       // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
       const outbox = webhooks
         ? (await Promise.all(sent.flatMap((m) => (m.events ?? []).map((e) => webhooks.rowsFor(e))))).filter((r) => r !== null)

@@ -155,8 +155,8 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
     // The flag is process-wide and read at run time.
     if (options.memorySaver) setFlagsFromString('--memory-saver-mode');
     // No inherited execArgv (the entry registers its own TypeScript loader), except --cpu-prof, so a
-    // profiled service profiles its network thread too.
-    const worker = new Worker(WORKER, { execArgv: process.execArgv.filter((arg) => arg.startsWith('--cpu-prof')) });
+    // profiled service profiles its network thread too. The name is the OS thread's (top -H, /proc).
+    const worker = new Worker(WORKER, { name: 'network', execArgv: process.execArgv.filter((arg) => arg.startsWith('--cpu-prof')) });
     const remote: Remote = {
       post: (request) => worker.postMessage(request),
       stop: async () => {
