@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Prisma } from '../../src/generated/sqlite/client.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { sentMarks } from '../../src/runtime/db/outgoing-writes.ts';
+import { leaseRenewal } from '../../src/runtime/jobs/webhook-delivery.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
 
@@ -23,6 +25,21 @@ describe('batch statements find their rows by key (sqlite)', () => {
     await db?.$disconnect();
     await database?.drop();
   });
+
+  /**
+   * The steps of a statement's plan, read over a connection of its own: SQLite never runs an EXPLAIN to
+   * its halt, so it stays in progress until finalized, and a transaction committed on the same
+   * connection meanwhile would fail.
+   */
+  const planOf = async (statement: Prisma.Sql): Promise<string[]> => {
+    const reader = createPrisma(database.url);
+    try {
+      const plan = await reader.$queryRawUnsafe<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${statement.sql}`, ...statement.values);
+      return plan.map((step) => step.detail);
+    } finally {
+      await reader.$disconnect();
+    }
+  };
 
   const record = (status: string, sendAt: Date | null = null) => ({
     id: randomUUID(),
@@ -51,9 +68,7 @@ describe('batch statements find their rows by key (sqlite)', () => {
     });
     const statement = sentMarks('sqlite')([mark(pending.id, pending.waMessageId), mark(failed.id, failed.waMessageId)]);
 
-    const plan = await db.$queryRawUnsafe<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${statement.sql}`, ...statement.values);
-    const steps = plan.map((step) => step.detail);
-    expect(steps.filter((step) => step.includes('OutgoingMessage'))).toEqual([
+    expect((await planOf(statement)).filter((step) => step.includes('OutgoingMessage'))).toEqual([
       'SEARCH OutgoingMessage USING INDEX sqlite_autoindex_OutgoingMessage_1 (id=?)',
     ]);
 
@@ -66,5 +81,34 @@ describe('batch statements find their rows by key (sqlite)', () => {
       ]),
     );
     expect(await db.outgoingMessage.count({ where: { status: 'PENDING' } })).toBe(1_000);
+  });
+
+  it('renews the leases of held webhook deliveries by id while a thousand others wait, and leaves a delivered one alone', async () => {
+    const delivery = (status: string, claimedUntil: Date | null) => ({
+      id: randomUUID(),
+      eventId: randomUUID(),
+      endpointId: 'endpoint',
+      accountId,
+      status,
+      claimedUntil,
+    });
+    const soon = new Date(Date.now() + 10_000);
+    await db.webhookDelivery.createMany({ data: Array.from({ length: 1_000 }, () => delivery('PENDING', null)) });
+    const held = delivery('PENDING', soon);
+    const done = delivery('DELIVERED', soon);
+    await db.webhookDelivery.createMany({ data: [held, done] });
+    const until = new Date(Date.now() + 60_000);
+    const statement = leaseRenewal('sqlite')([held.id, done.id], until);
+
+    expect((await planOf(statement)).filter((step) => step.includes('WebhookDelivery'))).toEqual([
+      'SEARCH WebhookDelivery USING INDEX sqlite_autoindex_WebhookDelivery_1 (id=?)',
+    ]);
+
+    expect(await db.$executeRaw(statement)).toBe(1);
+    const rows = await db.webhookDelivery.findMany({ where: { id: { in: [held.id, done.id] } } });
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.claimedUntil?.getTime()]))).toEqual({
+      [held.id]: until.getTime(),
+      [done.id]: soon.getTime(),
+    });
   });
 });

@@ -44,3 +44,12 @@ export const jsonRows = (
       : Prisma.sql`SELECT ${select} FROM json_each(${json})`;
   };
 };
+
+/**
+ * A column test SQLite must not answer from an index. A batch statement joins its JSON rows to a table
+ * by key and also tests a column such as status; SQLite's planner, which has no statistics here, takes
+ * that column's index as the outer loop and walks every row with that status, scanning the batch for
+ * each (a cost that grows with the table's backlog). The unary + leaves it the key; PostgreSQL plans
+ * with statistics of its own and gets the plain test.
+ */
+export const notIndexed = (provider: Provider, column: string): Prisma.Sql => Prisma.raw(provider === 'sqlite' ? `+${column}` : column);

@@ -4,7 +4,7 @@ import type { OutgoingWrites, PendingRecord, ReceiptTimesRow, SentMark } from '.
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import { groupCommit } from './group-commit.ts';
-import { jsonRows } from './json-rows.ts';
+import { jsonRows, notIndexed } from './json-rows.ts';
 import { providerOf } from './migrate.ts';
 import type { Provider } from './migrate.ts';
 
@@ -20,14 +20,12 @@ export const sentMarks = (provider: Provider): ((marks: SentMark[]) => Prisma.Sq
     ['remoteJid', 'text'],
     ['sentMessage', 'text'],
   ]);
-  // Without statistics SQLite's planner takes the (status, sendAt) index for the status test and walks
-  // every PENDING record (scheduled ones too), scanning the batch for each; the unary + leaves it the
-  // primary key, one lookup per mark. PostgreSQL's planner has statistics and needs no such hint.
-  const stillPending = Prisma.raw(`${provider === 'sqlite' ? '+' : ''}"OutgoingMessage"."status" = 'PENDING'`);
+  // not through the (status, sendAt) index, which holds every scheduled record too
+  const status = notIndexed(provider, '"OutgoingMessage"."status"');
   return (marks) => {
     const rows = table(marks.map((m) => [m.id, m.sentAt, m.waMessageId, m.remoteJid, m.sentMessage]));
     return Prisma.sql`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v."sentAt", "waMessageId" = v."waMessageId", "remoteJid" = v."remoteJid", "sentMessage" = v."sentMessage"
-      FROM (${rows}) AS v WHERE "OutgoingMessage"."id" = v."id" AND ${stillPending}`;
+      FROM (${rows}) AS v WHERE "OutgoingMessage"."id" = v."id" AND ${status} = 'PENDING'`;
   };
 };
 

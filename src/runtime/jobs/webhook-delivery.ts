@@ -8,7 +8,8 @@ import type { UrlRules } from '../ports/media.ts';
 import type { OutboxRows, WebhookDelivery, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
-import { jsonRows } from '../db/json-rows.ts';
+import { jsonRows, notIndexed } from '../db/json-rows.ts';
+import type { Provider } from '../db/migrate.ts';
 import { providerOf } from '../db/migrate.ts';
 import { guardedLookup } from '../media-fetch.ts';
 import type { Answer } from '../webhooks/attempt.ts';
@@ -143,6 +144,15 @@ type Outcome =
  * and session go out one at a time in the order they were written, so a healthy receiver sees them in
  * order; one that fails is retried later and does not hold back those behind it.
  */
+/** Extends the leases of deliveries held here, by id; one whose outcome is already recorded is left alone. */
+export const leaseRenewal = (provider: Provider): ((ids: string[], until: Date) => Prisma.Sql) => {
+  const ids = jsonRows(provider, [['id', 'text']]);
+  // by id, not through the (status, nextAttemptAt) index, which holds a dead endpoint's whole backlog
+  const status = notIndexed(provider, '"status"');
+  return (held, until) => Prisma.sql`UPDATE "WebhookDelivery" SET "claimedUntil" = ${until}
+    WHERE "id" IN (SELECT "id" FROM (${ids(held.map((id) => [id]))}) AS h) AND ${status} = 'PENDING' AND "claimedUntil" IS NOT NULL`;
+};
+
 export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly queues = new Map<string, Claimed[]>();
   private outstanding = 0;
@@ -184,6 +194,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly postgres: boolean;
   /** a list of texts (ids, keys) as a one-column table of one JSON parameter */
   private readonly texts: (values: string[]) => Prisma.Sql;
+  private readonly renewal: ReturnType<typeof leaseRenewal>;
   /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
   private readonly outcomes: GroupCommit<Outcome>;
   /**
@@ -221,6 +232,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     this.postgres = provider === 'postgres';
     const textTable = jsonRows(provider, [['value', 'text']]);
     this.texts = (values) => Prisma.sql`SELECT "value" FROM (${textTable(values.map((v) => [v]))}) AS t`;
+    this.renewal = leaseRenewal(provider);
     const attemptTable = jsonRows(provider, [
       ['id', 'text'],
       ['deliveryId', 'text'],
@@ -494,8 +506,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   /** Extends the lease of every delivery held here that is still leased (an outcome already recorded is left alone). */
   private async renew(): Promise<void> {
     if (this.held.size === 0) return;
-    await this.options.db.$executeRaw`UPDATE "WebhookDelivery" SET "claimedUntil" = ${this.leaseUntil()}
-      WHERE "id" IN (${this.texts([...this.held])}) AND "status" = 'PENDING' AND "claimedUntil" IS NOT NULL`;
+    await this.options.db.$executeRaw(this.renewal([...this.held], this.leaseUntil()));
   }
 
   /** Stops claiming and waits for the requests in flight; what is still queued is released to be claimed again. */
