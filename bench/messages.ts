@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { Session } from 'node:inspector/promises';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress } from '../src/runtime/sandbox/sandbox.ts';
 import { linkSession, startWithSandbox } from '../test/helpers/sandbox.ts';
@@ -19,6 +20,28 @@ const POLLS = 400;
 // rounds, the bare rounds and the long-poll samples, each a list of [from, to], to slice the profiles
 // by phase (bench/cpuprofile.py).
 const PROFILE_DIR = process.env.MESSAGES_CPU_PROF;
+// MESSAGES_HEAP_SAMPLE=<file>: V8's sampling allocation profile of the main thread over the warm-up API
+// sends, garbage included (what a send allocates, not what it keeps); bench/heapprofile.py sums it.
+const HEAP_SAMPLE = process.env.MESSAGES_HEAP_SAMPLE;
+
+/** Runs `work` under the sampling heap profiler of this thread and writes the profile to `file`. */
+const sampleAllocations = async <T>(file: string, work: () => Promise<T>): Promise<T> => {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    const result = await work();
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    writeFileSync(file, JSON.stringify(profile));
+    return result;
+  } finally {
+    session.disconnect();
+  }
+};
 const marks: Record<string, Array<[number, number]>> = {};
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const mark = (name: string, from: number) => {
@@ -237,7 +260,8 @@ export const benchMessages = async () => {
 
     // Warm both paths first (Signal sessions, connections, and the JIT: whichever runs first runs
     // colder), then alternate, so neither gets the quieter moments of the machine.
-    await apiRound('warm', WARM);
+    if (HEAP_SAMPLE) await sampleAllocations(HEAP_SAMPLE, () => apiRound('warm', WARM));
+    else await apiRound('warm', WARM);
     await bareRound('warm', WARM);
     await httpRound(WARM);
     type Round = Awaited<ReturnType<typeof measure>>;
