@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Prisma } from '../../src/generated/sqlite/client.ts';
+import { Prisma } from '../../src/generated/sqlite/client.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { sentMarks } from '../../src/runtime/db/outgoing-writes.ts';
@@ -110,5 +110,24 @@ describe('batch statements find their rows by key (sqlite)', () => {
       [held.id]: until.getTime(),
       [done.id]: soon.getTime(),
     });
+  });
+
+  it('purges expired idempotency keys through the createdAt index, without reading the keys still kept', async () => {
+    const day = 24 * 3_600_000;
+    await db.idempotentRequest.createMany({
+      data: Array.from({ length: 1_000 }, (_, i) => ({
+        accountId,
+        key: `k${i}`,
+        route: 'POST /v1/sessions/s/send',
+        status: 200,
+        body: '{}',
+        createdAt: new Date(Date.now() - (i % 2 === 0 ? 2 * day : 0)),
+      })),
+    });
+    // the statement Prisma makes of the purge's deleteMany (resolvers/idempotency.ts)
+    const purge = Prisma.sql`DELETE FROM \`main\`.\`IdempotentRequest\` WHERE \`main\`.\`IdempotentRequest\`.\`createdAt\` < ${new Date(Date.now() - day)}`;
+    expect(await planOf(purge)).toEqual(['SEARCH main.IdempotentRequest USING INDEX IdempotentRequest_createdAt_idx (createdAt<?)']);
+    await db.idempotentRequest.deleteMany({ where: { createdAt: { lt: new Date(Date.now() - day) } } });
+    expect(await db.idempotentRequest.count()).toBe(500);
   });
 });

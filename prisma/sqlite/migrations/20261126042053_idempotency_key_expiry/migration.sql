@@ -1,0 +1,3 @@
+
+-- CreateIndex
+CREATE INDEX "IdempotentRequest_createdAt_idx" ON "IdempotentRequest"("createdAt");
