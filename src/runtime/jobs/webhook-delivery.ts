@@ -138,12 +138,6 @@ type Outcome =
     }
   | { failed: AttemptRow; followUps: Array<Prisma.PrismaPromise<unknown>> };
 
-/**
- * The outbox's delivery loop. Claims due deliveries with one statement that two processes can run at
- * once, sends them signed per Standard Webhooks, and records every attempt. Deliveries of one endpoint
- * and session go out one at a time in the order they were written, so a healthy receiver sees them in
- * order; one that fails is retried later and does not hold back those behind it.
- */
 /** Extends the leases of deliveries held here, by id; one whose outcome is already recorded is left alone. */
 export const leaseRenewal = (provider: Provider): ((ids: string[], until: Date) => Prisma.Sql) => {
   const ids = jsonRows(provider, [['id', 'text']]);
@@ -153,6 +147,12 @@ export const leaseRenewal = (provider: Provider): ((ids: string[], until: Date) 
     WHERE "id" IN (SELECT "id" FROM (${ids(held.map((id) => [id]))}) AS h) AND ${status} = 'PENDING' AND "claimedUntil" IS NOT NULL`;
 };
 
+/**
+ * The outbox's delivery loop. Claims due deliveries with one statement that two processes can run at
+ * once, sends them signed per Standard Webhooks, and records every attempt. Deliveries of one endpoint
+ * and session go out one at a time in the order they were written, so a healthy receiver sees them in
+ * order; one that fails is retried later and does not hold back those behind it.
+ */
 export class WebhookDeliveryLoop implements WebhookDelivery {
   private readonly queues = new Map<string, Claimed[]>();
   private outstanding = 0;
