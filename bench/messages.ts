@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -62,6 +62,8 @@ const TICK_MS = 10;
 /** CPU (ms) used so far by each group of this process's threads, from /proc. */
 const threadCpu = (): Map<string, number> => {
   const used = new Map<string, number>();
+  // no figures by thread where there is no /proc (macOS)
+  if (!existsSync('/proc/self/task')) return used;
   for (const tid of readdirSync('/proc/self/task')) {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');

@@ -138,13 +138,19 @@ type Outcome =
     }
   | { failed: AttemptRow; followUps: Array<Prisma.PrismaPromise<unknown>> };
 
+/** A list of texts (ids, keys) as a one-column table of one JSON parameter, for `IN (...)`. */
+const textList = (provider: Provider): ((values: string[]) => Prisma.Sql) => {
+  const table = jsonRows(provider, [['value', 'text']]);
+  return (values) => Prisma.sql`SELECT "value" FROM (${table(values.map((v) => [v]))}) AS t`;
+};
+
 /** Extends the leases of deliveries held here, by id; one whose outcome is already recorded is left alone. */
 export const leaseRenewal = (provider: Provider): ((ids: string[], until: Date) => Prisma.Sql) => {
-  const ids = jsonRows(provider, [['id', 'text']]);
+  const ids = textList(provider);
   // by id, not through the (status, nextAttemptAt) index, which holds a dead endpoint's whole backlog
   const status = notIndexed(provider, '"status"');
   return (held, until) => Prisma.sql`UPDATE "WebhookDelivery" SET "claimedUntil" = ${until}
-    WHERE "id" IN (SELECT "id" FROM (${ids(held.map((id) => [id]))}) AS h) AND ${status} = 'PENDING' AND "claimedUntil" IS NOT NULL`;
+    WHERE "id" IN (${ids(held)}) AND ${status} = 'PENDING' AND "claimedUntil" IS NOT NULL`;
 };
 
 /**
@@ -192,7 +198,6 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private stopped = true;
   private readonly workers = new Set<Promise<void>>();
   private readonly postgres: boolean;
-  /** a list of texts (ids, keys) as a one-column table of one JSON parameter */
   private readonly texts: (values: string[]) => Prisma.Sql;
   private readonly renewal: ReturnType<typeof leaseRenewal>;
   /** the outcome of each attempt (its log row, then the delivery and the endpoint), written together with others of the same moment */
@@ -230,8 +235,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     // lease ends (at least once), with one log row too many at worst.
     const provider = providerOf(options.databaseUrl);
     this.postgres = provider === 'postgres';
-    const textTable = jsonRows(provider, [['value', 'text']]);
-    this.texts = (values) => Prisma.sql`SELECT "value" FROM (${textTable(values.map((v) => [v]))}) AS t`;
+    this.texts = textList(provider);
     this.renewal = leaseRenewal(provider);
     const attemptTable = jsonRows(provider, [
       ['id', 'text'],
