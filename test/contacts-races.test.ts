@@ -48,6 +48,7 @@ describe.each(dbKinds)('address book under identical concurrent requests on %s',
       const expected = {
         id: expect.any(String),
         jid: `${phone}@s.whatsapp.net`,
+        lid: null,
         phone,
         name: 'Racer',
         email: '',

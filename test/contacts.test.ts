@@ -30,6 +30,7 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       expect(res.body).toEqual({
         id: expect.any(String),
         jid: '15550001111@s.whatsapp.net',
+        lid: null,
         phone: '15550001111',
         name: 'Alice',
         email: 'alice@example.com',
@@ -325,7 +326,7 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       const res = await gql(
         app.baseUrl,
         key,
-        `query($tag: String) { contacts(tag: $tag) { totalCount edges { node { id jid phone name email tags variables isBlocked } } }
+        `query($tag: String) { contacts(tag: $tag) { totalCount edges { node { id jid lid phone name email tags variables isBlocked } } }
            contactGroups { totalCount edges { node { id name description color isSmartGroup contactCount } } } }`,
         { tag: 'vip' },
       );

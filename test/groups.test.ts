@@ -26,6 +26,8 @@ describe('network groups, statuses and channels end to end', () => {
   let groupId: string;
   const call = (method: string, path: string, body?: unknown, key = ctx.key) => http(ctx.app.baseUrl, method, path, { key, body });
   const inbox = (n: string) => ctx.sandbox.control.inbox(n);
+  /** the LID the network gave a phone: group members carry it beside their number */
+  const lid = (n: string) => ctx.sandbox.control.phone(n).lid;
 
   beforeAll(async () => {
     files.listen({ onUnhandledRequest: 'bypass' });
@@ -48,9 +50,9 @@ describe('network groups, statuses and channels end to end', () => {
       subject: 'Crew',
       desc: '',
       participants: expect.arrayContaining([
-        { id: `${ME}@s.whatsapp.net`, admin: 'superadmin' },
-        { id: `${A}@s.whatsapp.net` },
-        { id: `${B}@s.whatsapp.net` },
+        { id: `${ME}@s.whatsapp.net`, phoneNumber: ME, lid: lid(ME), admin: 'superadmin' },
+        { id: `${A}@s.whatsapp.net`, phoneNumber: A, lid: lid(A) },
+        { id: `${B}@s.whatsapp.net`, phoneNumber: B, lid: lid(B) },
       ]),
     });
     groupId = res.body.id;
@@ -164,7 +166,7 @@ describe('network groups, statuses and channels end to end', () => {
     ).toEqual({ ok: true, subject: 'Crew 2', description: 'the crew' });
     const details = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}`);
     expect(details.body).toMatchObject({ subject: 'Crew 2', desc: 'the crew' });
-    expect(details.body.participants).toContainEqual({ id: `${A}@s.whatsapp.net`, admin: 'admin' });
+    expect(details.body.participants).toContainEqual({ id: `${A}@s.whatsapp.net`, phoneNumber: A, lid: lid(A), admin: 'admin' });
     await call('POST', `/v1/sessions/${sessionId}/groups/${groupId}/participants`, { action: 'remove', participants: ['15558880009'] });
     const members = await call('GET', `/v1/sessions/${sessionId}/groups/${groupId}/members`);
     expect(members.body).toMatchObject({ groupId, count: 3 });

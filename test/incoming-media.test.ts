@@ -166,7 +166,9 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
   it('a message handed over twice keeps its first record and the same media object', async () => {
     const again = await app.deps.incomingMedia.receive(sessionId, {
       chatId: `${KIM}@s.whatsapp.net`,
+      chatLid: null,
       from: `${KIM}@s.whatsapp.net`,
+      fromLid: null,
       fromMe: false,
       type: 'image',
       content: 'the view',

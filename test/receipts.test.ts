@@ -27,6 +27,8 @@ describe.each(dbKinds)('delivery, read and played receipts end to end (%s)', (ki
   let ctx: Linked;
   let sessionId: string;
   let receiver: Receiver;
+  /** the LID the network gave the phone: records, receipts and events carry it beside the number */
+  const lid = (n: string) => ctx.sandbox.control.phone(n).lid;
   const call = (method: string, path: string, body?: unknown, key = ctx.key) => http(ctx.app.baseUrl, method, path, { key, body });
   const record = (id: string) => call('GET', `/v1/sessions/${sessionId}/messages/${id}`);
   const receipts = (id: string) => call('GET', `/v1/sessions/${sessionId}/messages/${id}/receipts`);
@@ -85,6 +87,7 @@ describe.each(dbKinds)('delivery, read and played receipts end to end (%s)', (ki
       id,
       sessionId,
       toNumber: jid(BOB),
+      toLid: lid(BOB),
       content: 'did it arrive?',
       status: 'SENT',
       sentAt: expect.stringMatching(ISO),
@@ -102,7 +105,9 @@ describe.each(dbKinds)('delivery, read and played receipts end to end (%s)', (ki
     expect((await receipts(id)).body).toEqual({
       messageId: id,
       count: 1,
-      items: [{ recipient: jid(BOB), deliveredAt: read.body.deliveredAt, readAt: read.body.readAt, playedAt: null }],
+      items: [
+        { recipient: jid(BOB), recipientLid: lid(BOB), deliveredAt: read.body.deliveredAt, readAt: read.body.readAt, playedAt: null },
+      ],
     });
     const q = await gql(
       ctx.app.baseUrl,
@@ -125,10 +130,19 @@ describe.each(dbKinds)('delivery, read and played receipts end to end (%s)', (ki
       (n) => n === 1,
     );
     expect(eventsFor(id, 'message.delivered').map((r) => r.payload.data)).toEqual([
-      { messageId: id, sessionId, waMessageId, to: jid(BOB), recipient: jid(BOB), at: read.body.deliveredAt },
+      { messageId: id, sessionId, waMessageId, to: jid(BOB), recipient: jid(BOB), recipientLid: lid(BOB), at: read.body.deliveredAt },
     ]);
     expect(eventsFor(id, 'message.read').map((r) => r.payload.data)).toEqual([
-      { messageId: id, sessionId, waMessageId, to: jid(BOB), recipient: jid(BOB), at: read.body.readAt, played: false },
+      {
+        messageId: id,
+        sessionId,
+        waMessageId,
+        to: jid(BOB),
+        recipient: jid(BOB),
+        recipientLid: lid(BOB),
+        at: read.body.readAt,
+        played: false,
+      },
     ]);
   });
 

@@ -207,7 +207,9 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(incoming?.payload.data).toEqual({
       sessionId,
       chatId: `${BOB}@s.whatsapp.net`,
+      chatLid: ctx.sandbox.control.phone(BOB).lid,
       from: `${BOB}@s.whatsapp.net`,
+      fromLid: ctx.sandbox.control.phone(BOB).lid,
       fromMe: false,
       type: 'text',
       content: 'hello hook',
@@ -222,6 +224,7 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
       messageId: send.body.id,
       sessionId,
       to: `${BOB}@s.whatsapp.net`,
+      toLid: ctx.sandbox.control.phone(BOB).lid,
       kind: 'text',
       content: 'sent hook',
       status: 'SENT',

@@ -7,12 +7,15 @@ import { DomainError, fromZodError, isUniqueViolation, notFound, validationFaile
 import { JID_MESSAGE, jidSchema, phoneOfJid, phoneSchema, toJid } from './jids.ts';
 import { MAX_LIMIT, MAX_PAGE, pageSchema } from './paging.ts';
 import { nulDetails, parseInput } from './validate.ts';
+import type { KnownPerson } from '../runtime/ports/network.ts';
 
 export const MAX_BULK_CONTACTS = 500;
 
 export interface ContactView {
   id: string;
   jid: string;
+  /** extension: the person's LID, once the network told it (a message, a receipt or a send) */
+  lid: string | null;
   phone: string;
   name: string;
   email: string;
@@ -27,6 +30,7 @@ export const parseVariables = (stored: string): Record<string, string> => JSON.p
 export const contactView = (row: Contact): ContactView => ({
   id: row.id,
   jid: row.jid,
+  lid: row.lid,
   phone: row.phone,
   name: row.name,
   email: row.email,
@@ -102,6 +106,7 @@ const columnsOf = (c: ContactView) => ({
 const blankContact = (jid: string): ContactView => ({
   id: randomUUID(),
   jid,
+  lid: jid.endsWith('@lid') ? jid : null,
   phone: phoneOfJid(jid),
   name: '',
   email: '',
@@ -112,17 +117,38 @@ const blankContact = (jid: string): ContactView => ({
 
 const tagRows = (accountId: string, contactId: string, tags: string[]) => tags.map((tag) => ({ accountId, contactId, tag }));
 
-const findContact = (ctx: RequestContext, jid: string) =>
-  ctx.db.contact.findUnique({ where: { accountId_jid: { accountId: ctx.caller.accountId, jid } } });
+/**
+ * One contact per person: a LID finds the contact saved by number that learnt it (the oldest, should
+ * two hold it), when no contact was saved under the LID itself.
+ */
+const findContact = async (ctx: RequestContext, jid: string, query: ContactQuery = {}): Promise<Contact | null> => {
+  const accountId = ctx.caller.accountId;
+  const row = await ctx.db.contact.findUnique({ ...query, where: { accountId_jid: { accountId, jid } } });
+  if (row || !jid.endsWith('@lid')) return row;
+  return ctx.db.contact.findFirst({ ...query, where: { accountId, lid: jid }, orderBy: { createdAt: 'asc' } });
+};
 
-/** `query` is plugin-prisma's selection when GraphQL calls; REST reads the whole row. */
+/** `query` is plugin-prisma's selection when GraphQL calls; REST reads the whole row. GET answers for the number or the LID. */
 export const getContact = async (ctx: RequestContext, jidParam: string, query: ContactQuery = {}): Promise<Contact> => {
-  const row = await ctx.db.contact.findUnique({
-    ...query,
-    where: { accountId_jid: { accountId: ctx.caller.accountId, jid: jidFromPath(jidParam) } },
-  });
+  const row = await findContact(ctx, jidFromPath(jidParam), query);
   if (!row) throw notFound('Contact');
   return row;
+};
+
+/**
+ * The network told these people's numbers and LIDs together: the account's contacts saved by number
+ * learn their LID (a contact already holding it writes nothing).
+ */
+export const learnLids = async (db: RequestContext['db'], accountId: string, people: KnownPerson[]): Promise<number> => {
+  let learnt = 0;
+  for (const { pn, lid } of people) {
+    const { count } = await db.contact.updateMany({
+      where: { accountId, jid: pn, OR: [{ lid: null }, { lid: { not: lid } }] },
+      data: { lid },
+    });
+    learnt += count;
+  }
+  return learnt;
 };
 
 export const listSchema = pageSchema.extend({
@@ -194,7 +220,7 @@ const writeContact = async (ctx: RequestContext, before: Contact | null, next: C
   const [row] = await ctx.db.$transaction([
     before
       ? ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next) })
-      : ctx.db.contact.create({ data: { id: next.id, accountId, jid: next.jid, ...columnsOf(next) } }),
+      : ctx.db.contact.create({ data: { id: next.id, accountId, jid: next.jid, lid: next.lid, ...columnsOf(next) } }),
     ...(tagsChanged && before ? [ctx.db.contactTag.deleteMany({ where: { contactId: before.id } })] : []),
     ...(tagsChanged ? [ctx.db.contactTag.createMany({ data: tagRows(accountId, next.id, next.tags) })] : []),
   ]);
@@ -235,7 +261,10 @@ export const deleteContact = async (ctx: RequestContext, jidParam: string): Prom
   const jid = jidFromPath(jidParam);
   // One statement, so of concurrent deletes exactly one finds the row and the others answer 404.
   const { count } = await ctx.db.contact.deleteMany({ where: { accountId: ctx.caller.accountId, jid } });
-  if (count === 0) throw notFound('Contact');
+  if (count > 0) return { ok: true };
+  // By LID: the contact saved by number that learnt it, as GET finds it.
+  const byLid = jid.endsWith('@lid') ? await findContact(ctx, jid) : null;
+  if (!byLid || (await ctx.db.contact.deleteMany({ where: { id: byLid.id } })).count === 0) throw notFound('Contact');
   return { ok: true };
 };
 

@@ -120,6 +120,7 @@ export const deliverNow = async (
     error: null,
     waMessageId,
     remoteJid: null,
+    toLid: null,
     sendAt: null,
     claimedAt: null,
     jobId: null,
@@ -153,12 +154,20 @@ export const deliverNow = async (
   ctx.metrics.sendSeconds.observe({ kind: delivery.kind }, (performance.now() - sending) / 1000);
   ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'sent' });
   const sentAt = ctx.now();
-  const done: OutgoingMessage = { ...record, status: 'SENT', sentAt, waMessageId: sent.waMessageId, remoteJid: sent.remoteJid };
+  const done: OutgoingMessage = {
+    ...record,
+    status: 'SENT',
+    sentAt,
+    waMessageId: sent.waMessageId,
+    remoteJid: sent.remoteJid,
+    toLid: sent.remoteLid ?? null,
+  };
   ctx.outgoing.sent({
     id: record.id,
     sentAt,
     waMessageId: sent.waMessageId,
     remoteJid: sent.remoteJid,
+    toLid: sent.remoteLid ?? null,
     sentMessage: sentMessageOf(sent),
     events: [messageEvent(done), ...(options.outcomeEvents?.('SENT') ?? [])],
   });

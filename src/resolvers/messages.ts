@@ -24,6 +24,8 @@ export interface MessageRecordView {
   createdAt: string;
   waMessageId: string | null;
   remoteJid: string | null;
+  /** the recipient's LID beside toNumber (beyond the spec), when the network told it; null for groups and before the send */
+  toLid: string | null;
   /** why a FAILED message failed (beyond the spec) */
   error: string | null;
   /** receipts (beyond the spec): first delivered, read and played (voice notes) times; in a group, any member's */
@@ -42,6 +44,7 @@ export const messageView = (row: OutgoingMessage): MessageRecordView => ({
   createdAt: row.createdAt.toISOString(),
   waMessageId: row.waMessageId,
   remoteJid: row.remoteJid,
+  toLid: row.toLid,
   error: row.error,
   deliveredAt: row.deliveredAt ? row.deliveredAt.toISOString() : null,
   readAt: row.readAt ? row.readAt.toISOString() : null,

@@ -37,12 +37,29 @@ const advance = (times: ReceiptTimes, kind: ReceiptKind, at: Date): TimeField[] 
 
 const isShared = (jid: string): boolean => jid.endsWith('@g.us') || jid === 'status@broadcast';
 
-type Target = Pick<OutgoingMessage, 'id' | 'accountId' | 'sessionId' | 'waMessageId' | 'toNumber' | 'remoteJid'> & ReceiptTimes;
+type Target = Pick<OutgoingMessage, 'id' | 'accountId' | 'sessionId' | 'waMessageId' | 'toNumber' | 'toLid' | 'remoteJid'> & ReceiptTimes;
+
+/** One group member's receipt row as this batch leaves it. */
+interface Member {
+  row: ReceiptTimes;
+  isNew: boolean;
+  set: Set<TimeField>;
+  recipient: string;
+  recipientLid: string | null;
+  /** the row as read, for an existing one */
+  stored?: { recipient: string; recipientLid: string | null };
+}
 
 /** message.delivered and message.read (played counts as read): what a receiver of events needs to match them. */
+/** Who acknowledged: the phone-number JID when known (else the LID), and the LID beside it. */
+interface Acknowledger {
+  recipient: string;
+  recipientLid: string | null;
+}
+
 const receiptEvent = (
   target: Target,
-  recipient: string,
+  { recipient, recipientLid }: Acknowledger,
   type: 'message.delivered' | 'message.read',
   at: Date,
   played: boolean,
@@ -56,12 +73,13 @@ const receiptEvent = (
     waMessageId: target.waMessageId,
     to: target.toNumber,
     recipient,
+    recipientLid,
     at: at.toISOString(),
     ...(type === 'message.read' ? { played } : {}),
   },
 });
 
-const eventsFor = (target: Target, recipient: string, set: TimeField[], times: ReceiptTimes): OutboxEvent[] => [
+const eventsFor = (target: Target, recipient: Acknowledger, set: TimeField[], times: ReceiptTimes): OutboxEvent[] => [
   ...(set.includes('deliveredAt') && times.deliveredAt
     ? [receiptEvent(target, recipient, 'message.delivered', times.deliveredAt, false)]
     : []),
@@ -98,6 +116,7 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
       sessionId: true,
       waMessageId: true,
       toNumber: true,
+      toLid: true,
       remoteJid: true,
       deliveredAt: true,
       readAt: true,
@@ -118,9 +137,22 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
         },
       })
     : [];
-  const members = new Map(
-    existing.map((r) => [`${r.messageId}\u0000${r.recipient}`, { row: r as ReceiptTimes, isNew: false, set: new Set<TimeField>() }]),
-  );
+  // A member is one row whether its receipts name it by number or by LID (its LID when known is the key).
+  const memberKey = (messageId: string, who: { recipient: string; recipientLid?: string | null }) =>
+    `${messageId}\u0000${who.recipientLid ?? who.recipient}`;
+  const members = new Map<string, Member>();
+  for (const r of existing) {
+    const member: Member = {
+      row: r,
+      isNew: false,
+      set: new Set<TimeField>(),
+      recipient: r.recipient,
+      recipientLid: r.recipientLid,
+      stored: r,
+    };
+    members.set(memberKey(r.messageId, r), member);
+    if (r.recipientLid) members.set(`${r.messageId}\u0000${r.recipient}`, member);
+  }
 
   const changedTargets = new Map<string, Set<TimeField>>();
   const events: OutboxEvent[] = [];
@@ -128,24 +160,33 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
     const target = targets.get(`${sessionId}\u0000${receipt.waMessageId}`);
     if (!target) continue;
     const at = new Date(receipt.at);
+    const who: Acknowledger = { recipient: receipt.recipient, recipientLid: receipt.recipientLid ?? null };
     if (isShared(receipt.chatJid)) {
-      const key = `${target.id}\u0000${receipt.recipient}`;
-      const member = members.get(key) ?? {
-        row: { deliveredAt: null, readAt: null, playedAt: null },
-        isNew: true,
-        set: new Set<TimeField>(),
-      };
+      const key = memberKey(target.id, who);
+      const member: Member = members.get(key) ??
+        members.get(`${target.id}\u0000${who.recipient}`) ?? {
+          row: { deliveredAt: null, readAt: null, playedAt: null },
+          isNew: true,
+          set: new Set<TimeField>(),
+          recipient: who.recipient,
+          recipientLid: who.recipientLid,
+        };
+      // A member first known by its LID alone keeps its row once its number is known.
+      if (who.recipientLid && !member.recipientLid) member.recipientLid = who.recipientLid;
+      if (member.recipientLid && member.recipient === member.recipientLid && who.recipient !== who.recipientLid)
+        member.recipient = who.recipient;
       members.set(key, member);
       const set = advance(member.row, receipt.kind, at);
       for (const field of set) member.set.add(field);
-      events.push(...eventsFor(target, receipt.recipient, set, member.row));
+      events.push(...eventsFor(target, { recipient: member.recipient, recipientLid: member.recipientLid }, set, member.row));
     }
     const set = advance(target, receipt.kind, at);
     if (set.length === 0) continue;
     const fields = changedTargets.get(target.id) ?? new Set<TimeField>();
     for (const field of set) fields.add(field);
     changedTargets.set(target.id, fields);
-    if (!isShared(receipt.chatJid)) events.push(...eventsFor(target, receipt.recipient, set, target));
+    if (!isShared(receipt.chatJid))
+      events.push(...eventsFor(target, { ...who, recipientLid: who.recipientLid ?? target.toLid }, set, target));
   }
 
   const writes: Array<Prisma.PrismaPromise<unknown>> = [];
@@ -158,15 +199,23 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
   }
   if (times.length > 0) writes.push(deps.outgoing.receiptTimes(times));
   const created: Prisma.MessageReceiptCreateManyInput[] = [];
+  const seen = new Set<Member>();
   for (const [key, member] of members) {
-    if (member.set.size === 0) continue;
-    const [messageId = '', recipient = ''] = key.split('\u0000');
+    const renamed = member.stored && (member.stored.recipient !== member.recipient || member.stored.recipientLid !== member.recipientLid);
+    if ((member.set.size === 0 && !renamed) || seen.has(member)) continue;
+    seen.add(member);
+    const [messageId = ''] = key.split('\u0000');
+    const { recipient, recipientLid } = member;
     if (member.isNew) {
-      created.push({ messageId, recipient, ...member.row });
+      created.push({ messageId, recipient, recipientLid, ...member.row });
       continue;
     }
     const { where, data } = onlyEmpty(member.set, member.row);
-    writes.push(deps.db.messageReceipt.updateMany({ where: { messageId, recipient, ...where }, data }));
+    const stored = member.stored?.recipient ?? recipient;
+    if (renamed) {
+      writes.push(deps.db.messageReceipt.updateMany({ where: { messageId, recipient: stored }, data: { recipient, recipientLid } }));
+    }
+    if (member.set.size > 0) writes.push(deps.db.messageReceipt.updateMany({ where: { messageId, recipient, ...where }, data }));
   }
   if (created.length > 0) writes.push(deps.db.messageReceipt.createMany({ data: created }));
   if (writes.length === 0) return;
@@ -179,6 +228,8 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
 
 export interface ReceiptView {
   recipient: string;
+  /** extension: the recipient's LID, when the network told it */
+  recipientLid: string | null;
   deliveredAt: string | null;
   readAt: string | null;
   playedAt: string | null;
@@ -192,18 +243,24 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
  */
 export const receiptsOfRecord = async (
   ctx: Pick<Deps, 'db'>,
-  record: Pick<MessageRecordView, 'id' | 'toNumber' | 'remoteJid' | 'deliveredAt' | 'readAt' | 'playedAt'>,
+  record: Pick<MessageRecordView, 'id' | 'toNumber' | 'toLid' | 'remoteJid' | 'deliveredAt' | 'readAt' | 'playedAt'>,
 ): Promise<ReceiptView[]> => {
   if (!isShared(record.remoteJid ?? record.toNumber)) {
     if (!record.deliveredAt) return [];
     const { deliveredAt, readAt, playedAt } = record;
-    return [{ recipient: record.remoteJid ?? record.toNumber, deliveredAt, readAt, playedAt }];
+    return [{ recipient: record.remoteJid ?? record.toNumber, recipientLid: record.toLid, deliveredAt, readAt, playedAt }];
   }
   const rows = await ctx.db.messageReceipt.findMany({
     where: { messageId: record.id },
     orderBy: [{ deliveredAt: 'asc' }, { recipient: 'asc' }],
   });
-  return rows.map((r) => ({ recipient: r.recipient, deliveredAt: iso(r.deliveredAt), readAt: iso(r.readAt), playedAt: iso(r.playedAt) }));
+  return rows.map((r) => ({
+    recipient: r.recipient,
+    recipientLid: r.recipientLid,
+    deliveredAt: iso(r.deliveredAt),
+    readAt: iso(r.readAt),
+    playedAt: iso(r.playedAt),
+  }));
 };
 
 /** A group message's receipt rows, first delivered first. */
@@ -211,21 +268,28 @@ export const RECEIPT_ORDER = [{ deliveredAt: 'asc' }, { recipient: 'asc' }] sati
 
 /** As receiptsOfRecord, for a record read with its receipt rows (GraphQL loads them with the record). */
 export const receiptsFromRows = (
-  record: Pick<OutgoingMessage, 'toNumber' | 'remoteJid'> & ReceiptTimes,
-  rows: Array<{ recipient: string } & ReceiptTimes>,
+  record: Pick<OutgoingMessage, 'toNumber' | 'toLid' | 'remoteJid'> & ReceiptTimes,
+  rows: Array<{ recipient: string; recipientLid: string | null } & ReceiptTimes>,
 ): ReceiptView[] => {
   if (!isShared(record.remoteJid ?? record.toNumber)) {
     if (!record.deliveredAt) return [];
     return [
       {
         recipient: record.remoteJid ?? record.toNumber,
+        recipientLid: record.toLid,
         deliveredAt: iso(record.deliveredAt),
         readAt: iso(record.readAt),
         playedAt: iso(record.playedAt),
       },
     ];
   }
-  return rows.map((r) => ({ recipient: r.recipient, deliveredAt: iso(r.deliveredAt), readAt: iso(r.readAt), playedAt: iso(r.playedAt) }));
+  return rows.map((r) => ({
+    recipient: r.recipient,
+    recipientLid: r.recipientLid,
+    deliveredAt: iso(r.deliveredAt),
+    readAt: iso(r.readAt),
+    playedAt: iso(r.playedAt),
+  }));
 };
 
 /** GET /sessions/{id}/messages/{messageId}/receipts: 404 for an unknown session or message. */

@@ -273,6 +273,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     error?: string;
     sentAt?: Date;
     remoteJid?: string;
+    toLid?: string | null;
     waMessageId?: string;
     sentMessage?: string | null;
   }) => {
@@ -325,6 +326,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       status: 'SENT',
       sentAt: deps.now(),
       remoteJid: sent.remoteJid,
+      toLid: sent.remoteLid ?? null,
       waMessageId: sent.waMessageId,
       sentMessage: sentMessageOf(sent),
     });

@@ -39,6 +39,7 @@ export const messageEvent = (
     | 'error'
     | 'waMessageId'
     | 'remoteJid'
+    | 'toLid'
     | 'sentAt'
     | 'createdAt'
   >,
@@ -56,6 +57,7 @@ export const messageEvent = (
     error: record.error,
     waMessageId: record.waMessageId,
     remoteJid: record.remoteJid,
+    toLid: record.toLid,
     sentAt: record.sentAt?.toISOString() ?? null,
     createdAt: record.createdAt.toISOString(),
   },

@@ -51,6 +51,7 @@ const contact = z
   .object({
     id: z.string(),
     jid: z.string(),
+    lid: z.string().nullable().describe("extension: the person's LID (not a phone number), once the network told it"),
     phone: z.string(),
     name: z.string(),
     email: z.string(),
@@ -87,6 +88,7 @@ const messageRecord = z
     createdAt: dateTime,
     waMessageId: z.string().nullable(),
     remoteJid: z.string().nullable(),
+    toLid: z.string().nullable().describe("extension: the recipient's LID beside toNumber (1:1 messages), when the network told it"),
     error: z.string().nullable().describe('extension: why a FAILED message failed'),
     deliveredAt: dateTime.nullable().describe('extension: when the recipient (in a group, the first member) acknowledged delivery'),
     readAt: dateTime.nullable().describe('extension: when it was first read'),
@@ -96,7 +98,8 @@ const messageRecord = z
   .meta({ id: 'MessageRecord' });
 const receipt = z
   .object({
-    recipient: z.string().describe('the user JID that acknowledged'),
+    recipient: z.string().describe('the user JID that acknowledged: its phone-number JID when known, else its LID JID'),
+    recipientLid: z.string().nullable().describe("extension: the recipient's LID, when the network told it"),
     deliveredAt: dateTime.nullable(),
     readAt: dateTime.nullable(),
     playedAt: dateTime.nullable(),
@@ -107,7 +110,9 @@ const incomingItem = z
     eventId: z.number().int(),
     sessionId: z.string(),
     chatId: z.string(),
-    from: z.string(),
+    chatLid: z.string().nullable().describe("extension: the chat's LID beside its phone-number JID (1:1 chats), when the network told it"),
+    from: z.string().describe('the phone-number JID when known, else the LID JID'),
+    fromLid: z.string().nullable().describe("extension: the sender's LID, when the network told it"),
     fromMe: z.boolean(),
     type: z.string(),
     content: z.string(),
@@ -135,7 +140,14 @@ const group = z
     id: z.string(),
     subject: z.string(),
     desc: z.string(),
-    participants: z.array(z.object({ id: z.string(), admin: z.enum(['admin', 'superadmin']).optional() })),
+    participants: z.array(
+      z.object({
+        id: z.string().describe('the phone-number JID when the network shows it, else the LID JID'),
+        phoneNumber: z.string().nullable().describe('extension: the phone number (digits), null when the member hides it'),
+        lid: z.string().nullable().describe("extension: the member's LID, when the network told it"),
+        admin: z.enum(['admin', 'superadmin']).optional(),
+      }),
+    ),
   })
   .loose()
   .meta({ id: 'Group' });

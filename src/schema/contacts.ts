@@ -19,6 +19,7 @@ export const Contact = builder.prismaObject('Contact', {
   fields: (t) => ({
     id: t.exposeID('id'),
     jid: t.exposeString('jid'),
+    lid: t.exposeString('lid', { nullable: true, description: "the person's LID, once the network told it" }),
     phone: t.exposeString('phone'),
     name: t.exposeString('name'),
     email: t.exposeString('email'),

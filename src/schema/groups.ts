@@ -23,7 +23,12 @@ const ParticipantActionEnum = builder.enumType('ParticipantAction', { values: pa
 const GroupAdminRole = builder.enumType('GroupAdminRole', { values: ['admin', 'superadmin'] as const });
 
 const Member = builder.objectRef<GroupMember>('GroupMember').implement({
-  fields: (t) => ({ id: t.exposeString('id'), admin: t.field({ type: GroupAdminRole, nullable: true, resolve: (m) => m.admin ?? null }) }),
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'the phone-number JID when the network shows it, else the LID JID' }),
+    phoneNumber: t.exposeString('phoneNumber', { nullable: true, description: 'the phone number (digits), null when the member hides it' }),
+    lid: t.exposeString('lid', { nullable: true, description: "the member's LID, when the network told it" }),
+    admin: t.field({ type: GroupAdminRole, nullable: true, resolve: (m) => m.admin ?? null }),
+  }),
 });
 
 const Group = builder.objectRef<GroupView>('Group').implement({

@@ -27,7 +27,8 @@ export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').impleme
 const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implement({
   description: 'Who acknowledged a message, and when (times set once, never moved)',
   fields: (t) => ({
-    recipient: t.exposeString('recipient'),
+    recipient: t.exposeString('recipient', { description: 'the phone-number JID when known, else the LID JID' }),
+    recipientLid: t.exposeString('recipientLid', { nullable: true, description: "the recipient's LID, when the network told it" }),
     deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.deliveredAt) }),
     readAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.readAt) }),
     playedAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => dateOrNull(r.playedAt) }),
@@ -50,6 +51,7 @@ builder.prismaObject('OutgoingMessage', {
     error: t.exposeString('error', { nullable: true, description: 'Why a FAILED message failed.' }),
     waMessageId: t.exposeString('waMessageId', { nullable: true }),
     remoteJid: t.exposeString('remoteJid', { nullable: true }),
+    toLid: t.exposeString('toLid', { nullable: true, description: "the recipient's LID beside toNumber, when the network told it" }),
     sendAt: t.expose('sendAt', { type: 'DateTime', nullable: true, description: 'When a scheduled message is due.' }),
     sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -81,7 +83,12 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
     eventId: t.exposeInt('eventId'),
     sessionId: t.exposeID('sessionId'),
     chatId: t.exposeString('chatId'),
-    from: t.exposeString('from'),
+    chatLid: t.exposeString('chatLid', {
+      nullable: true,
+      description: "the chat's LID beside its phone-number JID, when the network told it",
+    }),
+    from: t.exposeString('from', { description: 'the phone-number JID when known, else the LID JID' }),
+    fromLid: t.exposeString('fromLid', { nullable: true, description: "the sender's LID, when the network told it" }),
     fromMe: t.exposeBoolean('fromMe'),
     type: t.exposeString('type'),
     content: t.exposeString('content'),

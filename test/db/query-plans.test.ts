@@ -64,6 +64,7 @@ describe('batch statements find their rows by key (sqlite)', () => {
       sentAt: at,
       waMessageId,
       remoteJid: '15550002222@s.whatsapp.net',
+      toLid: null,
       sentMessage: 'AQID',
     });
     const statement = sentMarks('sqlite')([mark(pending.id, pending.waMessageId), mark(failed.id, failed.waMessageId)]);

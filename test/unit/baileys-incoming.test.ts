@@ -1,23 +1,31 @@
 import type { WAMessage } from 'baileys';
 import { describe, expect, it } from 'vitest';
 import { mediaOf, toIncoming } from '../../src/runtime/network/baileys-incoming.ts';
+import type { LidBook } from '../../src/runtime/network/baileys-lids.ts';
 import { IncomingMediaStore } from '../../src/runtime/incoming-media.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { pino } from 'pino';
 
-const OWN = '15550001000:7@s.whatsapp.net';
+const OWN = { jid: '15550001000:7@s.whatsapp.net', lid: '77770001000:7@lid' };
 const message = (key: WAMessage['key'], text = 'hi'): WAMessage => ({
   key,
   message: { conversation: text },
   pushName: 'Someone',
   messageTimestamp: 1_700_000_000,
 });
+/** A mapping store holding one person: 15550004000 ↔ 66660004000. */
+const book: LidBook = {
+  pnForLid: async (lid) => (lid.startsWith('66660004000') ? '15550004000@s.whatsapp.net' : null),
+  lidForPn: async (pn) => (pn.startsWith('15550004000') ? '66660004000@lid' : null),
+};
 
 describe('incoming items from network messages', () => {
-  it('gives a message of our own (fromMe) the session JID as from, in a chat and in a group', () => {
-    expect(toIncoming(message({ remoteJid: '15550002000@s.whatsapp.net', fromMe: true, id: 'A' }), OWN)).toEqual({
+  it('gives a message of our own (fromMe) the session JID as from and its LID as fromLid, in a chat and in a group', async () => {
+    expect(await toIncoming(message({ remoteJid: '15550002000@s.whatsapp.net', fromMe: true, id: 'A' }), OWN)).toEqual({
       chatId: '15550002000@s.whatsapp.net',
+      chatLid: null,
       from: '15550001000@s.whatsapp.net',
+      fromLid: '77770001000@lid',
       fromMe: true,
       type: 'text',
       content: 'hi',
@@ -25,29 +33,55 @@ describe('incoming items from network messages', () => {
       messageTimestamp: 1_700_000_000,
       messageId: 'A',
     });
-    const inGroup = toIncoming(
+    const inGroup = await toIncoming(
       message({ remoteJid: '120363000000000001@g.us', fromMe: true, id: 'B', participant: '99990000111@lid' }),
       OWN,
     );
-    expect(inGroup).toMatchObject({ chatId: '120363000000000001@g.us', from: '15550001000@s.whatsapp.net', fromMe: true });
+    expect(inGroup).toMatchObject({ chatId: '120363000000000001@g.us', chatLid: null, from: '15550001000@s.whatsapp.net', fromMe: true });
   });
 
-  it('gives others their own JID, the phone-number form when Baileys addresses them by LID', () => {
-    expect(toIncoming(message({ remoteJid: '15550002000@s.whatsapp.net', fromMe: false, id: 'C' }), OWN)).toMatchObject({
+  it('gives others their phone-number JID when Baileys addresses them by LID, and the LID beside it', async () => {
+    expect(await toIncoming(message({ remoteJid: '15550002000@s.whatsapp.net', fromMe: false, id: 'C' }), OWN)).toMatchObject({
       from: '15550002000@s.whatsapp.net',
+      fromLid: null,
       fromMe: false,
     });
-    const lid = toIncoming(
+    const lid = await toIncoming(
       message({
         remoteJid: '120363000000000001@g.us',
         fromMe: false,
         id: 'D',
-        participant: '88880000222@lid',
+        participant: '88880000222:3@lid',
         participantAlt: '15550003000@s.whatsapp.net',
       }),
       OWN,
     );
-    expect(lid).toMatchObject({ chatId: '120363000000000001@g.us', from: '15550003000@s.whatsapp.net', fromMe: false });
+    expect(lid).toMatchObject({ chatId: '120363000000000001@g.us', from: '15550003000@s.whatsapp.net', fromLid: '88880000222@lid' });
+    const direct = await toIncoming(
+      message({ remoteJid: '88880000333@lid', remoteJidAlt: '15550003333@s.whatsapp.net', fromMe: false, id: 'E' }),
+      OWN,
+    );
+    expect(direct).toMatchObject({
+      chatId: '15550003333@s.whatsapp.net',
+      chatLid: '88880000333@lid',
+      from: '15550003333@s.whatsapp.net',
+      fromLid: '88880000333@lid',
+    });
+  });
+
+  it('finds the number of a LID-only sender in the mapping store, and shows the LID (not as a number) when nobody knows it', async () => {
+    const known = await toIncoming(message({ remoteJid: '66660004000@lid', fromMe: false, id: 'F' }), OWN, book);
+    expect(known).toMatchObject({ chatId: '15550004000@s.whatsapp.net', from: '15550004000@s.whatsapp.net', fromLid: '66660004000@lid' });
+    const hidden = await toIncoming(message({ remoteJid: '55550005000@lid', fromMe: false, id: 'G' }), OWN, book);
+    expect(hidden).toMatchObject({
+      chatId: '55550005000@lid',
+      chatLid: '55550005000@lid',
+      from: '55550005000@lid',
+      fromLid: '55550005000@lid',
+    });
+    // A phone-number sender whose LID the store knows gets it beside the number.
+    const byNumber = await toIncoming(message({ remoteJid: '15550004000@s.whatsapp.net', fromMe: false, id: 'H' }), OWN, book);
+    expect(byNumber).toMatchObject({ from: '15550004000@s.whatsapp.net', fromLid: '66660004000@lid' });
   });
 });
 

@@ -4,7 +4,9 @@ import type { IncomingInput } from '../../src/runtime/ports/incoming.ts';
 
 const msg = (content: string): IncomingInput => ({
   chatId: '15550001111@s.whatsapp.net',
+  chatLid: null,
   from: '15550001111@s.whatsapp.net',
+  fromLid: null,
   fromMe: false,
   type: 'text',
   content,

@@ -18,13 +18,14 @@ export const sentMarks = (provider: Provider): ((marks: SentMark[]) => Prisma.Sq
     ['sentAt', 'timestamp'],
     ['waMessageId', 'text'],
     ['remoteJid', 'text'],
+    ['toLid', 'text'],
     ['sentMessage', 'text'],
   ]);
   // not through the (status, sendAt) index, which holds every scheduled record too
   const status = notIndexed(provider, '"OutgoingMessage"."status"');
   return (marks) => {
-    const rows = table(marks.map((m) => [m.id, m.sentAt, m.waMessageId, m.remoteJid, m.sentMessage]));
-    return Prisma.sql`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v."sentAt", "waMessageId" = v."waMessageId", "remoteJid" = v."remoteJid", "sentMessage" = v."sentMessage"
+    const rows = table(marks.map((m) => [m.id, m.sentAt, m.waMessageId, m.remoteJid, m.toLid, m.sentMessage]));
+    return Prisma.sql`UPDATE "OutgoingMessage" SET "status" = 'SENT', "sentAt" = v."sentAt", "waMessageId" = v."waMessageId", "remoteJid" = v."remoteJid", "toLid" = v."toLid", "sentMessage" = v."sentMessage"
       FROM (${rows}) AS v WHERE "OutgoingMessage"."id" = v."id" AND ${status} = 'PENDING'`;
   };
 };

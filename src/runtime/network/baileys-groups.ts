@@ -1,20 +1,40 @@
-import { jidNormalizedUser } from 'baileys';
 import type { GroupMetadata, WASocket } from 'baileys';
-import type { GroupInfo, GroupOps } from '../ports/network.ts';
+import type { GroupInfo, GroupMember, GroupOps } from '../ports/network.ts';
+import { completePerson, personOf, shownAddress } from './baileys-lids.ts';
+import type { LidBook, Person } from './baileys-lids.ts';
 
-/** Members by phone-number JID when the network tells us one, since that is how users address them. */
-export const groupInfo = (meta: GroupMetadata): GroupInfo => ({
-  id: meta.id,
-  subject: meta.subject ?? '',
-  desc: meta.desc ?? '',
-  announce: Boolean(meta.announce),
-  owner: meta.ownerPn ?? meta.owner,
-  creation: meta.creation,
-  participants: meta.participants.map((p) => ({
-    id: jidNormalizedUser(p.phoneNumber ?? p.id),
-    ...(p.admin ? { admin: p.admin } : {}),
-  })),
-});
+/**
+ * Members by phone-number JID when the network tells us one (from the group, else the mapping store),
+ * since that is how users address them; the LID beside it. A member who hides their number is shown
+ * by LID, with no phone number.
+ */
+export const groupInfo = async (meta: GroupMetadata, book?: LidBook): Promise<GroupInfo> => {
+  const participants = await Promise.all(
+    meta.participants.map(async (p): Promise<GroupMember> => {
+      const person = await completePerson(personOf(p.id, p.phoneNumber ?? p.lid), book);
+      return {
+        id: shownAddress(person) ?? p.id,
+        phoneNumber: person.pn ? (person.pn.split('@')[0] ?? null) : null,
+        lid: person.lid ?? null,
+        ...(p.admin ? { admin: p.admin } : {}),
+      };
+    }),
+  );
+  const owner = await completePerson(personOf(meta.owner, meta.ownerPn), book);
+  return {
+    id: meta.id,
+    subject: meta.subject ?? '',
+    desc: meta.desc ?? '',
+    announce: Boolean(meta.announce),
+    owner: shownAddress(owner),
+    creation: meta.creation,
+    participants,
+  };
+};
+
+/** The people a group read named both ways. */
+export const peopleOf = (info: GroupInfo): Person[] =>
+  info.participants.map((p) => ({ ...(p.phoneNumber ? { pn: `${p.phoneNumber}@s.whatsapp.net` } : {}), ...(p.lid ? { lid: p.lid } : {}) }));
 
 /** How long a group read serves Baileys' next send to that group; changes the network reports end it sooner. */
 const GROUP_CACHE_MS = 10_000;
@@ -53,28 +73,39 @@ const changing = async <T>(cache: GroupCache, groupId: string, change: Promise<T
   }
 };
 
-export const baileysGroups = (sock: WASocket, cache: GroupCache): GroupOps => ({
-  list: async () => Object.values(await sock.groupFetchAllParticipating()).map(groupInfo),
-  create: async (subject, participants) => groupInfo(await sock.groupCreate(subject, participants)),
-  join: async (inviteCode) => {
-    const id = await sock.groupAcceptInvite(inviteCode);
-    if (!id) throw new Error('the invite code was not accepted');
-    return id;
-  },
-  metadata: async (groupId) => groupInfo(cache.set(await sock.groupMetadata(groupId))),
-  setSubject: (groupId, subject) => changing(cache, groupId, sock.groupUpdateSubject(groupId, subject)),
-  setDescription: (groupId, description) => changing(cache, groupId, sock.groupUpdateDescription(groupId, description)),
-  leave: (groupId) => changing(cache, groupId, sock.groupLeave(groupId)),
-  participants: async (groupId, jids, action) =>
-    (await changing(cache, groupId, sock.groupParticipantsUpdate(groupId, jids, action))).map((r, i) => ({
-      jid: r.jid ?? jids[i] ?? '',
-      status: r.status,
-    })),
-  setAdminOnly: (groupId, adminOnly) =>
-    changing(cache, groupId, sock.groupSettingUpdate(groupId, adminOnly ? 'announcement' : 'not_announcement')),
-  inviteCode: async (groupId) => {
-    const code = await sock.groupInviteCode(groupId);
-    if (!code) throw new Error('the network gave no invite code');
-    return code;
-  },
-});
+export const baileysGroups = (sock: WASocket, cache: GroupCache, book?: LidBook, learn?: (people: Person[]) => void): GroupOps => {
+  const info = async (meta: GroupMetadata): Promise<GroupInfo> => {
+    const found = await groupInfo(meta, book);
+    learn?.(peopleOf(found));
+    return found;
+  };
+  /** A participant the network answered by LID is named by number when that is known. */
+  const shown = async (jid: string): Promise<string> => shownAddress(await completePerson(personOf(jid), book)) ?? jid;
+  return {
+    list: async () => Promise.all(Object.values(await sock.groupFetchAllParticipating()).map(info)),
+    create: async (subject, participants) => info(await sock.groupCreate(subject, participants)),
+    join: async (inviteCode) => {
+      const id = await sock.groupAcceptInvite(inviteCode);
+      if (!id) throw new Error('the invite code was not accepted');
+      return id;
+    },
+    metadata: async (groupId) => info(cache.set(await sock.groupMetadata(groupId))),
+    setSubject: (groupId, subject) => changing(cache, groupId, sock.groupUpdateSubject(groupId, subject)),
+    setDescription: (groupId, description) => changing(cache, groupId, sock.groupUpdateDescription(groupId, description)),
+    leave: (groupId) => changing(cache, groupId, sock.groupLeave(groupId)),
+    participants: async (groupId, jids, action) =>
+      Promise.all(
+        (await changing(cache, groupId, sock.groupParticipantsUpdate(groupId, jids, action))).map(async (r, i) => ({
+          jid: r.jid ? await shown(r.jid) : (jids[i] ?? ''),
+          status: r.status,
+        })),
+      ),
+    setAdminOnly: (groupId, adminOnly) =>
+      changing(cache, groupId, sock.groupSettingUpdate(groupId, adminOnly ? 'announcement' : 'not_announcement')),
+    inviteCode: async (groupId) => {
+      const code = await sock.groupInviteCode(groupId);
+      if (!code) throw new Error('the network gave no invite code');
+      return code;
+    },
+  };
+};

@@ -1,14 +1,7 @@
-import {
-  getContentType,
-  isHostedLidUser,
-  isHostedPnUser,
-  jidDecode,
-  jidEncode,
-  jidNormalizedUser,
-  normalizeMessageContent,
-  proto,
-} from 'baileys';
+import { getContentType, normalizeMessageContent, proto } from 'baileys';
 import type { WAMessage } from 'baileys';
+import { completePerson, personOf, shownAddress } from './baileys-lids.ts';
+import type { LidBook } from './baileys-lids.ts';
 import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from '../ports/incoming.ts';
 
 interface Described {
@@ -125,29 +118,36 @@ const mediaOfMessage = (raw: proto.IMessage | null | undefined): { media?: Recei
   return media ? { media } : {};
 };
 
-/** A JID without device, as Baileys' cleanMessage leaves the key before messages.upsert (hosted devices map to their user). */
-const withoutDevice = (jid: string | null | undefined): string | null | undefined => {
-  if (!jid) return jid;
-  if (isHostedPnUser(jid) || isHostedLidUser(jid))
-    return jidEncode(jidDecode(jid)?.user ?? null, isHostedPnUser(jid) ? 's.whatsapp.net' : 'lid');
-  return jidNormalizedUser(jid);
-};
+/** The session's own addresses: its phone-number JID and its LID (either may carry a device). */
+export interface OwnAddresses {
+  jid?: string | null;
+  lid?: string | null;
+}
 
 /**
  * A received network message as a buffer item; null for what users do not see (key distribution, receipts).
- * `ownJid` is the session's own JID: a message of ours (sent from the phone or another linked device) is from it.
+ * Baileys 7 addresses most people by LID, with the phone number as the alternate (`remoteJidAlt`,
+ * `participantAlt`) when the network gave it; users know their contacts by number, so `chatId` and
+ * `from` carry the phone-number JID whenever it is known (from the stanza or the mapping store), and
+ * the LID otherwise; `chatLid` and `fromLid` carry the LID beside it. A message of ours (sent from
+ * the phone or another linked device) is from the session's own addresses.
  */
-export const toIncoming = (msg: WAMessage, ownJid: string | null | undefined): ReceivedMessage | null => {
+export const toIncoming = async (msg: WAMessage, own: OwnAddresses, book?: LidBook): Promise<ReceivedMessage | null> => {
   const described = describeMessage(msg.message);
-  // Baileys 7 addresses by LID; users know their contacts by phone number, so prefer that form.
-  const preferPn = (jid?: string | null, alt?: string | null) => (jid?.endsWith('@lid') && alt ? alt : jid);
-  // The same item whether the message comes before its receipt (beforeReceipt) or from messages.upsert.
-  const chatId = preferPn(withoutDevice(msg.key.remoteJid), msg.key.remoteJidAlt);
-  if (!described || !chatId) return null;
-  const from = msg.key.fromMe ? ownJid : preferPn(withoutDevice(msg.key.participant), msg.key.participantAlt) || chatId;
+  if (!described) return null;
+  const chat = await completePerson(personOf(msg.key.remoteJid, msg.key.remoteJidAlt), book);
+  const chatId = shownAddress(chat);
+  if (!chatId) return null;
+  const sender = msg.key.fromMe
+    ? personOf(own.jid, own.lid)
+    : msg.key.participant
+      ? await completePerson(personOf(msg.key.participant, msg.key.participantAlt), book)
+      : chat;
   return {
     chatId,
-    from: from ? jidNormalizedUser(from) : '',
+    chatLid: chat.lid ?? null,
+    from: shownAddress(sender) ?? '',
+    fromLid: sender.lid ?? null,
     fromMe: Boolean(msg.key.fromMe),
     type: described.type,
     content: described.content,

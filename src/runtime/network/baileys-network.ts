@@ -21,13 +21,15 @@ import type { Db } from '../db/client.ts';
 import { batchedCredsReader, clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
+import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
+import type { Person } from './baileys-lids.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { CloseKind, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
+import type { CloseKind, KnownPerson, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;
@@ -228,8 +230,9 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // emits messages.upsert; so a received message is stored here first (the patch in patches/). A
       // rejection, or a write slower than the timeout, makes Baileys nack the message instead.
       beforeReceipt: async (msg) => {
-        const item = toIncoming(msg, sock.user?.id ?? auth.state.creds.me?.id);
+        const item = await toIncoming(msg, ownAddresses(), lids);
         if (!item) return;
+        learnFrom(item);
         await within(callbacks.onIncoming(item), storeTimeoutMs, 'storing a received message');
         if (msg.key.id) storedFirst.set(msg.key.id, true);
       },
@@ -237,6 +240,24 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       ...options.socket,
     });
     let closed = false;
+    const lids = storedLidBook(auth.state.keys);
+    // Each person the network named both ways is told once per link (the address book learns the LID).
+    const told = new LRUCache<string, true>({ max: 4096 });
+    const learn = (people: Person[]) => {
+      const fresh: KnownPerson[] = [];
+      for (const { pn, lid } of people) {
+        if (!pn || !lid || told.has(`${pn} ${lid}`)) continue;
+        told.set(`${pn} ${lid}`, true);
+        fresh.push({ pn, lid });
+      }
+      if (fresh.length > 0) callbacks.onPeople(fresh);
+    };
+    const learnFrom = (item: { chatId: string; chatLid: string | null; from: string; fromLid: string | null }) =>
+      learn([personOf(item.chatId, item.chatLid), personOf(item.from, item.fromLid)]);
+    const ownAddresses = () => {
+      const me = sock.user ?? auth.state.creds.me;
+      return { jid: me?.id, lid: me?.lid };
+    };
 
     sock.ev.on('creds.update', () => {
       auth.saveCreds().catch((err: unknown) => log.error({ err }, 'saving credentials failed'));
@@ -266,8 +287,26 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       for (const update of updates) groupCache.forget(update.id);
     });
     sock.ev.on('group-participants.update', ({ id }) => groupCache.forget(id));
+    // A receipt from a LID names the phone number when the mapping store knows it; one batch at a time, so they keep their order.
+    let receiptsInOrder = Promise.resolve();
     const receipts = (found: Receipt[]) => {
-      if (found.length > 0) callbacks.onReceipts(found);
+      if (found.length === 0) return;
+      receiptsInOrder = receiptsInOrder
+        .then(async () => {
+          const resolved = await Promise.all(
+            found.map(async (receipt) => {
+              const person = await completePerson(personOf(receipt.recipient), lids);
+              return {
+                ...receipt,
+                recipient: shownAddress(person) ?? receipt.recipient,
+                ...(person.lid ? { recipientLid: person.lid } : {}),
+              };
+            }),
+          );
+          learn(resolved.map((r) => personOf(r.recipient, r.recipientLid)));
+          callbacks.onReceipts(resolved);
+        })
+        .catch((err: unknown) => log.error({ err }, 'passing on receipts failed'));
     };
     sock.ev.on('messages.update', (updates) => {
       for (const { key, update } of updates) {
@@ -285,8 +324,13 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         if (message.key.id && storedFirst.delete(message.key.id)) continue;
         // What did not pass beforeReceipt (a placeholder resent by the phone): stored as it comes, as a
         // failure is logged where it is written.
-        const item = toIncoming(message, sock.user?.id ?? auth.state.creds.me?.id);
-        if (item) callbacks.onIncoming(item).catch(() => undefined);
+        toIncoming(message, ownAddresses(), lids)
+          .then((item) => {
+            if (!item) return;
+            learnFrom(item);
+            return callbacks.onIncoming(item);
+          })
+          .catch(() => undefined);
       }
     });
 
@@ -299,7 +343,14 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     };
 
     return {
-      send: (jid, content, sendOptions = {}) => sendThrough(sock, jid, content, sendOptions),
+      send: async (jid, content, sendOptions = {}) => {
+        const sent = await sendThrough(sock, jid, content, sendOptions);
+        // Baileys resolved a 1:1 recipient's LID (usync) to encrypt for it; the record keeps it beside the number.
+        const person = await completePerson(personOf(sent.remoteJid), lids);
+        if (!person.lid) return sent;
+        learn([person]);
+        return { ...sent, remoteLid: person.lid };
+      },
       edit: async (remoteJid, waMessageId, text) => {
         await sock.sendMessage(remoteJid, { text, edit: { remoteJid, fromMe: true, id: waMessageId } });
       },
@@ -309,7 +360,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         return new Set(found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid)));
       },
       newMessageId: () => generateMessageIDV2(sock.user?.id),
-      groups: baileysGroups(sock, groupCache),
+      groups: baileysGroups(sock, groupCache, lids, learn),
       sendStatus: (content, recipients, sendOptions = {}) => sendStatusThrough(sock, content, recipients, sendOptions),
       requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
       close,

@@ -4,7 +4,7 @@
  */
 import type { NetworkTarget } from './baileys-target.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { GroupOps, Receipt } from '../ports/network.ts';
+import type { GroupOps, KnownPerson, Receipt } from '../ports/network.ts';
 
 export interface NetworkWorkerData {
   databaseUrl: string;
@@ -58,4 +58,5 @@ export type NetworkMessage =
   /** answered with a `stored` request once the main thread has written the message */
   | { kind: 'event'; linkId: number; event: 'incoming'; item: unknown; storeId: number }
   | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string }
-  | { kind: 'event'; linkId: number; event: 'receipts'; receipts: Receipt[] };
+  | { kind: 'event'; linkId: number; event: 'receipts'; receipts: Receipt[] }
+  | { kind: 'event'; linkId: number; event: 'people'; people: KnownPerson[] };

@@ -145,6 +145,7 @@ const open = async (sessionId: string, linkId: number): Promise<void> => {
     onIncoming: (item) => store(linkId, item),
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
     onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
+    onPeople: (people) => post({ kind: 'event', linkId, event: 'people', people }),
   });
   links.set(linkId, link);
 };

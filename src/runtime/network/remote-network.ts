@@ -126,6 +126,9 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       case 'receipts':
         link.onReceipts(message.receipts);
         return;
+      case 'people':
+        link.onPeople(message.people);
+        return;
     }
   };
 

@@ -5,7 +5,7 @@ import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, NetworkStats, Receipt } from '../ports/network.ts';
+import type { CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -69,6 +69,8 @@ export interface SessionManagerOptions {
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
   /** recipients acknowledged messages a session sent */
   onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
+  /** the network told a person's phone number and LID together (the address book learns the LID) */
+  onPeople?: (sessionId: string, people: KnownPerson[]) => void;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -224,6 +226,7 @@ export class SessionManager implements Sessions {
           onIncoming: async () => undefined,
           onSendError: () => undefined,
           onReceipts: () => undefined,
+          onPeople: () => undefined,
         })
         .then(
           (opening) => {
@@ -433,6 +436,9 @@ export class SessionManager implements Sessions {
         },
         onReceipts: (receipts) => {
           this.options.onReceipts?.(sessionId, receipts);
+        },
+        onPeople: (people) => {
+          this.options.onPeople?.(sessionId, people);
         },
       });
       live.lastActivity = Date.now();

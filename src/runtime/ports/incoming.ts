@@ -62,7 +62,12 @@ export interface IncomingItem {
   eventId: number;
   sessionId: string;
   chatId: string;
+  /** extension: the chat's LID beside its phone-number JID (1:1 chats), when the network told it; null otherwise */
+  chatLid: string | null;
+  /** the sender's phone-number JID when known, else its LID JID (never a LID presented as a number) */
   from: string;
+  /** extension: the sender's LID, when the network told it; null otherwise */
+  fromLid: string | null;
   fromMe: boolean;
   type: string;
   content: string;

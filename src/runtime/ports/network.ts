@@ -52,12 +52,19 @@ export interface SendOptions {
 export interface SendResult {
   waMessageId: string;
   remoteJid: string;
+  /** the recipient's LID, when the network told it (1:1 sends) */
+  remoteLid?: string;
   /** the message as it went out (an encoded proto.Message), kept so a retry receipt can be answered */
   message?: Uint8Array;
 }
 
 export interface GroupMember {
+  /** the member's phone-number JID when the network shows it, else its LID JID */
   id: string;
+  /** extension: the member's phone number (digits), null when the member hides it */
+  phoneNumber: string | null;
+  /** extension: the member's LID, when the network told it */
+  lid: string | null;
   admin?: 'admin' | 'superadmin';
 }
 
@@ -104,11 +111,19 @@ export interface Receipt {
   waMessageId: string;
   /** the chat it went to: the recipient's JID, or the group's */
   chatJid: string;
-  /** who acknowledged it: a user JID without device (in a group, the member) */
+  /** who acknowledged it: a user JID without device (in a group, the member); the phone-number JID when known */
   recipient: string;
+  /** the recipient's LID, when the network told it */
+  recipientLid?: string;
   kind: ReceiptKind;
   /** when, as the receipt says (ms since the epoch; the network counts in seconds) */
   at: number;
+}
+
+/** A person the network named both ways: the phone-number JID and the LID, both without device. */
+export interface KnownPerson {
+  pn: string;
+  lid: string;
 }
 
 export interface LinkCallbacks {
@@ -126,6 +141,8 @@ export interface LinkCallbacks {
   onSendError: (waMessageId: string, reason: string) => void;
   /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
   onReceipts: (receipts: Receipt[]) => void;
+  /** people whose phone number and LID the network told together (each pair once per link) */
+  onPeople: (people: KnownPerson[]) => void;
 }
 
 export interface NetworkLink {

@@ -18,6 +18,8 @@ export interface SentMark {
   sentAt: Date;
   waMessageId: string;
   remoteJid: string;
+  /** the recipient's LID, when the network told it */
+  toLid: string | null;
   /** the message as it went out (base64 of proto.Message), for answering retry receipts later */
   sentMessage: string | null;
   /** webhook events of the mark (message.sent, and a bulk send's campaign.progress), written in its transaction when an endpoint wants them */

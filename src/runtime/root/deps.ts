@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
+import { learnLids } from '../../resolvers/contacts.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
 import { urlRules } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
@@ -143,6 +144,11 @@ export const createDeps = (options: DepsOptions): Deps => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),
       );
+    },
+    onPeople: (sessionId, people) => {
+      accountOf(sessionId)
+        .then((accountId) => (accountId ? learnLids(db, accountId, people) : 0))
+        .catch((err: unknown) => logger.error({ err, sessionId }, 'recording the LIDs of contacts failed'));
     },
     onReceipts: (sessionId, list) => {
       for (const receipt of list) {
