@@ -52,6 +52,8 @@ const settingsSchema = z.object({
   WA_SANDBOX_URL: z.url().optional(),
   SANDBOX_EMBEDDED: z.stringbool().default(false),
   SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
+  /** how the embedded sandbox names phones: lid (today's WhatsApp) or pn (by phone number, as before) */
+  SANDBOX_ADDRESSING: z.enum(['lid', 'pn']).default('lid'),
   /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
   SANDBOX_STATE_FILE: z.string().min(1).optional(),
   /** where the links run: see networkMode (unset: NETWORK_THREAD, else `thread`) */
@@ -133,12 +135,20 @@ export const migrationDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): stri
 export const testPostgresUrl = (env: NodeJS.ProcessEnv = process.env): string =>
   env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+const sandboxAddressing = (value: string | undefined): 'lid' | 'pn' => {
+  if (value === undefined || value === '' || value === 'lid') return 'lid';
+  if (value === 'pn') return 'pn';
+  throw new Error(`SANDBOX_ADDRESSING must be lid or pn (was ${value})`);
+};
+
 /** `npm run sandbox`: the standalone sandbox's settings, from its command line and environment. */
 export interface SandboxSettings {
   logLevel: string;
   port: number;
   controlPort: number;
   host: string;
+  /** SANDBOX_ADDRESSING: lid (default) or pn */
+  addressing: 'lid' | 'pn';
   /** set with --bartender or SANDBOX_BARTENDER=true: also serve Baileys' mock-server layout */
   bartender?: { port: number; advSecretKey?: string; caFile?: string };
 }
@@ -148,6 +158,7 @@ export const loadSandboxSettings = (argv: string[] = process.argv, env: NodeJS.P
   port: Number(env.SANDBOX_PORT ?? 4010),
   controlPort: Number(env.SANDBOX_CONTROL_PORT ?? 4011),
   host: env.SANDBOX_HOST ?? '127.0.0.1',
+  addressing: sandboxAddressing(env.SANDBOX_ADDRESSING),
   ...(argv.includes('--bartender') || env.SANDBOX_BARTENDER === 'true'
     ? {
         bartender: {

@@ -82,6 +82,8 @@ const connectClient = async (socketUrl: string, pushName: string, advSecretKey =
   throw new Error(`${pushName} kept closing`);
 };
 
+/** A client's account as a LID-addressed group names it. */
+const lidOf = (c: Client) => `${c.meLid?.split(':')[0]}@lid`;
 const keyOf = (m: WAMessage | undefined) => {
   if (!m) throw new Error('nothing was sent');
   return m.key;
@@ -309,11 +311,13 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
 
     expect((await alice.sock.groupParticipantsUpdate(group.id, [bob.meJid], 'promote'))[0]?.status).toBe('200');
     await saw(bob, 'group-participants.update', (u: { id: string; action: string }) => u.id === group.id && u.action === 'promote');
-    expect((await alice.sock.groupMetadata(group.id)).participants.find((p) => p.id === bob.meJid)?.admin).toBe('admin');
+    const meta = await alice.sock.groupMetadata(group.id);
+    expect(meta.addressingMode).toBe('lid');
+    expect(meta.participants.find((p) => p.id === lidOf(bob))).toMatchObject({ admin: 'admin', phoneNumber: bob.meJid });
     expect((await alice.sock.groupParticipantsUpdate(group.id, [bob.meJid], 'demote'))[0]?.status).toBe('200');
     await saw(bob, 'group-participants.update', (u: { id: string; action: string }) => u.id === group.id && u.action === 'demote');
     expect((await bob.sock.groupMetadata(group.id)).participants.map((p) => p.id).sort()).toEqual(
-      [alice.meJid, bob.meJid, charlie.meJid].sort(),
+      [alice, bob, charlie].map(lidOf).sort(),
     );
 
     sandbox.control.setTrace(true);

@@ -4,11 +4,16 @@ import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts
 import type { TestSocket } from './helpers.ts';
 import { linkedSocket, waitFor } from './helpers.ts';
 
-describe('sandbox: groups, statuses and channels', () => {
+describe.each(['lid', 'pn'] as const)('sandbox: groups, statuses and channels (%s addressing)', (addressing) => {
   let sandbox: Sandbox;
   let owner: TestSocket;
+  // A member as the group names it: by LID on a lid network, by phone number on a pn one.
+  const named = (number: string) => {
+    const phone = sandbox.control.phone(number);
+    return addressing === 'lid' ? phone.lid : phone.jid;
+  };
   beforeAll(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ addressing });
     trustSandbox(sandbox.rootPublicKey);
     owner = await linkedSocket(sandbox, '15557770001');
     sandbox.control.addPhone('15557770002', 'Gina');
@@ -23,11 +28,8 @@ describe('sandbox: groups, statuses and channels', () => {
   it('creates a group of three whose sends every member phone decrypts', async () => {
     const group = await owner.sock.groupCreate('Team', ['15557770002@s.whatsapp.net', '15557770003@s.whatsapp.net']);
     expect(group.id).toMatch(/@g\.us$/);
-    expect(group.participants.map((p) => p.id).sort()).toEqual([
-      '15557770001@s.whatsapp.net',
-      '15557770002@s.whatsapp.net',
-      '15557770003@s.whatsapp.net',
-    ]);
+    expect(group.addressingMode).toBe(addressing);
+    expect(group.participants.map((p) => p.id).sort()).toEqual(['15557770001', '15557770002', '15557770003'].map(named).sort());
     const first = await owner.sock.sendMessage(group.id, { text: 'hello team' });
     const second = await owner.sock.sendMessage(group.id, { text: 'second round' });
     for (const n of ['15557770002', '15557770003']) {
@@ -47,12 +49,12 @@ describe('sandbox: groups, statuses and channels', () => {
     await owner.sock.groupUpdateSubject(group.id, 'Ops 2');
     await owner.sock.groupUpdateDescription(group.id, 'on call');
     const added = await owner.sock.groupParticipantsUpdate(group.id, ['15557770004@s.whatsapp.net'], 'add');
-    expect(added).toEqual([expect.objectContaining({ status: '200', jid: '15557770004@s.whatsapp.net' })]);
+    expect(added).toEqual([expect.objectContaining({ status: '200', jid: named('15557770004') })]);
     await owner.sock.groupParticipantsUpdate(group.id, ['15557770002@s.whatsapp.net'], 'promote');
     await owner.sock.groupSettingUpdate(group.id, 'announcement');
     const meta = await owner.sock.groupMetadata(group.id);
     expect(meta).toMatchObject({ subject: 'Ops 2', desc: 'on call', announce: true });
-    expect(meta.participants.find((p) => p.id === '15557770002@s.whatsapp.net')?.admin).toBe('admin');
+    expect(meta.participants.find((p) => p.id === named('15557770002'))?.admin).toBe('admin');
     const code = await owner.sock.groupInviteCode(group.id);
     expect(code).toMatch(/^[\w-]{10,}$/);
     await owner.sock.groupParticipantsUpdate(group.id, ['15557770004@s.whatsapp.net'], 'remove');

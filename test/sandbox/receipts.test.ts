@@ -8,7 +8,7 @@ import { linkedSocket, waitFor } from './helpers.ts';
 
 const { DELIVERY_ACK, READ, PLAYED } = proto.WebMessageInfo.Status;
 
-describe('sandbox: delivery, read and played receipts from the phones', () => {
+describe.each(['lid', 'pn'] as const)('sandbox: delivery, read and played receipts from the phones (%s addressing)', (addressing) => {
   let sandbox: Sandbox;
   let owner: TestSocket;
   // Baileys reports a receipt as `messages.update` (1:1) or `message-receipt.update` (groups), or, when
@@ -18,7 +18,7 @@ describe('sandbox: delivery, read and played receipts from the phones', () => {
   const statusesOf = (id: string | null | undefined) => updates.filter((u) => u.key.id === id && u.key.fromMe).map((u) => u.status);
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox({ addressing });
     trustSandbox(sandbox.rootPublicKey);
     owner = await linkedSocket(sandbox, '15557880001');
     owner.sock.ev.on('messages.update', (u) => updates.push(...u.map(({ key, update }) => ({ key, status: update.status }))));
@@ -78,13 +78,18 @@ describe('sandbox: delivery, read and played receipts from the phones', () => {
         .filter((r) => r.key.id === sent?.key.id && r.receipt.receiptTimestamp)
         .map((r) => r.receipt.userJid)
         .sort();
+    // A member names itself as the group does: by LID on a lid network, by phone number on a pn one.
+    const named = (number: string) => {
+      const phone = sandbox.control.phone(number);
+      return addressing === 'lid' ? phone.lid : phone.jid;
+    };
     await waitFor(() => delivered().length === 3);
-    expect(delivered()).toEqual(['15557880002@s.whatsapp.net', '15557880003@s.whatsapp.net', '15557880004@s.whatsapp.net']);
+    expect(delivered()).toEqual(['15557880002', '15557880003', '15557880004'].map(named).sort());
     expect(groupReceipts.find((r) => r.key.id === sent?.key.id)?.key.remoteJid).toBe(group.id);
     sandbox.control.read('15557880003', { ids: [sent?.key.id ?? ''] });
     await waitFor(() => groupReceipts.find((r) => r.key.id === sent?.key.id && r.receipt.readTimestamp));
     expect(groupReceipts.filter((r) => r.key.id === sent?.key.id && r.receipt.readTimestamp).map((r) => r.receipt.userJid)).toEqual([
-      '15557880003@s.whatsapp.net',
+      named('15557880003'),
     ]);
   });
 });

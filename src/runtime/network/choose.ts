@@ -27,6 +27,7 @@ export const networkOptions = async (settings: Settings, logger: Logger): Promis
       logger: logger.child({ module: 'sandbox' }),
       controlPort: settings.SANDBOX_CONTROL_PORT,
       stateFile,
+      addressing: settings.SANDBOX_ADDRESSING,
     });
     logger.info({ wsUrl: sandbox.wsUrl, controlUrl: sandbox.controlUrl, stateFile }, 'embedded sandbox network started (offline demo)');
     process.stdout.write(`\nEmbedded sandbox network: control API at ${sandbox.controlUrl}\n\n`);

@@ -13,6 +13,16 @@ const scanBody = z
   .refine((b) => b.qr || b.qrCode, { message: 'give qr (the QR text) or qrCode (the PNG data URL)' });
 const codeBody = z.object({ code: z.string().regex(/^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/) });
 const sendBody = z.object({ to: z.string().min(1), text: z.string().min(1) });
+const mediaBody = z.object({
+  to: z.string().min(1),
+  type: z.enum(['image', 'video', 'audio', 'document']),
+  /** the file's bytes, base64 */
+  data: z.base64().min(1),
+  mimetype: z.string().min(1),
+  caption: z.string().optional(),
+  fileName: z.string().optional(),
+  ptt: z.boolean().optional(),
+});
 const faultBody = z.object({ deviceId: z.number().int().optional(), code: z.number().int().optional() });
 const traceBody = z.object({ enabled: z.boolean() });
 const readBody = z
@@ -27,7 +37,8 @@ export const startControlApi = async (
   options: { port: number; host: string },
 ): Promise<{ url: string; server: Server }> => {
   const app = express();
-  app.use(express.json());
+  // send-media carries whole files as base64
+  app.use(express.json({ limit: '64mb' }));
   const number = (req: Request) => String(req.params.number);
   app.get('/info', (_req, res) => {
     res.json(info());
@@ -52,6 +63,16 @@ export const startControlApi = async (
   app.post('/phones/:number/send', async (req, res) => {
     const body = sendBody.parse(req.body);
     res.json(await control.sendText(number(req), body.to, body.text));
+  });
+  app.post('/phones/:number/send-media', async (req, res) => {
+    const { to, data, ...media } = mediaBody.parse(req.body);
+    res.json(await control.sendMedia(number(req), to, { ...media, data: Buffer.from(data, 'base64') }));
+  });
+  app.post('/phones/:number/hide-number', (req, res) => {
+    res.json(control.hideNumber(number(req), z.object({ hide: z.boolean().default(true) }).parse(req.body ?? {}).hide));
+  });
+  app.post('/phones/:number/require-token', (req, res) => {
+    res.json(control.requireToken(number(req), z.object({ require: z.boolean().default(true) }).parse(req.body ?? {}).require));
   });
   app.get('/phones/:number/inbox', (req, res) => {
     res.json(control.inbox(number(req)).map(({ raw: _raw, receiptAs: _as, ...entry }) => entry));

@@ -14,7 +14,15 @@ export interface PhoneView {
   jid: string;
   lid: string;
   devices: number[];
+  /** the phone hides its number: it writes from its LID alone, and groups show no phone number for it */
+  hideNumber: boolean;
+  /** 1:1 messages from linked accounts without this phone's privacy token are refused (ack 463) */
+  requireToken: boolean;
+  /** the numbers this phone handed a privacy token to (by writing to them) */
+  tokensIssuedTo: string[];
 }
+
+export type MediaKind = 'image' | 'video' | 'audio' | 'document';
 
 /** What tests and users do with the sandbox: the same operations as its HTTP control API. */
 export class SandboxControl {
@@ -52,12 +60,24 @@ export class SandboxControl {
     return () => this.network.router.phoneMessageListeners.delete(listener);
   }
 
+  /** The phone hides its number (or shows it again): see PhoneView.hideNumber. */
+  hideNumber(number: string, hide = true): PhoneView {
+    this.network.requirePhone(number).hideNumber = hide;
+    return this.view(number);
+  }
+
+  /** The phone refuses (or accepts again) 1:1 messages that show none of its privacy tokens. */
+  requireToken(number: string, require = true): PhoneView {
+    this.network.requirePhone(number).requireToken = require;
+    return this.view(number);
+  }
+
   /** The phone sends a media file (encrypted and stored on the media host as WhatsApp does). */
   async sendMedia(
     fromNumber: string,
     toNumber: string,
     media: {
-      type: 'image' | 'video' | 'audio' | 'document';
+      type: MediaKind;
       data: Buffer;
       mimetype: string;
       caption?: string;
@@ -231,6 +251,9 @@ export class SandboxControl {
       jid: phone.jid,
       lid: phone.lid,
       devices: [...phone.devices.values()].filter((d) => !d.loggedOut).map((d) => d.deviceId),
+      hideNumber: phone.hideNumber,
+      requireToken: phone.requireToken,
+      tokensIssuedTo: [...phone.tokensIssued.keys()],
     };
   }
 }

@@ -37,6 +37,14 @@ export interface InboxEntry {
   playedAt?: string;
 }
 
+/** A trusted-contact token a phone handed a linked account when it first wrote to it (see Router.handToken). */
+export interface IssuedToken {
+  token: Uint8Array;
+  t: number;
+  /** the linked devices (`<deviceId>`) it reached, each told once */
+  toldDevices: Set<number>;
+}
+
 /** A phone number on the sandbox network, with its own identity and an inbox of what it received. */
 export interface VirtualPhone {
   number: string;
@@ -50,10 +58,17 @@ export interface VirtualPhone {
   /** the inbox by chat and message id, so a repeated id is found without scanning */
   inboxIndex: Map<string, InboxEntry>;
   signal: PhoneSignal;
+  /** the phone hides its number: it is named by its LID alone, with no phone number beside it */
+  hideNumber: boolean;
+  /** 1:1 messages from a linked account that show no privacy token this phone issued are refused (ack 463) */
+  requireToken: boolean;
+  /** privacy tokens this phone issued, by the number of the account it wrote to */
+  tokensIssued: Map<string, IssuedToken>;
 }
 
 export class Directory {
   private readonly byNumber = new Map<string, VirtualPhone>();
+  private readonly byLid = new Map<string, VirtualPhone>();
   private nextLid = 100_000_000_000 + randomInt(1_000_000);
 
   add(number: string, name = `Phone ${number}`): VirtualPhone {
@@ -72,14 +87,19 @@ export class Directory {
       inbox: [],
       inboxIndex: new Map(),
       signal: new PhoneSignal(identity, registrationId),
+      hideNumber: false,
+      requireToken: false,
+      tokensIssued: new Map(),
     };
     this.byNumber.set(number, phone);
+    this.byLid.set(phone.lid, phone);
     return phone;
   }
 
   /** A phone kept from an earlier run (see state.ts), with its LID. */
   restore(phone: VirtualPhone): void {
     this.byNumber.set(phone.number, phone);
+    this.byLid.set(phone.lid, phone);
     const lid = Number(phone.lid.split('@')[0]);
     if (lid >= this.nextLid) this.nextLid = lid + 1;
   }
@@ -92,7 +112,7 @@ export class Directory {
   find(jid: string): VirtualPhone | undefined {
     const [userPart, server] = jid.split('@');
     const user = (userPart ?? '').split(':')[0] ?? '';
-    if (server === 'lid') return [...this.byNumber.values()].find((p) => p.lid === `${user}@lid`);
+    if (server === 'lid') return this.byLid.get(`${user}@lid`);
     return this.byNumber.get(user);
   }
 

@@ -1,5 +1,6 @@
 import { getBinaryNodeChild, getBinaryNodeChildren } from 'baileys';
 import type { BinaryNode } from 'baileys';
+import type { Addressing } from './addressing.ts';
 import type { Directory, VirtualPhone } from './directory.ts';
 import type { GroupService } from './groups.ts';
 import type { Connection, SandboxServer } from './server.ts';
@@ -16,7 +17,7 @@ const SETTINGS = new Set(['announcement', 'not_announcement', 'locked', 'unlocke
  * participant changes into group-participants.update.
  */
 export class GroupNotifier {
-  constructor(private readonly network: { groups: GroupService; directory: Directory; server: SandboxServer }) {}
+  constructor(private readonly network: { groups: GroupService; directory: Directory; server: SandboxServer; addressing: Addressing }) {}
 
   /** Runs a w:g2 change and, when it succeeded, notifies the devices of everyone it concerns. */
   around(conn: Connection, iq: BinaryNode, run: () => GroupAnswer): GroupAnswer {
@@ -33,7 +34,7 @@ export class GroupNotifier {
         this.send(conn, this.network.groups.members(id), this.notice(id, actor, this.createNode(id)));
       }
       for (const id of leaving) {
-        const removal = { tag: 'remove', attrs: {}, content: [{ tag: 'participant', attrs: { jid: actor.jid } }] };
+        const removal = { tag: 'remove', attrs: {}, content: [this.network.groups.memberNode(actor.jid)] };
         this.send(conn, before.get(id) ?? [], this.notice(id, actor, removal));
       }
       return answer;
@@ -46,7 +47,7 @@ export class GroupNotifier {
         .filter((p) => !p.attrs.error)
         .map((p) => p.attrs.jid ?? '');
       if (changed.length === 0) return answer;
-      const change = { tag: child.tag, attrs: {}, content: changed.map((jid) => ({ tag: 'participant', attrs: { jid } })) };
+      const change = { tag: child.tag, attrs: {}, content: changed.map((jid) => this.network.groups.memberNode(jid)) };
       const earlier = before.get(to) ?? [];
       if (child.tag === 'add') {
         const added = members.filter((p) => !earlier.includes(p));
@@ -61,7 +62,11 @@ export class GroupNotifier {
         members,
         this.notice(to, actor, {
           tag: 'subject',
-          attrs: { subject: group.subject, s_o: actor.jid, s_t: String(Math.floor(Date.now() / 1000)) },
+          attrs: {
+            subject: group.subject,
+            ...this.network.addressing.groupActor(actor, 's_o'),
+            s_t: String(Math.floor(Date.now() / 1000)),
+          },
         }),
       );
     } else if (child.tag === 'description') {
@@ -90,7 +95,7 @@ export class GroupNotifier {
         type: 'w:gp2',
         id: newTag(),
         t: String(Math.floor(Date.now() / 1000)),
-        participant: actor.jid,
+        ...this.network.addressing.groupActor(actor, 'participant'),
         notify: actor.name,
       },
       content: [child],

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { getBinaryNodeChild, getBinaryNodeChildren } from 'baileys';
 import type { BinaryNode } from 'baileys';
+import type { Addressing } from './addressing.ts';
 import type { Directory, VirtualPhone } from './directory.ts';
 
 export type Role = 'superadmin' | 'admin' | null;
@@ -24,7 +25,8 @@ export interface GroupView {
   desc: string;
   announce: boolean;
   inviteCode: string;
-  participants: Array<{ jid: string; admin: Role }>;
+  addressingMode: 'lid' | 'pn';
+  participants: Array<{ jid: string; lid?: string; admin: Role }>;
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -32,11 +34,17 @@ const newCode = () => randomBytes(16).toString('base64url').slice(0, 22);
 
 type Answer = BinaryNode[] | 'result' | { error: number; text: string };
 
-/** w:g2: the sandbox's group service. Members are addressed by phone-number JIDs (addressing_mode pn). */
+/**
+ * w:g2: the sandbox's group service. Members are kept by phone-number JID; on the wire a group is
+ * `addressing_mode` lid (members by LID with their phone numbers) or pn, as the network is.
+ */
 export class GroupService {
   readonly groups = new Map<string, SandboxGroup>();
 
-  constructor(private readonly directory: Directory) {}
+  constructor(
+    private readonly directory: Directory,
+    private readonly addressing: Addressing,
+  ) {}
 
   view(group: SandboxGroup): GroupView {
     return {
@@ -45,8 +53,24 @@ export class GroupService {
       desc: group.desc,
       announce: group.announce,
       inviteCode: group.inviteCode,
-      participants: [...group.participants].map(([jid, admin]) => ({ jid, admin })),
+      addressingMode: this.addressing.mode,
+      participants: [...group.participants].map(([jid, admin]) => {
+        const lid = this.directory.find(jid)?.lid;
+        return { jid, ...(lid ? { lid } : {}), admin };
+      }),
     };
+  }
+
+  /** A member (kept by phone-number JID) as a `participant` child, addressed as the group is. */
+  memberNode(jid: string, extra: Record<string, string> = {}): BinaryNode {
+    const phone = this.directory.find(jid);
+    return { tag: 'participant', attrs: { ...(phone ? this.addressing.member(phone) : { jid }), ...extra } };
+  }
+
+  /** Someone named in a group's attributes (`creator`, `s_o`), with `<name>_pn` beside a LID. */
+  private actorAttrs(jid: string, name: string): Record<string, string> {
+    const phone = this.directory.find(jid);
+    return phone ? this.addressing.groupActor(phone, name) : { [name]: jid };
   }
 
   groupNode(group: SandboxGroup): BinaryNode {
@@ -55,15 +79,15 @@ export class GroupService {
       attrs: {
         id: group.id.split('@')[0] ?? group.id,
         subject: group.subject,
-        creator: group.creator,
+        ...this.actorAttrs(group.creator, 'creator'),
         creation: String(group.creation),
         s_t: String(group.creation),
-        s_o: group.creator,
-        addressing_mode: 'pn',
+        ...this.actorAttrs(group.creator, 's_o'),
+        addressing_mode: this.addressing.mode,
         size: String(group.participants.size),
       },
       content: [
-        ...[...group.participants].map(([jid, role]) => ({ tag: 'participant', attrs: { jid, ...(role ? { type: role } : {}) } })),
+        ...[...group.participants].map(([jid, role]) => this.memberNode(jid, role ? { type: role } : {})),
         ...(group.desc
           ? [
               {
@@ -169,7 +193,8 @@ export class GroupService {
     else if (action === 'remove') group.participants.delete(member);
     else if (action === 'promote') group.participants.set(member, group.participants.get(member) === 'superadmin' ? 'superadmin' : 'admin');
     else if (action === 'demote') group.participants.set(member, null);
-    return { tag: 'participant', attrs: { jid: member } };
+    // On a lid network the answer names the member as the group does (LID, phone_number beside it).
+    return this.addressing.mode === 'lid' ? this.memberNode(member) : { tag: 'participant', attrs: { jid: member } };
   }
 
   private create(creator: VirtualPhone, node: BinaryNode): Answer {

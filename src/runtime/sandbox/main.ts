@@ -14,10 +14,12 @@ const sandbox = await startSandbox({
   controlPort: settings.controlPort,
   host: settings.host,
   logger,
+  addressing: settings.addressing,
   ...(settings.bartender ? { bartender: settings.bartender } : {}),
 });
 process.stdout.write(
   `Sandbox WhatsApp network\n  WebSocket:   ${sandbox.wsUrl}\n  Control API: ${sandbox.controlUrl}\n` +
+    `  Addressing:  ${sandbox.addressing} (SANDBOX_ADDRESSING=lid|pn)\n` +
     `Start the service against it with WA_SANDBOX_URL=${sandbox.controlUrl}\n`,
 );
 if (sandbox.bartender) {

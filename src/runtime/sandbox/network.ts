@@ -2,6 +2,8 @@ import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode } from 'baileys';
 import type { BinaryNode } from 'baileys';
 import type { Logger } from 'pino';
 import type { SandboxCertificates } from './certs.ts';
+import { Addressing } from './addressing.ts';
+import type { AddressingMode } from './addressing.ts';
 import type { Directory, VirtualPhone } from './directory.ts';
 import { deviceIdentity, newLinkedDevice, pairSuccessNode, parseQr } from './pairing.ts';
 import type { CodeRequest } from './pairing-code.ts';
@@ -54,15 +56,18 @@ export class SandboxNetwork {
   /** companions waiting for a phone number to enter their pairing code */
   private readonly codeRequests = new Map<string, CodeRequest>();
 
+  readonly addressing: Addressing;
+
   constructor(
     readonly directory: Directory,
     certs: SandboxCertificates,
     readonly logger: Logger,
     readonly trace: Trace,
-    options: { port: number; host: string },
+    options: { port: number; host: string; addressing?: AddressingMode },
   ) {
+    this.addressing = new Addressing(options.addressing ?? 'lid');
     this.router = new Router(this);
-    this.groups = new GroupService(directory);
+    this.groups = new GroupService(directory, this.addressing);
     this.groupNotices = new GroupNotifier(this);
     this.extraIq.set('w:g2', (conn, iq) => {
       const phone = conn.phone;
@@ -87,7 +92,8 @@ export class SandboxNetwork {
       },
     ]);
     this.server = new SandboxServer({
-      ...options,
+      port: options.port,
+      host: options.host,
       certs,
       directory,
       logger,
@@ -272,6 +278,8 @@ export class SandboxNetwork {
       case 'blocklist':
         return [{ tag: 'list', attrs: {}, content: [] }];
       case 'privacy':
+        // A set with <tokens> is an account issuing its own trusted-contact token to a contact
+        // (Baileys' issuePrivacyTokens); WhatsApp's answer carries no tokens, only the result.
         if (iq.attrs.type === 'set') return 'result';
         return [
           {

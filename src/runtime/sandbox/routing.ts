@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { getBinaryNodeChild, getBinaryNodeChildren, normalizeMessageContent, proto } from 'baileys';
 import type { BinaryNode } from 'baileys';
 import type { MediaType } from 'baileys';
-import type { Directory, InboxEntry, VirtualPhone } from './directory.ts';
+import type { Addressing } from './addressing.ts';
+import type { Directory, InboxEntry, IssuedToken, VirtualPhone } from './directory.ts';
 import type { Logger } from 'pino';
 import type { GroupService } from './groups.ts';
 import { sha256Hex } from './media.ts';
 import type { MediaHost } from './media.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
 import type { Connection, SandboxServer } from './server.ts';
+import { newTag } from './server.ts';
 import { addressOf } from './signal.ts';
 import type { PublishedBundle } from './signal.ts';
 
@@ -151,6 +153,7 @@ const MEDIA_KINDS: Array<[keyof proto.IMessage, MediaType]> = [
 /** The parts of the sandbox network (network.ts) that routing uses. */
 export interface RouterParts {
   directory: Directory;
+  addressing: Addressing;
   media: MediaHost;
   logger: Logger;
   server: SandboxServer;
@@ -177,6 +180,10 @@ export class Router {
 
   get directory(): Directory {
     return this.network.directory;
+  }
+
+  private get addressing(): Addressing {
+    return this.network.addressing;
   }
 
   /** encrypt/get <key>: the bundle of each device asked for. */
@@ -229,6 +236,11 @@ export class Router {
     if (to.endsWith('@g.us') || to === 'status@broadcast') return this.toGroup(conn, node);
     const id = node.attrs.id ?? newMessageId();
     const senderJid = `${sender.number}:${senderDevice.deviceId}@s.whatsapp.net`;
+    const addressee = this.directory.find(to);
+    if (addressee && addressee !== sender && this.refusesForToken(addressee, sender, id, node)) {
+      conn.send({ tag: 'ack', attrs: { id, class: 'message', from: to, t: now(), error: '463' } });
+      return;
+    }
     const targets: Array<{ jid: string; enc: BinaryNode }> = [];
     for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to')) {
       const enc = getBinaryNodeChild(toNode, 'enc');
@@ -256,29 +268,27 @@ export class Router {
           // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
           if (phone !== sender) {
             const entry = deliverToInbox(phone, id, sender.jid, chatOf(phone), message);
-            // The phone answers in the address space the sender used for it (phone number or LID).
-            const receiptAs = { from: to.endsWith('@lid') ? phone.lid : phone.jid };
+            // On a pn network the phone answers in the address space the sender used for it; on a lid one, by its LID.
+            const receiptAs = { from: this.addressing.mode === 'lid' || to.endsWith('@lid') ? phone.lid : phone.jid };
             if (entry) entry.receiptAs = receiptAs;
             receipts.push(deliveryReceipt(id, receiptAs));
             await this.openMedia(entry, message);
           }
         } catch (err) {
           this.network.logger.warn({ err, to: target.jid, from: senderJid }, 'a virtual phone could not decrypt a message');
-          this.askForRetry(conn, phone, id, node, phone === sender ? this.chatJid(to) : undefined);
+          this.askForRetry(conn, phone, id, node, phone === sender ? this.recipientJid(to) : undefined);
         }
         continue;
       }
       for (const peer of this.network.server.connectionsOf(phone.number).filter((c) => c.device?.deviceId === deviceId && c !== conn)) {
+        // A copy for another device of the sender's own account comes from the sending device, with the chat as `recipient`.
+        const addressed =
+          phone === sender && addressee
+            ? this.addressing.ownCopy(sender, senderDevice.deviceId, addressee)
+            : this.addressing.sender(sender, senderDevice.deviceId);
         peer.send({
           tag: 'message',
-          attrs: {
-            from: phone === sender ? this.chatJid(to) : senderJid,
-            id,
-            t: now(),
-            type: node.attrs.type ?? 'text',
-            notify: sender.name,
-            ...(phone === sender ? { recipient: this.chatJid(to) } : {}),
-          },
+          attrs: { ...addressed, id, t: now(), type: node.attrs.type ?? 'text', notify: sender.name },
           content: [target.enc],
         });
       }
@@ -343,8 +353,8 @@ export class Router {
         try {
           const message = proto.Message.decode(await phone.signal.decryptGroup(groupId, addressOf(senderJid), ciphertext));
           const entry = deliverToInbox(phone, id, sender.jid, groupId, message);
-          // Each member answers for itself: the group as `from`, the member as `participant` (groups here are pn-addressed).
-          const receiptAs = { from: groupId, participant: phone.jid };
+          // Each member answers for itself: the group as `from`, the member as `participant`.
+          const receiptAs = { from: groupId, participant: this.addressing.memberJid(phone) };
           if (entry) entry.receiptAs = receiptAs;
           receipts.push(deliveryReceipt(id, receiptAs));
           await this.openMedia(entry, message);
@@ -359,7 +369,14 @@ export class Router {
           const own = pairwise.get(key);
           peer.send({
             tag: 'message',
-            attrs: { from: groupId, participant: senderJid, id, t: now(), type: node.attrs.type ?? 'text', notify: sender.name },
+            attrs: {
+              from: groupId,
+              ...this.addressing.groupSender(sender, conn.device?.deviceId ?? 0),
+              id,
+              t: now(),
+              type: node.attrs.type ?? 'text',
+              notify: sender.name,
+            },
             content: [...(own ? [own] : []), skmsg],
           });
         }
@@ -386,7 +403,7 @@ export class Router {
     conn.send({
       tag: 'receipt',
       // The sender's own phone names the chat, as WhatsApp does for a copy of one's own message.
-      attrs: { id, type: 'retry', from: phone.jid, t: now(), ...(recipient ? { recipient } : {}) },
+      attrs: { id, type: 'retry', from: this.addressing.userJid(phone), t: now(), ...(recipient ? { recipient } : {}) },
       content: [
         { tag: 'retry', attrs: { count: String(count), id, t: node.attrs.t ?? now(), v: '1', error: '0' } },
         { tag: 'registration', attrs: {}, content: registration },
@@ -425,7 +442,7 @@ export class Router {
     }));
     conn.send({
       tag: 'message',
-      attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name },
+      attrs: { ...this.addressing.sender(phone), id, t: now(), type: 'text', notify: phone.name },
       content: [{ tag: 'enc', attrs: { v: '2', type, count: String(count) }, content: body }],
     });
   }
@@ -463,7 +480,7 @@ export class Router {
     let sent = 0;
     for (const { entry, ids } of bySender.values()) {
       const [first, ...rest] = ids;
-      const receiptAs = entry.receiptAs ?? { from: phone.jid };
+      const receiptAs = entry.receiptAs ?? { from: this.addressing.userJid(phone) };
       const receipt: BinaryNode = {
         tag: 'receipt',
         attrs: { id: first ?? '', type, t: now(), ...receiptAs },
@@ -482,6 +499,58 @@ export class Router {
     return phone && !to.endsWith('@g.us') ? phone.jid : to;
   }
 
+  /** The chat a phone's retry receipt for its own account's message names as `recipient`. */
+  private recipientJid(to: string): string {
+    const phone = this.directory.find(to);
+    return phone && !to.endsWith('@g.us') ? this.addressing.userJid(phone) : to;
+  }
+
+  /**
+   * A phone that requires a privacy token refuses a linked account's 1:1 message unless it shows the
+   * token the phone issued to that account; a message the phone asked to be sent again is let through,
+   * as Baileys sends those without a token.
+   */
+  private refusesForToken(phone: VirtualPhone, sender: VirtualPhone, id: string, node: BinaryNode): boolean {
+    if (!phone.requireToken || this.retriesAsked.has(`${phone.number}\u0000${id}`)) return false;
+    const issued = phone.tokensIssued.get(sender.number);
+    const shown = bytesOf(getBinaryNodeChild(node, 'tctoken'));
+    return !issued || !shown || Buffer.compare(Buffer.from(issued.token), Buffer.from(shown)) !== 0;
+  }
+
+  /** The token a phone hands an account the first time it writes to it (one per account, kept). */
+  private tokenFor(phone: VirtualPhone, account: VirtualPhone): IssuedToken {
+    let issued = phone.tokensIssued.get(account.number);
+    if (!issued) {
+      issued = { token: Buffer.concat([Buffer.from([1, 1]), randomBytes(30)]), t: Math.floor(Date.now() / 1000), toldDevices: new Set() };
+      phone.tokensIssued.set(account.number, issued);
+    }
+    return issued;
+  }
+
+  /** Tells a linked device of `account` the token `phone` issued it, once per device. */
+  private tellToken(conn: Connection, phone: VirtualPhone, account: VirtualPhone, issued: IssuedToken): void {
+    const deviceId = conn.device?.deviceId;
+    if (deviceId === undefined || issued.toldDevices.has(deviceId)) return;
+    issued.toldDevices.add(deviceId);
+    conn.send({
+      tag: 'notification',
+      attrs: { ...this.addressing.tokenSender(phone), type: 'privacy_token', id: newTag(), t: now() },
+      content: [
+        {
+          tag: 'tokens',
+          attrs: {},
+          content: [
+            {
+              tag: 'token',
+              attrs: { jid: this.addressing.userJid(account), t: String(issued.t), type: 'trusted_contact' },
+              content: issued.token,
+            },
+          ],
+        },
+      ],
+    });
+  }
+
   /** A phone sends to a number: every linked companion of that number receives it, encrypted by the phone. */
   async fromPhone(phone: VirtualPhone, toNumber: string, message: proto.IMessage): Promise<{ id: string; delivered: number }> {
     const recipient = this.directory.get(toNumber);
@@ -491,11 +560,13 @@ export class Router {
     remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: recipient.number, plaintext }, REMEMBERED_SENDS);
     remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
     let delivered = 0;
+    const token = phone === recipient ? undefined : this.tokenFor(phone, recipient);
     for (const device of recipient.devices.values()) {
       if (device.loggedOut) continue;
       const pending = this.pendingFor(recipient.number, device.deviceId);
       remember(pending, id, { from: phone, plaintext }, UNRECEIPTED_PER_DEVICE);
       for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
+        if (token) this.tellToken(conn, phone, recipient, token);
         for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
         await this.sendToDevice(conn, phone, id, plaintext, false);
         delivered += 1;
@@ -517,7 +588,7 @@ export class Router {
     }));
     conn.send({
       tag: 'message',
-      attrs: { from: phone.jid, id, t: now(), type: 'text', notify: phone.name, ...(offline ? { offline: '1' } : {}) },
+      attrs: { ...this.addressing.sender(phone), id, t: now(), type: 'text', notify: phone.name, ...(offline ? { offline: '1' } : {}) },
       content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
     });
   }
@@ -560,7 +631,12 @@ export class Router {
   async redeliver(conn: Connection): Promise<number> {
     const number = conn.phone?.number;
     const deviceId = conn.device?.deviceId;
-    if (!number || deviceId === undefined) return 0;
+    if (!number || deviceId === undefined || !conn.phone) return 0;
+    // Tokens the device missed while away come first, as the network queues notifications too.
+    for (const phone of this.directory.all()) {
+      const issued = phone.tokensIssued.get(number);
+      if (issued) this.tellToken(conn, phone, conn.phone, issued);
+    }
     const pending = [...this.pendingFor(number, deviceId).entries()];
     for (const [id, held] of pending) await this.sendToDevice(conn, held.from, id, held.plaintext, true);
     return pending.length;

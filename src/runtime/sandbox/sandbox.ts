@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { socketOptionsFor } from '../network/baileys-target.ts';
 import type { SandboxAddress } from '../network/baileys-target.ts';
+import type { AddressingMode } from './addressing.ts';
 import { startBartender } from './bartender.ts';
 import type { BartenderEndpoint, BartenderOptions } from './bartender.ts';
 import { createCertificates } from './certs.ts';
@@ -23,6 +24,8 @@ export interface StartSandboxOptions {
   bartender?: Partial<Omit<BartenderOptions, 'host'>>;
   /** a JSON file the sandbox loads its phones, keys, linked devices and groups from, and keeps them in */
   stateFile?: string;
+  /** how the network names phones: by LID with the number beside it (today's WhatsApp, the default), or by phone number */
+  addressing?: AddressingMode;
 }
 
 export interface Sandbox {
@@ -36,6 +39,7 @@ export interface Sandbox {
   mediaCaPem: string;
   control: SandboxControl;
   network: SandboxNetwork;
+  addressing: AddressingMode;
   /** the bartender-compatible endpoint, when asked for */
   bartender?: BartenderEndpoint;
   close: () => Promise<void>;
@@ -47,7 +51,12 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
   const certs = createCertificates();
   const directory = new Directory();
   const trace = new Trace();
-  const network = new SandboxNetwork(directory, certs, logger, trace, { port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+  const addressing = options.addressing ?? 'lid';
+  const network = new SandboxNetwork(directory, certs, logger, trace, {
+    port: options.port ?? 0,
+    host: options.host ?? '127.0.0.1',
+    addressing,
+  });
   const state = options.stateFile ? keepSandboxState(network, options.stateFile, logger) : undefined;
   const wsUrl = await network.server.listen();
   await network.media.start(options.host ?? '127.0.0.1');
@@ -67,6 +76,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
     control,
     () => ({
       wsUrl,
+      addressing,
       rootPublicKey: Buffer.from(certs.root.public).toString('base64'),
       mediaCaPem: network.media.certPem,
       ...(bartender ? { bartender: { socketUrl: bartender.url, adminUrl: bartender.adminUrl, caPem: bartender.caPem } } : {}),
@@ -78,6 +88,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
     controlUrl: api.url,
     rootPublicKey: certs.root.public,
     mediaCaPem: network.media.certPem,
+    addressing,
     control,
     network,
     bartender,

@@ -32,6 +32,10 @@ interface SavedPhone {
   registrationId: number;
   devices: SavedDevice[];
   signal: PhoneSignalState;
+  /** absent in files written before numbers could be hidden or tokens required */
+  hideNumber?: boolean;
+  requireToken?: boolean;
+  tokensIssued?: Array<[string, { token: string; t: number; toldDevices: number[] }]>;
 }
 
 interface SavedGroup extends Omit<SandboxGroup, 'participants'> {
@@ -85,6 +89,12 @@ export const sandboxState = (network: SandboxNetwork): SandboxState => ({
     registrationId: phone.registrationId,
     devices: [...phone.devices.values()].map(saveDevice),
     signal: phone.signal.state(),
+    hideNumber: phone.hideNumber,
+    requireToken: phone.requireToken,
+    tokensIssued: [...phone.tokensIssued].map(([to, issued]) => [
+      to,
+      { token: b64(issued.token), t: issued.t, toldDevices: [...issued.toldDevices] },
+    ]),
   })),
   groups: [...network.groups.groups.values()].map((group) => ({ ...group, participants: [...group.participants] })),
 });
@@ -103,6 +113,14 @@ export const restoreSandboxState = (network: SandboxNetwork, state: SandboxState
       inbox: [],
       inboxIndex: new Map(),
       signal: new PhoneSignal(identity, saved.registrationId, saved.signal),
+      hideNumber: saved.hideNumber ?? false,
+      requireToken: saved.requireToken ?? false,
+      tokensIssued: new Map(
+        (saved.tokensIssued ?? []).map(([to, issued]) => [
+          to,
+          { token: bytes(issued.token), t: issued.t, toldDevices: new Set(issued.toldDevices) },
+        ]),
+      ),
     };
     network.directory.restore(phone);
   }
