@@ -316,9 +316,7 @@ describe('sandbox in bartender mode: bare Baileys clients, as Baileys e2e suite 
     expect(meta.participants.find((p) => p.id === lidOf(bob))).toMatchObject({ admin: 'admin', phoneNumber: bob.meJid });
     expect((await alice.sock.groupParticipantsUpdate(group.id, [bob.meJid], 'demote'))[0]?.status).toBe('200');
     await saw(bob, 'group-participants.update', (u: { id: string; action: string }) => u.id === group.id && u.action === 'demote');
-    expect((await bob.sock.groupMetadata(group.id)).participants.map((p) => p.id).sort()).toEqual(
-      [alice, bob, charlie].map(lidOf).sort(),
-    );
+    expect((await bob.sock.groupMetadata(group.id)).participants.map((p) => p.id).sort()).toEqual([alice, bob, charlie].map(lidOf).sort());
 
     sandbox.control.setTrace(true);
     expect((await alice.sock.groupParticipantsUpdate(group.id, [charlie.meJid], 'remove'))[0]?.status).toBe('200');
