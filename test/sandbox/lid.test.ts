@@ -244,6 +244,28 @@ describe('sandbox: LID addressing (the default)', () => {
       expect(atMe.message?.conversation ?? atMe.message?.extendedTextMessage?.text).toBe('a member writes');
       expect(atMe.key).toMatchObject({ remoteJid: group.id, participantAlt: other.jid, addressingMode: 'lid' });
       expect(jidNormalizedUser(atMe.key.participant ?? '')).toBe(other.lid);
+
+      // w:gp2 changes name members by LID with phone_number, and the actor with participant_pn; rc14 drops the
+      // latter (handleNotification passes the key through proto.WebMessageInfo.fromObject, which has no participantAlt).
+      const changes: Array<{
+        author: string;
+        action: string;
+        participants: Array<{ id: string; phoneNumber?: string }>;
+      }> = [];
+      member.sock.ev.on('group-participants.update', (u) => changes.push(u));
+      sandbox.control.setTrace(true);
+      await me.sock.groupParticipantsUpdate(group.id, [bob.jid], 'promote');
+      const [removed] = await me.sock.groupParticipantsUpdate(group.id, [hidden.lid], 'remove');
+      expect(removed).toMatchObject({ status: '200', jid: hidden.lid });
+      await waitFor(() => changes.length === 2);
+      sandbox.control.setTrace(false);
+      const notices = sandbox.control.trace().filter((t) => t.direction === 'out' && t.stanza.includes("type='w:gp2'"));
+      expect(notices.length).toBeGreaterThanOrEqual(2);
+      for (const n of notices) expect(n.stanza).toContain(`participant_pn='${mine.jid}'`);
+      expect(changes.map(({ author, action, participants }) => ({ author, action, participants }))).toEqual([
+        { author: mine.lid, action: 'promote', participants: [{ id: bob.lid, phoneNumber: bob.jid, admin: null }] },
+        { author: mine.lid, action: 'remove', participants: [{ id: hidden.lid, admin: null }] },
+      ]);
     } finally {
       member.sock.end(undefined);
     }
@@ -280,5 +302,17 @@ describe('sandbox: phone-number addressing (SANDBOX_ADDRESSING=pn)', () => {
     expect(msg.key.remoteJid).toBe(bob.lid);
     expect(msg.key.remoteJidAlt).toBeUndefined();
     expect(msg.message?.conversation).toBe('by LID');
+  });
+
+  it('the privacy token works by phone number too (filed under the sender_lid), and 463 without it', async () => {
+    sandbox.control.addPhone(STRICT, 'Stan');
+    sandbox.control.requireToken(STRICT);
+    const cold = await me.sock.sendMessage(`${STRICT}@s.whatsapp.net`, { text: 'cold' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.control.inbox(STRICT).some((e) => e.id === cold?.key.id)).toBe(false);
+    const hello = await sandbox.control.sendText(STRICT, ME, 'write to me');
+    await waitFor(() => received.find((m) => m.key.id === hello.id));
+    const warm = await me.sock.sendMessage(`${STRICT}@s.whatsapp.net`, { text: 'warm' });
+    await waitFor(() => sandbox.control.inbox(STRICT).find((e) => e.id === warm?.key.id));
   });
 });
