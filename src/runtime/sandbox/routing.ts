@@ -268,8 +268,8 @@ export class Router {
           // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
           if (phone !== sender) {
             const entry = deliverToInbox(phone, id, sender.jid, chatOf(phone), message);
-            // On a pn network the phone answers in the address space the sender used for it; on a lid one, by its LID.
-            const receiptAs = { from: this.addressing.mode === 'lid' || to.endsWith('@lid') ? phone.lid : phone.jid };
+            // By LID on a lid network (or for a hidden number); on a pn one, in the address space the sender used.
+            const receiptAs = { from: to.endsWith('@lid') ? phone.lid : this.addressing.userJid(phone) };
             if (entry) entry.receiptAs = receiptAs;
             receipts.push(deliveryReceipt(id, receiptAs));
             await this.openMedia(entry, message);
