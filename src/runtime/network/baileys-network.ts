@@ -11,6 +11,7 @@ import makeWASocket, {
   DisconnectReason,
   downloadContentFromMessage,
   generateMessageIDV2,
+  isLidUser,
   jidNormalizedUser,
   proto,
 } from 'baileys';
@@ -25,6 +26,7 @@ import { completePerson, personOf, shownAddress, storedLidBook } from './baileys
 import type { Person } from './baileys-lids.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
+import { KnownUsers, NOT_ON_NETWORK_TTL_MS, reachFor } from './baileys-reach.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
@@ -43,6 +45,8 @@ export interface BaileysNetworkOptions {
   mediaDispatcher?: Dispatcher;
   /** how long a received message waits for the service's write before it is left unreceipted (default 30 s) */
   incomingStoreTimeoutMs?: number;
+  /** how long a user the network said it does not know is believed absent before a send asks again (default 60 s) */
+  notOnNetworkTtlMs?: number;
 }
 
 const INCOMING_STORE_TIMEOUT_MS = 30_000;
@@ -188,6 +192,16 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
 
   // The store of each session's latest link: its key writes wait in memory for a moment.
   const stores = new Map<string, StoredAuthState>();
+  // Which users each session found on the network, or not: kept across its links.
+  const knownUsers = new Map<string, KnownUsers>();
+  const knownUsersOf = (sessionId: string): KnownUsers => {
+    let known = knownUsers.get(sessionId);
+    if (!known) {
+      known = new KnownUsers(options.notOnNetworkTtlMs ?? NOT_ON_NETWORK_TTL_MS);
+      knownUsers.set(sessionId, known);
+    }
+    return known;
+  };
   const readCreds = batchedCredsReader(db);
 
   assertPatched();
@@ -241,6 +255,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     });
     let closed = false;
     const lids = storedLidBook(auth.state.keys);
+    const reach = reachFor(sock, knownUsersOf(sessionId), lids);
     // Each person the network named both ways is told once per link (the address book learns the LID).
     const told = new LRUCache<string, true>({ max: 4096 });
     const learn = (people: Person[]) => {
@@ -344,6 +359,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
 
     return {
       send: async (jid, content, sendOptions = {}) => {
+        await reach.assertOnNetwork(jid);
         const sent = await sendThrough(sock, jid, content, sendOptions);
         // Baileys resolved a 1:1 recipient's LID (usync) to encrypt for it; the record keeps it beside the number.
         const person = await completePerson(personOf(sent.remoteJid), lids);
@@ -356,8 +372,12 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       },
       setPresence: (jid, presence) => sock.sendPresenceUpdate(presence, jid),
       onNetwork: async (jids) => {
-        const found = (await sock.onWhatsApp(...jids)) ?? [];
-        return new Set(found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid)));
+        // A LID is an address only the network hands out, so it is on the network; usync's contact
+        // check (onWhatsApp) takes phone numbers only.
+        const lidJids = jids.filter((jid) => isLidUser(jid));
+        const numbers = jids.filter((jid) => !isLidUser(jid));
+        const found = numbers.length > 0 ? ((await sock.onWhatsApp(...numbers)) ?? []) : [];
+        return new Set([...lidJids, ...found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid))]);
       },
       newMessageId: () => generateMessageIDV2(sock.user?.id),
       groups: baileysGroups(sock, groupCache, lids, learn),
@@ -382,6 +402,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     forget: async (sessionId) => {
       const store = stores.get(sessionId);
       stores.delete(sessionId);
+      knownUsers.delete(sessionId);
       await store?.drop();
       await clearAuthState(db, sessionId);
     },
