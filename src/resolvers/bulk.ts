@@ -4,7 +4,7 @@ import type { Contact } from '../generated/sqlite/client.ts';
 import { getContactGroup } from './contact-groups.ts';
 import { parseVariables } from './contacts.ts';
 import type { RequestContext } from './context.ts';
-import { deliverNow, requireLink } from './delivery.ts';
+import { deliverNow, NOT_ON_NETWORK_REASON, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { phoneOfJid } from './jids.ts';
 import { refundQuota, takeQuota } from './quota.ts';
@@ -115,7 +115,7 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
     for (const contact of contacts) {
       await turn(async (outcomeEvents) => {
         if (contact.isBlocked) fail(contact.jid, 'blocked');
-        else if (!onNetwork.has(contact.jid)) fail(contact.jid, 'contact_not_on_whatsapp');
+        else if (!onNetwork.has(contact.jid)) fail(contact.jid, NOT_ON_NETWORK_REASON);
         else {
           if (!first && delayMs > 0) await sleep(delayMs);
           first = false;
@@ -123,13 +123,15 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
           try {
             // From here the unit is deliverNow's: it gives it back if the message does not leave.
             unused -= 1;
-            await deliverNow(
+            const row = await deliverNow(
               ctx,
               session,
               { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' },
               { quotaTakenAt: startedAt, outcomeEvents },
             );
-            result.sent += 1;
+            // The send's own check can disagree with the look-up above (a number that left in between).
+            if (row.status === 'FAILED') fail(contact.jid, row.error ?? NOT_ON_NETWORK_REASON);
+            else result.sent += 1;
           } catch (err) {
             if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;
             fail(contact.jid, 'send_failed');

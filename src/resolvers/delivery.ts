@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
-import type { NetworkLink, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
+import type { NetworkLink, NotOnNetworkErrorName, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
 import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
@@ -11,6 +11,17 @@ import { messageEvent, writeWithEvents } from './webhooks.ts';
 
 /** What the SENT mark keeps of a sent message so a retry receipt can be answered later (see getMessage in baileys-network). */
 export const sentMessageOf = (sent: SendResult): string | null => (sent.message ? Buffer.from(sent.message).toString('base64') : null);
+
+/** A record's reason when the network does not know its recipient: decisions.md's `contact_not_on_<network>`, as bulk sends report it. */
+export const NOT_ON_NETWORK_REASON = 'contact_not_on_whatsapp';
+
+/** The send was refused before leaving because the network does not know the recipient. */
+export const isNotOnNetwork = (err: unknown): boolean =>
+  err instanceof Error && err.name === ('NotOnNetworkError' satisfies NotOnNetworkErrorName);
+
+/** What a FAILED record says of a send that threw. */
+export const failureReason = (err: unknown): string =>
+  isNotOnNetwork(err) ? NOT_ON_NETWORK_REASON : err instanceof Error ? err.message : String(err);
 
 export const notConnected = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
@@ -77,7 +88,10 @@ export const contentOfRecord = async (
 
 /**
  * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. The record comes
- * first so that a refusal arriving as an error ack, even before the send returns, finds it.
+ * first so that a refusal arriving as an error ack, even before the send returns, finds it. A recipient
+ * not on the network is an outcome, not an error: the FAILED record is returned (reason
+ * NOT_ON_NETWORK_REASON), as a refusal by error ack leaves the request answered; any other failure of
+ * the send is a NETWORK_ERROR.
  * `quotaTakenAt`: the caller took this message's quota unit then; either way, a message that does not
  * leave (no link, or the network refused it) gives its unit back to the day it was taken.
  * `outcomeEvents`: more webhook events of the outcome (a bulk send's campaign.progress), asked for when
@@ -138,9 +152,11 @@ export const deliverNow = async (
   try {
     sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
   } catch (err) {
-    ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'failed' });
-    const reason = err instanceof Error ? err.message : String(err);
-    ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
+    const notOnNetwork = isNotOnNetwork(err);
+    ctx.metrics.sends.inc({ kind: delivery.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
+    const reason = failureReason(err);
+    if (notOnNetwork) ctx.logger.info({ sessionId: session.id, messageId: record.id, to: delivery.to }, 'recipient not on the network');
+    else ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
     // SENT marks are written behind; this session's events are written after theirs, so they keep their order.
     await ctx.outgoing.settled();
     await writeWithEvents(
@@ -149,6 +165,7 @@ export const deliverNow = async (
       [messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }), ...(options.outcomeEvents?.('FAILED') ?? [])],
     );
     await refundQuota(ctx, 1, takenAt);
+    if (notOnNetwork) return { ...record, status: 'FAILED', error: reason, waMessageId: null };
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
   }
   ctx.metrics.sendSeconds.observe({ kind: delivery.kind }, (performance.now() - sending) / 1000);
@@ -231,7 +248,10 @@ export const handleSendError = async (deps: Deps, sessionId: string, waMessageId
       { to: record.toNumber, content: { kind: 'text', text }, summary: record.content, kind: 'text' },
       { quotaTakenAt: record.createdAt },
     );
-    error = `${reason}; sent again as plain text (message ${fallback.id})`;
+    error =
+      fallback.status === 'FAILED'
+        ? `${reason}; the plain-text fallback failed too: ${fallback.error ?? 'unknown'}`
+        : `${reason}; sent again as plain text (message ${fallback.id})`;
   } catch (err) {
     error = `${reason}; the plain-text fallback failed too: ${err instanceof Error ? err.message : String(err)}`;
   }

@@ -8,7 +8,7 @@ import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
-import { contentOfRecord, deliverAfter, deliverNow, requireLink, sentMessageOf } from './delivery.ts';
+import { contentOfRecord, deliverAfter, deliverNow, failureReason, isNotOnNetwork, requireLink, sentMessageOf } from './delivery.ts';
 import type { StoredContent, StoredPayload } from './delivery.ts';
 import { DomainError, notFound, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
@@ -331,9 +331,11 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       sentMessage: sentMessageOf(sent),
     });
   } catch (err) {
-    deps.metrics.sends.inc({ kind: row.kind, outcome: 'failed' });
-    deps.logger.warn({ err, messageId }, 'scheduled send failed');
-    await finish({ status: 'FAILED', error: err instanceof Error ? err.message : String(err) });
+    const notOnNetwork = isNotOnNetwork(err);
+    deps.metrics.sends.inc({ kind: row.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
+    if (notOnNetwork) deps.logger.info({ messageId, to: row.toNumber }, 'scheduled message: recipient not on the network');
+    else deps.logger.warn({ err, messageId }, 'scheduled send failed');
+    await finish({ status: 'FAILED', error: failureReason(err) });
   }
   return null;
 };

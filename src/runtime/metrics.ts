@@ -68,7 +68,7 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
     registry,
     sends: new Counter({
       name: `${PREFIX}sends_total`,
-      help: 'Messages sent, by kind and outcome (sent, failed: the network refused it, not_connected, refused_after_send: an error ack after the send answered)',
+      help: 'Messages sent, by kind and outcome (sent, failed: the network refused it, not_connected, not_on_network: the recipient is not on the network, refused_after_send: an error ack after the send answered)',
       labelNames: ['kind', 'outcome'],
       registers,
     }),

@@ -73,6 +73,8 @@ const settingsSchema = z.object({
     .int()
     .min(1_000)
     .default(5 * 60 * 1000),
+  /** how long a send believes a number the network does not know is not on it, before asking again */
+  NOT_ON_NETWORK_TTL_MS: z.coerce.number().int().min(0).default(60_000),
   /** how long a received message may wait for its write before the link leaves it unreceipted (see baileys-network.ts) */
   INCOMING_STORE_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),

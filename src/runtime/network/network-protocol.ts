@@ -16,6 +16,8 @@ export interface NetworkWorkerData {
   activityEveryMs: number;
   /** how long a received message waits for the main thread's write before it is left unreceipted */
   incomingStoreTimeoutMs?: number;
+  /** how long a user the network does not know is believed absent before a send asks again */
+  notOnNetworkTtlMs?: number;
   /** the worker gives memory back once quiet after a busy period (memory-reclaim.ts) */
   memoryReclaim?: boolean;
 }
@@ -50,7 +52,7 @@ export type NetworkRequest =
 export type NetworkMessage =
   | { kind: 'ready' }
   | { kind: 'reply'; id: number; ok: true; value: unknown }
-  | { kind: 'reply'; id: number; ok: false; message: string; mediaGone?: boolean }
+  | { kind: 'reply'; id: number; ok: false; message: string; mediaGone?: boolean; notOnNetwork?: boolean }
   | { kind: 'event'; linkId: number; event: 'qr'; qr: string }
   | { kind: 'event'; linkId: number; event: 'open'; account: { jid: string; lid?: string; name?: string } }
   | { kind: 'event'; linkId: number; event: 'close'; closeKind: string; message: string }

@@ -12,6 +12,7 @@ import { createBaileysNetwork } from './baileys-network.ts';
 import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkMessage, NetworkRequest, NetworkWorkerData } from './network-protocol.ts';
 import { MediaGoneError } from './media-gone.ts';
+import { NotOnNetworkError } from './not-on-network.ts';
 import type { GroupOps, Network, NetworkLink, NetworkStats, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
 
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and
@@ -68,6 +69,7 @@ const init = (given: NetworkWorkerData): void => {
     keepAliveIntervalMs: given.keepAliveIntervalMs,
     deviceListTtlMs: given.deviceListTtlMs,
     incomingStoreTimeoutMs: given.incomingStoreTimeoutMs,
+    notOnNetworkTtlMs: given.notOnNetworkTtlMs,
   });
 };
 
@@ -254,6 +256,7 @@ channel.onRequest((request) => {
         ok: false,
         message: err instanceof Error ? err.message : String(err),
         ...(err instanceof MediaGoneError ? { mediaGone: true } : {}),
+        ...(err instanceof NotOnNetworkError ? { notOnNetwork: true } : {}),
       }),
   );
 });

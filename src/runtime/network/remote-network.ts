@@ -9,6 +9,7 @@ import type { NetworkTarget } from './baileys-target.ts';
 import type { LinkMethod, NetworkMessage, NetworkRequest, NetworkWorkerData } from './network-protocol.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
 import { MediaGoneError } from './media-gone.ts';
+import { NotOnNetworkError } from './not-on-network.ts';
 import type {
   CloseKind,
   GroupInfo,
@@ -32,6 +33,8 @@ export interface RemoteNetworkOptions {
   deviceListTtlMs?: number;
   /** how long a received message waits for its write before it is left unreceipted */
   incomingStoreTimeoutMs?: number;
+  /** how long a user the network does not know is believed absent before a send asks again */
+  notOnNetworkTtlMs?: number;
   /** how often at most the worker reports which links were heard from (default 5 s) */
   activityEveryMs?: number;
   /** run the worker's V8 in memory saver mode (see below) */
@@ -49,6 +52,14 @@ const ACTIVITY_EVERY_MS = 5_000;
 const DOWNLOAD_CHUNKS_AHEAD = 4;
 // How long a network process may take to end its links after the service is done with it.
 const EXIT_GRACE_MS = 5_000;
+
+/** A refusal from the worker, as the error it was there (the typed ones are told by a flag). */
+const errorOf = (reply: Extract<NetworkMessage, { kind: 'reply'; ok: false }>): Error =>
+  reply.mediaGone
+    ? new MediaGoneError(reply.message)
+    : reply.notOnNetwork
+      ? new NotOnNetworkError(reply.message)
+      : new Error(reply.message);
 
 type Request = NetworkRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
@@ -88,7 +99,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       const waiting = pending.get(message.id);
       pending.delete(message.id);
       if (message.ok) waiting?.resolve(message.value);
-      else waiting?.reject(message.mediaGone ? new MediaGoneError(message.message) : new Error(message.message));
+      else waiting?.reject(errorOf(message));
       return;
     }
     if (message.kind === 'activity') {
@@ -231,6 +242,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       keepAliveIntervalMs: options.keepAliveIntervalMs,
       deviceListTtlMs: options.deviceListTtlMs,
       incomingStoreTimeoutMs: options.incomingStoreTimeoutMs,
+      notOnNetworkTtlMs: options.notOnNetworkTtlMs,
       activityEveryMs: options.activityEveryMs ?? ACTIVITY_EVERY_MS,
       memoryReclaim: options.memoryReclaim,
     };

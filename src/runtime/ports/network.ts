@@ -7,6 +7,12 @@ import type { IncomingInput, MediaLocator, ReceivedMessage } from './incoming.ts
  */
 export type MediaGoneErrorName = 'MediaGoneError';
 
+/**
+ * The name of the error a 1:1 send rejects with when the recipient is not on the network (it has no
+ * devices there): nothing was sent. Told by name, as MediaGoneErrorName.
+ */
+export type NotOnNetworkErrorName = 'NotOnNetworkError';
+
 export type CloseKind =
   /** the server asked for a new connection (515 after pairing) */
   | 'restart'
@@ -151,6 +157,11 @@ export interface NetworkLink {
   close: () => Promise<void>;
   /** Removes this device from the account, then closes. */
   logout: () => Promise<void>;
+  /**
+   * Sends one message. A 1:1 send to a user the network does not know rejects with NotOnNetworkError
+   * before anything leaves; the answer is the same look-up the send makes to find the user's devices,
+   * and is kept (see BaileysNetworkOptions.notOnNetworkTtlMs).
+   */
   send: (jid: string, content: OutgoingContent, options?: SendOptions) => Promise<SendResult>;
   edit: (remoteJid: string, waMessageId: string, text: string) => Promise<void>;
   setPresence: (jid: string, presence: 'composing' | 'paused') => Promise<void>;

@@ -91,6 +91,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           keepAliveIntervalMs: options.keepAliveIntervalMs,
           deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
           incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
+          notOnNetworkTtlMs: settings.NOT_ON_NETWORK_TTL_MS,
           // Well inside the watchdog's window when a test shortens it.
           activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
           memorySaver: settings.V8_MEMORY_SAVER,
@@ -109,6 +110,7 @@ export const createDeps = (options: DepsOptions): Deps => {
             keepAliveIntervalMs: options.keepAliveIntervalMs,
             deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
             incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
+            notOnNetworkTtlMs: settings.NOT_ON_NETWORK_TTL_MS,
           });
         });
   const incomingMedia = new IncomingMediaStore({

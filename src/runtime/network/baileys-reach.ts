@@ -1,0 +1,129 @@
+import { isLidUser, isPnUser, jidDecode, jidEncode, jidNormalizedUser } from 'baileys';
+import type { WASocket } from 'baileys';
+import type { LidBook } from './baileys-lids.ts';
+import { NotOnNetworkError } from './not-on-network.ts';
+
+/** How long a user the network said it does not know is believed absent: a number can join at any time. */
+export const NOT_ON_NETWORK_TTL_MS = 60_000;
+
+const MAX_PRESENT = 4096;
+const MAX_ABSENT = 1024;
+
+/**
+ * What one session learnt of which users are on the network, kept across its links. A user found is
+ * kept for the session's life (bounded: one forgotten is found again in the LID mapping store, with no
+ * round trip); a user not found only for `absentForMs`. Plain insertion-ordered maps, the oldest dropped
+ * first: an LRU cache allocates its whole bound up front, for each of possibly thousands of sessions.
+ */
+export class KnownUsers {
+  private readonly present = new Set<string>();
+  /** when each absent user is to be asked about again (ms since the epoch) */
+  private readonly absent = new Map<string, number>();
+
+  constructor(
+    private readonly absentForMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  isPresent(user: string): boolean {
+    return this.present.has(user);
+  }
+
+  isAbsent(user: string): boolean {
+    const until = this.absent.get(user);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.absent.delete(user);
+    return false;
+  }
+
+  found(user: string): void {
+    this.absent.delete(user);
+    this.present.delete(user);
+    this.present.add(user);
+    if (this.present.size > MAX_PRESENT) this.present.delete(this.present.values().next().value ?? user);
+  }
+
+  missing(user: string): void {
+    this.present.delete(user);
+    if (this.absentForMs <= 0) return;
+    this.absent.delete(user);
+    this.absent.set(user, this.now() + this.absentForMs);
+    if (this.absent.size > MAX_ABSENT) this.absent.delete(this.absent.keys().next().value ?? user);
+  }
+}
+
+/** The user a 1:1 send goes to, by phone number or LID, without device; undefined for anything else. */
+export const userOfTarget = (jid: string): string | undefined => {
+  const decoded = jidDecode(jid);
+  // An explicit device is sent to as given: Baileys looks nothing up for it.
+  if (!decoded?.user || decoded.device !== undefined) return undefined;
+  if (!isPnUser(jid) && !isLidUser(jid)) return undefined;
+  return jidNormalizedUser(jid);
+};
+
+export interface Reach {
+  /** Resolves when `jid` may be sent to; rejects with NotOnNetworkError when the network has no such user. */
+  assertOnNetwork: (jid: string) => Promise<void>;
+}
+
+/**
+ * Whether the users a link sends to exist. Known when the session saw them before, when the LID mapping
+ * store pairs them (only the network tells a pair), or from Baileys' own device look-up: the usync it
+ * makes before every 1:1 send, asked here first with the same users and cache, so the send that follows
+ * finds the answer in Baileys' device cache and asks nothing more. Baileys itself sends to a user with
+ * no devices as if to anyone (to the sender's own devices only), and the network acks it.
+ */
+export const reachFor = (sock: WASocket, known: KnownUsers, lids: LidBook): Reach => {
+  const asking = new Map<string, Promise<boolean>>();
+
+  const me = () => {
+    const creds = sock.authState.creds.me;
+    const pn = creds?.id ? jidDecode(creds.id)?.user : undefined;
+    const lid = creds?.lid ? jidDecode(creds.lid)?.user : undefined;
+    return { pn, lid };
+  };
+
+  const mapped = async (user: string): Promise<boolean> => Boolean(isLidUser(user) ? await lids.pnForLid(user) : await lids.lidForPn(user));
+
+  /** One device look-up, as relayMessage makes it: the sender's identity beside the recipient. */
+  const devicesOf = async (user: string): Promise<boolean> => {
+    const own = me();
+    const sender = isLidUser(user) && own.lid ? jidEncode(own.lid, 'lid') : own.pn ? jidEncode(own.pn, 's.whatsapp.net') : undefined;
+    const wanted = jidDecode(user)?.user;
+    const devices = await sock.getUSyncDevices(sender ? [sender, user] : [user], true, false);
+    return devices.some((d) => d.user === wanted);
+  };
+
+  const exists = async (user: string): Promise<boolean> => {
+    if (known.isPresent(user)) return true;
+    if (known.isAbsent(user)) return false;
+    if (await mapped(user)) {
+      known.found(user);
+      return true;
+    }
+    let answer = asking.get(user);
+    if (!answer) {
+      answer = devicesOf(user).finally(() => asking.delete(user));
+      asking.set(user, answer);
+    }
+    const found = await answer;
+    if (found) known.found(user);
+    else known.missing(user);
+    return found;
+  };
+
+  const isOwn = (user: string): boolean => {
+    const own = me();
+    const name = jidDecode(user)?.user;
+    return name !== undefined && (name === own.pn || name === own.lid);
+  };
+
+  return {
+    assertOnNetwork: async (jid) => {
+      const user = userOfTarget(jid);
+      if (!user || isOwn(user)) return;
+      if (!(await exists(user))) throw new NotOnNetworkError(`${user} is not on the network`);
+    },
+  };
+};
