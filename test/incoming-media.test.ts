@@ -96,7 +96,9 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
     const common = {
       sessionId,
       chatId: `${KIM}@s.whatsapp.net`,
+      chatLid: sandbox.control.phone(KIM).lid,
       from: `${KIM}@s.whatsapp.net`,
+      fromLid: sandbox.control.phone(KIM).lid,
       fromMe: false,
       pushName: 'Kim',
       eventId: expect.any(Number),

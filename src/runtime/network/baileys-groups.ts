@@ -79,8 +79,12 @@ export const baileysGroups = (sock: WASocket, cache: GroupCache, book?: LidBook,
     learn?.(peopleOf(found));
     return found;
   };
-  /** A participant the network answered by LID is named by number when that is known. */
-  const shown = async (jid: string): Promise<string> => shownAddress(await completePerson(personOf(jid), book)) ?? jid;
+  /** A participant the network answered by LID is named by number when known: from the answer's `phone_number`, else the store. */
+  const shown = async (jid: string, phoneNumber?: string): Promise<string> => {
+    const person = await completePerson(personOf(jid, phoneNumber), book);
+    learn?.([person]);
+    return shownAddress(person) ?? jid;
+  };
   return {
     list: async () => Promise.all(Object.values(await sock.groupFetchAllParticipating()).map(info)),
     create: async (subject, participants) => info(await sock.groupCreate(subject, participants)),
@@ -96,7 +100,7 @@ export const baileysGroups = (sock: WASocket, cache: GroupCache, book?: LidBook,
     participants: async (groupId, jids, action) =>
       Promise.all(
         (await changing(cache, groupId, sock.groupParticipantsUpdate(groupId, jids, action))).map(async (r, i) => ({
-          jid: r.jid ? await shown(r.jid) : (jids[i] ?? ''),
+          jid: r.jid ? await shown(r.jid, r.content?.attrs.phone_number) : (jids[i] ?? ''),
           status: r.status,
         })),
       ),

@@ -31,7 +31,7 @@ import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } fr
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { CloseKind, KnownPerson, LinkCallbacks, Network, NetworkLink, Receipt } from '../ports/network.ts';
+import type { CloseKind, KnownPerson, LinkCallbacks, Network, NetworkLink, Receipt, SendResult } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;
@@ -187,6 +187,15 @@ export const downloadReceivedMedia = async (media: MediaLocator, dispatcher?: Di
   }
 };
 
+/** The last sends of a link, by network id, for answering retry receipts until their SENT marks are written. */
+const RECENT_SENDS = 64;
+
+const remember = <K, V>(map: Map<K, V>, key: K, value: V): void => {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > RECENT_SENDS) map.delete(map.keys().next().value as K);
+};
+
 export const createBaileysNetwork = (options: BaileysNetworkOptions): Network => {
   const { db, logger } = options;
 
@@ -237,6 +246,10 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // from its cache of the last 512 sends, else from here, with exactly what went out.
       getMessage: async (key) => {
         if (!key.id) return undefined;
+        // A retry receipt can come before the SENT mark (which keeps the message) is written, and from the
+        // recipient's LID while Baileys' own cache keys the message by the number it was sent to.
+        const recent = await recentSends.get(key.id);
+        if (recent?.message) return proto.Message.decode(recent.message);
         const row = await db.outgoingMessage.findFirst({ where: { sessionId, waMessageId: key.id }, select: { sentMessage: true } });
         return row?.sentMessage ? proto.Message.decode(Buffer.from(row.sentMessage, 'base64')) : undefined;
       },
@@ -254,6 +267,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       ...options.socket,
     });
     let closed = false;
+    const recentSends = new Map<string, Promise<SendResult | undefined>>();
     const lids = storedLidBook(auth.state.keys);
     const reach = reachFor(sock, knownUsersOf(sessionId), lids);
     // Each person the network named both ways is told once per link (the address book learns the LID).
@@ -265,7 +279,11 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         told.set(`${pn} ${lid}`, true);
         fresh.push({ pn, lid });
       }
-      if (fresh.length > 0) callbacks.onPeople(fresh);
+      if (fresh.length === 0) return;
+      callbacks.onPeople(fresh);
+      // What a group read names (members' phone numbers) Baileys does not keep itself; receipts and
+      // messages from those LIDs find the number in its store afterwards, across restarts too.
+      sock.signalRepository.lidMapping.storeLIDPNMappings(fresh).catch((err: unknown) => log.warn({ err }, 'keeping LID mappings failed'));
     };
     const learnFrom = (item: { chatId: string; chatLid: string | null; from: string; fromLid: string | null }) =>
       learn([personOf(item.chatId, item.chatLid), personOf(item.from, item.fromLid)]);
@@ -360,7 +378,15 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     return {
       send: async (jid, content, sendOptions = {}) => {
         await reach.assertOnNetwork(jid);
-        const sent = await sendThrough(sock, jid, content, sendOptions);
+        const sending = sendThrough(sock, jid, content, sendOptions);
+        const id = sendOptions.messageId;
+        if (id)
+          remember(
+            recentSends,
+            id,
+            sending.catch(() => undefined),
+          );
+        const sent = await sending;
         // Baileys resolved a 1:1 recipient's LID (usync) to encrypt for it; the record keeps it beside the number.
         const person = await completePerson(personOf(sent.remoteJid), lids);
         if (!person.lid) return sent;
