@@ -149,3 +149,47 @@ describe.each(dbKinds)('phone numbers and LIDs end to end (%s)', (kind) => {
     });
   });
 });
+
+// The older network (SANDBOX_ADDRESSING=pn): everyone named by phone number; the same flows still work.
+describe('phone-number addressing still works (sqlite)', () => {
+  let sandbox: Sandbox;
+  let app: TestApp;
+  let key: string;
+  let sessionId: string;
+  const call = (method: string, path: string, body?: unknown) => http(app.baseUrl, method, path, { key, body });
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ addressing: 'pn' });
+    app = await startTestApp(
+      'sqlite',
+      {},
+      { target: { sandbox: sandboxAddress(sandbox) }, sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 } },
+    );
+    key = (await app.newAccount()).apiKey;
+    sessionId = await linkSession({ app, sandbox, key }, ME);
+    sandbox.control.addPhone(ANN, 'Ann');
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await sandbox?.close();
+  });
+
+  it('receives by number, sends by number with its receipt, and lists group members by number', async () => {
+    await sandbox.control.sendText(ANN, ME, 'plain old number');
+    const incoming = await call('GET', `/v1/sessions/${sessionId}/incoming?waitMs=10000&limit=1`);
+    expect(incoming.body.items[0]).toMatchObject({ chatId: jid(ANN), from: jid(ANN), content: 'plain old number' });
+
+    const sent = await call('POST', `/v1/sessions/${sessionId}/send`, { to: ANN, message: 'and back' });
+    const done = await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/messages/${sent.body.id}`),
+      (r) => r.body.deliveredAt !== null,
+    );
+    expect(done.body).toMatchObject({ toNumber: jid(ANN), remoteJid: jid(ANN), status: 'SENT' });
+    expect(sandbox.control.inbox(ANN).filter((m) => m.content === 'and back')).toHaveLength(1);
+
+    const group = await call('POST', `/v1/sessions/${sessionId}/groups`, { subject: 'By number', participants: [ANN] });
+    expect(group.status).toBe(200);
+    expect(group.body.participants).toContainEqual(expect.objectContaining({ id: jid(ANN), phoneNumber: ANN }));
+    expect(sandbox.control.groups().find((g) => g.id === group.body.id)?.addressingMode).toBe('pn');
+  });
+});
