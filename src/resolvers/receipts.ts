@@ -237,6 +237,15 @@ export interface ReceiptView {
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
+/** One acknowledger's view: a group member's row, or a 1:1 record with its recipient. */
+const receiptView = (recipient: string, recipientLid: string | null, times: ReceiptTimes): ReceiptView => ({
+  recipient,
+  recipientLid,
+  deliveredAt: iso(times.deliveredAt),
+  readAt: iso(times.readAt),
+  playedAt: iso(times.playedAt),
+});
+
 /**
  * Who acknowledged a message: one entry per group member that sent a receipt, oldest delivery first;
  * for a 1:1 message, its recipient with the message's own times (once any receipt came).
@@ -254,13 +263,7 @@ export const receiptsOfRecord = async (
     where: { messageId: record.id },
     orderBy: [{ deliveredAt: 'asc' }, { recipient: 'asc' }],
   });
-  return rows.map((r) => ({
-    recipient: r.recipient,
-    recipientLid: r.recipientLid,
-    deliveredAt: iso(r.deliveredAt),
-    readAt: iso(r.readAt),
-    playedAt: iso(r.playedAt),
-  }));
+  return rows.map((r) => receiptView(r.recipient, r.recipientLid, r));
 };
 
 /** A group message's receipt rows, first delivered first. */
@@ -272,24 +275,9 @@ export const receiptsFromRows = (
   rows: Array<{ recipient: string; recipientLid: string | null } & ReceiptTimes>,
 ): ReceiptView[] => {
   if (!isShared(record.remoteJid ?? record.toNumber)) {
-    if (!record.deliveredAt) return [];
-    return [
-      {
-        recipient: record.remoteJid ?? record.toNumber,
-        recipientLid: record.toLid,
-        deliveredAt: iso(record.deliveredAt),
-        readAt: iso(record.readAt),
-        playedAt: iso(record.playedAt),
-      },
-    ];
+    return record.deliveredAt ? [receiptView(record.remoteJid ?? record.toNumber, record.toLid, record)] : [];
   }
-  return rows.map((r) => ({
-    recipient: r.recipient,
-    recipientLid: r.recipientLid,
-    deliveredAt: iso(r.deliveredAt),
-    readAt: iso(r.readAt),
-    playedAt: iso(r.playedAt),
-  }));
+  return rows.map((r) => receiptView(r.recipient, r.recipientLid, r));
 };
 
 /** GET /sessions/{id}/messages/{messageId}/receipts: 404 for an unknown session or message. */
