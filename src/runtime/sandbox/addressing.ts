@@ -18,7 +18,17 @@ type Attrs = Record<string, string>;
 
 /** The wire addressing of one sandbox network; every stanza that names a phone asks it how. */
 export class Addressing {
-  constructor(readonly mode: AddressingMode) {}
+  /**
+   * `revealsLids`: whether the network tells a client a number's LID (usync's `lid` protocol, a
+   * privacy token's `sender_lid`). Off only on a `pn` network, as before LIDs: Baileys rc14 then has
+   * no mapping and keys its Signal sessions by phone number.
+   */
+  constructor(
+    readonly mode: AddressingMode,
+    readonly revealsLids = true,
+  ) {
+    if (mode === 'lid' && !revealsLids) throw new Error('a lid network names every phone by its LID; revealLids: false needs pn');
+  }
 
   /** A hidden number cannot be named, so such a phone is LID-addressed in 1:1 chats even on a `pn` network. */
   private lidFor1to1(phone: VirtualPhone): boolean {
@@ -37,9 +47,10 @@ export class Addressing {
     return { from: lidJid(sender, deviceId), recipient: peer.lid, ...(peer.hideNumber ? {} : { peer_recipient_pn: peer.jid }) };
   }
 
-  /** The sender of a privacy-token notification: as a 1:1 sender, and on a `pn` network its LID as `sender_lid` (where Baileys files the token). */
+  /** The sender of a privacy-token notification: as a 1:1 sender, and on a `pn` network its LID as `sender_lid` (where Baileys files the token) unless LIDs are not revealed. */
   tokenSender(phone: VirtualPhone): Attrs {
-    return this.lidFor1to1(phone) ? this.sender(phone) : { from: phone.jid, sender_lid: phone.lid };
+    if (this.lidFor1to1(phone)) return this.sender(phone);
+    return { from: phone.jid, ...(this.revealsLids ? { sender_lid: phone.lid } : {}) };
   }
 
   /** A phone as the sender of a receipt or of a notification about itself (`from` only). */

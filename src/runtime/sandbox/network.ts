@@ -63,9 +63,9 @@ export class SandboxNetwork {
     certs: SandboxCertificates,
     readonly logger: Logger,
     readonly trace: Trace,
-    options: { port: number; host: string; addressing?: AddressingMode },
+    options: { port: number; host: string; addressing?: AddressingMode; revealLids?: boolean },
   ) {
-    this.addressing = new Addressing(options.addressing ?? 'lid');
+    this.addressing = new Addressing(options.addressing ?? 'lid', options.revealLids ?? true);
     this.router = new Router(this);
     this.groups = new GroupService(directory, this.addressing);
     this.groupNotices = new GroupNotifier(this);
@@ -80,7 +80,7 @@ export class SandboxNetwork {
     this.stanzaHandlers.set('receipt', (conn, node) =>
       node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : this.router.deliveryReceipt(conn, node),
     );
-    this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq));
+    this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq, this.addressing.revealsLids));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
     this.extraIq.set('w:m', (conn) => [
       {

@@ -26,6 +26,11 @@ export interface StartSandboxOptions {
   stateFile?: string;
   /** how the network names phones: by LID with the number beside it (today's WhatsApp, the default), or by phone number */
   addressing?: AddressingMode;
+  /**
+   * On a `pn` network, whether usync answers a number's LID and privacy tokens carry `sender_lid`
+   * (default true); false is the network before LIDs, where Baileys keys Signal sessions by number
+   */
+  revealLids?: boolean;
 }
 
 export interface Sandbox {
@@ -56,6 +61,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
     addressing,
+    revealLids: options.revealLids,
   });
   const state = options.stateFile ? keepSandboxState(network, options.stateFile, logger) : undefined;
   const wsUrl = await network.server.listen();

@@ -17,9 +17,10 @@ const contactOf = (user: BinaryNode): string | undefined => {
 
 /**
  * usync: for each user asked about, the protocols asked for (devices, lid, contact...). Numbers the
- * directory does not know are not on WhatsApp.
+ * directory does not know are not on WhatsApp. A network that does not reveal LIDs answers `lid` only
+ * for a user asked about by LID.
  */
-export const answerUsync = (directory: Directory, iq: BinaryNode): BinaryNode[] => {
+export const answerUsync = (directory: Directory, iq: BinaryNode, revealLids = true): BinaryNode[] => {
   const usync = getBinaryNodeChild(iq, 'usync');
   const asked = new Set(getBinaryNodeChildren(getBinaryNodeChild(usync, 'query'), '').map((n) => n.tag));
   const queryNode = getBinaryNodeChild(usync, 'query');
@@ -46,7 +47,7 @@ export const answerUsync = (directory: Directory, iq: BinaryNode): BinaryNode[] 
           ],
         });
       } else if (protocol === 'lid') {
-        if (phone) content.push({ tag: 'lid', attrs: { val: phone.lid } });
+        if (phone && (revealLids || jid.endsWith('@lid'))) content.push({ tag: 'lid', attrs: { val: phone.lid } });
       } else if (protocol === 'contact') {
         content.push({ tag: 'contact', attrs: { type: phone ? 'in' : 'out' } });
       } else if (protocol === 'status') {
