@@ -18,6 +18,10 @@ describe('committed generated files are current', () => {
     expect(await exitCode('npx', ['graphql-codegen', '--config', 'codegen.ts', '--check'], { NODE_OPTIONS: '--import=tsx' })).toBe(0);
   });
 
+  it('docs/configuration.md matches the settings schema (npm run docs)', async () => {
+    expect(await exitCode('npx', ['tsx', 'scripts/config-doc.ts', '--check'])).toBe(0);
+  });
+
   it('the per-provider Prisma schemas match prisma/schema.base.prisma', async () => {
     expect(await exitCode('node', ['scripts/sync-schemas.mjs', '--check'])).toBe(0);
   });

@@ -2,102 +2,268 @@ import { z } from 'zod';
 
 const intFrom = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
-const settingsSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
+export const settingsSchema = z.object({
+  PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(3000)
+    .describe('HTTP port for REST, GraphQL and its subscriptions, the dashboard, health and metrics'),
+  HOST: z.string().default('0.0.0.0').describe('interface to listen on'),
   DATABASE_URL: z
     .string()
     .regex(/^(file:|postgres(ql)?:\/\/)/, 'must start with file: or postgres://')
-    .default('file:./data/app.db'),
-  BOOTSTRAP_EMAIL: z.email().optional(),
-  BOOTSTRAP_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
-  DAILY_QUOTA: intFrom(1000),
-  BODY_LIMIT: z.string().default('1mb'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  GRAPHQL_BODY_LIMIT: z.string().default('1mb'),
-  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(15),
-  GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(1).default(20_000),
-  GRAPHQL_MAX_BREADTH: z.coerce.number().int().min(1).default(500),
-  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(30),
-  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).default(50),
-  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).default(10_000),
-  MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
-  MAX_SUBSCRIPTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).default(500),
-  MAX_CONNECTIONS_PER_KEY: z.coerce.number().int().min(1).default(20),
-  RATE_LIMIT_REQUESTS: intFrom(1000),
-  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).default(10),
-  MAX_SESSIONS_PER_ACCOUNT: intFrom(100),
-  MAX_RECURRING_PER_ACCOUNT: intFrom(100),
-  SHUTDOWN_TIMEOUT_MS: intFrom(10_000),
-  INCOMING_BUFFER_SIZE: z.coerce.number().int().min(1).default(1000),
+    .default('file:./data/app.db')
+    .describe('`file:...` for SQLite, `postgres://...` for PostgreSQL; migrations are applied at start'),
+  BOOTSTRAP_EMAIL: z
+    .email()
+    .optional()
+    .describe(
+      'with `BOOTSTRAP_API_KEY`: create this account at start when no account has this email, so a deployment can be provisioned from its environment',
+    ),
+  BOOTSTRAP_API_KEY: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe('the API key of the `BOOTSTRAP_EMAIL` account (at least 16 characters)'),
+  DAILY_QUOTA: intFrom(1000).describe('outgoing messages per account per UTC day, 0 = unlimited'),
+  BODY_LIMIT: z.string().default('1mb').describe('largest accepted JSON body on `/v1` (`413 PAYLOAD_TOO_LARGE` above)'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino level'),
+  GRAPHQL_BODY_LIMIT: z
+    .string()
+    .default('1mb')
+    .describe('largest accepted body on `/graphql` over HTTP, and largest WebSocket message (`413 PAYLOAD_TOO_LARGE` above)'),
+  GRAPHQL_MAX_DEPTH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(15)
+    .describe('deepest field nesting of one GraphQL operation, introspection included (fragments count as the fields they hold)'),
+  GRAPHQL_MAX_COMPLEXITY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20_000)
+    .describe(
+      "cost of one operation: each object field 2, each scalar 1, a field's children weighted 1.5x per level (the standard introspection query costs about 15,500)",
+    ),
+  GRAPHQL_MAX_BREADTH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(500)
+    .describe("fields selected by one operation, counted once each wherever they are (introspection's query selects 240)"),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(30).describe('aliases in one operation, `__typename` included'),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).default(50).describe('directives in one operation'),
+  GRAPHQL_MAX_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10_000)
+    .describe('tokens (names, punctuation, values) in one GraphQL document, checked while parsing'),
+  MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(100)
+    .describe('operations running at once on one graphql-ws connection; one more is refused with `RATE_LIMITED`'),
+  MAX_SUBSCRIPTIONS_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(500)
+    .describe("operations running at once over all of an account's graphql-ws connections; one more is refused with `RATE_LIMITED`"),
+  MAX_CONNECTIONS_PER_KEY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20)
+    .describe('open graphql-ws connections per key; one more is closed with code 4429'),
+  RATE_LIMIT_REQUESTS: intFrom(1000).describe(
+    'requests per key in each window of `RATE_LIMIT_WINDOW_S` seconds (REST, GraphQL over HTTP, WebSocket connections and operations); `429 RATE_LIMITED` with `Retry-After` above; 0 switches the limit off (benchmarks, load tests)',
+  ),
+  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).default(10).describe('the window of `RATE_LIMIT_REQUESTS`, in seconds'),
+  MAX_SESSIONS_PER_ACCOUNT: intFrom(100).describe('sessions one account may have; creating one more is `409 CONFLICT`; 0 = no cap'),
+  MAX_RECURRING_PER_ACCOUNT: intFrom(100).describe(
+    'recurring timers (messages and statuses) one account may have running; one more is `409 CONFLICT`; 0 = no cap',
+  ),
+  SHUTDOWN_TIMEOUT_MS: intFrom(10_000).describe('how long SIGTERM waits for work to drain'),
+  INCOMING_BUFFER_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1000)
+    .describe(
+      'incoming messages kept per session; past it the oldest are dropped, counted and logged as a warning (at 1, 10, 100... drops per session)',
+    ),
   MEDIA_MAX_BYTES: z.coerce
     .number()
     .int()
     .min(1)
-    .default(16 * 1024 * 1024),
-  MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000),
-  MEDIA_ALLOW_PRIVATE: z.stringbool().default(false),
-  /** how long a received file stays downloadable from its media URL; rows older than that are purged */
+    .default(16 * 1024 * 1024)
+    .describe('largest media file the service fetches for a send'),
+  MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000).describe('timeout of that fetch'),
+  MEDIA_ALLOW_PRIVATE: z.stringbool().default(false).describe('`true` lets media URLs point at private, loopback and link-local addresses'),
   INCOMING_MEDIA_RETENTION_MS: z.coerce
     .number()
     .int()
     .min(1)
-    .default(7 * 24 * 60 * 60 * 1000),
-  /** the service's public base URL (e.g. https://api.example.com); when set, media URLs are absolute */
-  PUBLIC_URL: z.url().optional(),
-  BUTTONS_ENABLED: z.stringbool().default(true),
-  BUTTONS_FAILURE_THRESHOLD: z.coerce.number().int().min(1).default(3),
-  BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000),
-  TYPING_MAX_MS: intFrom(30_000),
-  WA_SANDBOX_URL: z.url().optional(),
-  SANDBOX_EMBEDDED: z.stringbool().default(false),
-  SANDBOX_CONTROL_PORT: z.coerce.number().int().min(0).max(65535).default(4011),
-  /** how the embedded sandbox names phones: lid (today's WhatsApp) or pn (by phone number, as before) */
-  SANDBOX_ADDRESSING: z.enum(['lid', 'pn']).default('lid'),
-  /** where the embedded sandbox keeps its phones; unset: sandbox.json beside a SQLite database, else ./data/sandbox.json */
-  SANDBOX_STATE_FILE: z.string().min(1).optional(),
-  /** where the links run: see networkMode (unset: NETWORK_THREAD, else `thread`) */
-  NETWORK_MODE: z.enum(['process', 'thread', 'inline']).optional(),
-  /** older setting: `false` is NETWORK_MODE=inline; `true` is the default */
-  NETWORK_THREAD: z.stringbool().optional(),
-  /** V8's memory saver mode for the network process or thread (see remote-network.ts): less RSS, much more CPU */
-  V8_MEMORY_SAVER: z.stringbool().default(false),
-  /** each thread with a V8 heap gives memory back once quiet after a busy period (see memory-reclaim.ts) */
-  MEMORY_RECLAIM: z.stringbool().default(true),
-  /** how many links the re-link at start opens at a time */
-  RELINK_CONCURRENCY: z.coerce.number().int().min(1).default(16),
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  RECURRING_MIN_MS: z.coerce.number().int().min(1).default(10_000),
+    .default(7 * 24 * 60 * 60 * 1000)
+    .describe(
+      'how long a received file stays downloadable from its `media.url` (see messages.md, Received files); older records are purged',
+    ),
+  PUBLIC_URL: z
+    .url()
+    .optional()
+    .describe(
+      'the address clients reach the service at (e.g. `https://wa.example.com`); when set, `media.url` is absolute instead of path-relative',
+    ),
+  BUTTONS_ENABLED: z.stringbool().default(true).describe('`false` sends every interactive message as plain text'),
+  BUTTONS_FAILURE_THRESHOLD: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3)
+    .describe('after this many failed button sends in a row, a session sends plain text for `BUTTONS_COOLDOWN_MS`'),
+  BUTTONS_COOLDOWN_MS: intFrom(60 * 60 * 1000).describe(
+    'how long a session sends plain text after `BUTTONS_FAILURE_THRESHOLD` failed button sends',
+  ),
+  TYPING_MAX_MS: intFrom(30_000).describe('longest typing simulation; a larger `delayMs` is lowered to it'),
+  WA_SANDBOX_URL: z
+    .url()
+    .optional()
+    .describe(
+      'control URL of a running sandbox network (`npm run sandbox`); the service then links every session there instead of WhatsApp',
+    ),
+  SANDBOX_EMBEDDED: z.stringbool().default(false).describe('`true` runs the sandbox network inside the service (what `npm run demo` sets)'),
+  SANDBOX_CONTROL_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(4011)
+    .describe("port of the embedded sandbox's control API on 127.0.0.1 (`npm run sandbox` reads it too)"),
+  SANDBOX_ADDRESSING: z
+    .enum(['lid', 'pn'])
+    .default('lid')
+    .describe(
+      "how the embedded sandbox names phones: `lid`, today's network (phones write from their LID, number beside it); `pn`, the older phone-number addressing",
+    ),
+  SANDBOX_STATE_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'where the embedded sandbox keeps its phones, keys, linked devices and groups across restarts; unset: `sandbox.json` beside a SQLite database, else `./data/sandbox.json`',
+    ),
+  NETWORK_MODE: z
+    .enum(['process', 'thread', 'inline'])
+    .optional()
+    .describe(
+      "where every session's Baileys socket (encryption, Signal key store) runs: `process`, one child process beside the HTTP server (it exits with the service, even a killed one); `thread`, one worker thread of the service's process; `inline`, the main thread. Unset: `thread` (or what `NETWORK_THREAD` says)",
+    ),
+  NETWORK_THREAD: z
+    .stringbool()
+    .optional()
+    .describe('older setting: `false` means `NETWORK_MODE=inline`, `true` the default (`thread`); `NETWORK_MODE` wins when both are set'),
+  V8_MEMORY_SAVER: z
+    .stringbool()
+    .default(false)
+    .describe(
+      "`true` runs the network process (or, with `NETWORK_MODE=thread`, the whole process) in V8's memory saver mode: smaller heaps, at about 1.4x the CPU time (fewer sends answered in time on a busy machine)",
+    ),
+  MEMORY_RECLAIM: z
+    .stringbool()
+    .default(true)
+    .describe(
+      '`true`: each thread with a V8 heap (the main thread, the network thread or process) gives back the memory a busy period left it once it has been quiet for 10 s (one memory-reducing collection, at most once a minute, only after the process grew by 32 MB; see benchmarks.md, Soak)',
+    ),
+  RELINK_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(16)
+    .describe('how many links the re-link at start opens at a time; each place frees when its link is up or fails'),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe('serves `/metrics` to requests with `Authorization: Bearer <token>` (at least 16 characters); unset, `/metrics` answers 404'),
+  RECURRING_MIN_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10_000)
+    .describe('smallest `everyMs` for recurring messages and statuses (400 below)'),
   DEVICE_LIST_TTL_MS: z.coerce
     .number()
     .int()
     .min(1_000)
-    .default(5 * 60 * 1000),
-  /** how long a send believes a number the network does not know is not on it, before asking again */
-  NOT_ON_NETWORK_TTL_MS: z.coerce.number().int().min(0).default(60_000),
-  /** how long a received message may wait for its write before the link leaves it unreceipted (see baileys-network.ts) */
-  INCOMING_STORE_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
-  WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32),
-  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
+    .default(5 * 60 * 1000)
+    .describe(
+      "how long a link trusts a contact's device list before asking the network again (Baileys' own default; each refresh starts a new Signal session with the contact). Lower it only to test that moment, as `npm run soak` does",
+    ),
+  NOT_ON_NETWORK_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .describe('how long a send believes a number the network said is not on WhatsApp before asking again (0: ask at every send)'),
+  INCOMING_STORE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(30_000)
+    .describe(
+      'how long a received message may wait for its write (media record, webhook rows) before the link leaves it unreceipted for WhatsApp to deliver again',
+    ),
+  WEBHOOK_ALLOW_PRIVATE: z
+    .stringbool()
+    .default(false)
+    .describe('`true` lets webhook URLs point at private, loopback and link-local addresses (local development, tests)'),
+  WEBHOOK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10_000)
+    .describe('how long a webhook request may take before it counts as failed'),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32).describe('webhook requests in flight at most, per process'),
+  WEBHOOK_RETRY_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(5_000)
+    .describe('first retry delay of a failed webhook delivery, doubling (with jitter) up to `WEBHOOK_RETRY_MAX_MS`'),
   WEBHOOK_RETRY_MAX_MS: z.coerce
     .number()
     .int()
     .min(1)
-    .default(60 * 60 * 1000),
+    .default(60 * 60 * 1000)
+    .describe('longest delay between two attempts of a webhook delivery'),
   WEBHOOK_RETRY_FOR_MS: z.coerce
     .number()
     .int()
     .min(1)
-    .default(3 * 24 * 60 * 60 * 1000),
-  WEBHOOK_ENDPOINT_CACHE_MS: intFrom(5_000),
-  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+    .default(3 * 24 * 60 * 60 * 1000)
+    .describe('how long an event is retried, and how long an endpoint may fail before it is disabled'),
+  WEBHOOK_ENDPOINT_CACHE_MS: intFrom(5_000).describe(
+    "how long a node trusts its in-memory list of an account's endpoints (changes made on the node itself apply at once)",
+  ),
+  WEBHOOK_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(1_000)
+    .describe("how often the delivery loop looks for due retries and other nodes' events when nothing woke it"),
   WEBHOOK_RETENTION_MS: z.coerce
     .number()
     .int()
     .min(1)
-    .default(7 * 24 * 60 * 60 * 1000),
+    .default(7 * 24 * 60 * 60 * 1000)
+    .describe(
+      'finished webhook deliveries (delivered or given up), with their events and attempt logs, are deleted this long after the event (checked hourly)',
+    ),
 });
 
 export type Settings = z.output<typeof settingsSchema>;
