@@ -1,0 +1,52 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { anchors, links } from './helpers/markdown.ts';
+
+const root = resolve(import.meta.dirname, '..');
+const documents = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+
+describe('the README and docs/', () => {
+  it('every relative link resolves to a file in the repository, and every #anchor to a heading', () => {
+    const broken: string[] = [];
+    for (const doc of documents) {
+      const path = join(root, doc);
+      const markdown = readFileSync(path, 'utf8');
+      for (const { target, line } of links(markdown)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
+        const [file = '', anchor] = target.split('#');
+        const resolved = file === '' ? path : resolve(dirname(path), decodeURIComponent(file));
+        const where = `${doc}:${line} ${target}`;
+        if (!resolved.startsWith(root) || !existsSync(resolved)) {
+          broken.push(`${where}: no file ${relative(root, resolved)}`);
+          continue;
+        }
+        if (anchor === undefined) continue;
+        if (!resolved.endsWith('.md') || statSync(resolved).isDirectory()) {
+          broken.push(`${where}: an anchor into a file that is not Markdown`);
+          continue;
+        }
+        if (!anchors(readFileSync(resolved, 'utf8')).has(anchor)) broken.push(`${where}: no heading #${anchor}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('the README stays short and links no document that is not in the repository', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    expect(readme).not.toMatch(/messaging-api-v1\.md|decisions\.md/);
+  });
+
+  it('docs/README.md, the index, links every page of docs/', () => {
+    const index = readFileSync(join(root, 'docs/README.md'), 'utf8');
+    const linked = new Set(links(index).map((l) => l.target.split('#')[0]));
+    const pages = documents.filter((d) => d.startsWith('docs/') && d !== 'docs/README.md').map((d) => d.slice('docs/'.length));
+    expect(pages.filter((p) => !linked.has(p))).toEqual([]);
+  });
+});
