@@ -2,6 +2,7 @@ import '../src/runtime/node-version.ts';
 import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
+import { benchPeers, printPeersBench } from './peers.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
 import { benchScale, printScaleBench } from './scale.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
@@ -27,4 +28,6 @@ if (wants('scheduling')) printSchedulingBench(await benchScheduling());
 if (wants('webhooks')) printWebhookBench(await benchWebhooks());
 // Minutes at its default 2,000 sessions: only when named.
 if (only.includes('scale')) printScaleBench(await benchScale());
+// Beside the peer product fazer-ai/baileys-api (PEER_DIR, see docs/benchmarks-peers.md): only when named.
+if (only.includes('peers')) printPeersBench(await benchPeers());
 process.exit(0);
