@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { http } from './helpers/app.ts';
 import type { TestBrowser } from './helpers/browser.ts';
 import { hasChromium, openBrowser } from './helpers/browser.ts';
@@ -36,6 +36,8 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
   let page: Page;
   let sessionId = '';
   let receiver: Receiver | undefined;
+  /** Console errors, uncaught exceptions, failed requests and error answers since the last test ended. */
+  let problems: string[] = [];
 
   beforeAll(async () => {
     ctx = await startWithSandbox('sqlite', { WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_POLL_MS: 50 });
@@ -46,7 +48,31 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     page = browser.page;
     // From node_modules, into every document the page loads.
     await page.addInitScript({ path: axePath });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`exception: ${error.message}`));
+    page.on('requestfailed', (request) => {
+      const error = request.failure()?.errorText;
+      // A navigation (reload, goto) cancels what the page had in flight, the icon among it; the browser's doing.
+      if (error !== 'net::ERR_ABORTED') problems.push(`failed: ${request.method()} ${request.url()} ${error}`);
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()}: ${response.request().method()} ${response.url()}`);
+    });
   });
+  // Each test fails on what went wrong in the page while it ran, unless it took the problems it expected.
+  afterEach(() => {
+    const seen = problems;
+    problems = [];
+    expect(seen).toEqual([]);
+  });
+  /** Takes the problems seen so far, for a test that provoked them. */
+  const takeProblems = (): string[] => {
+    const seen = problems;
+    problems = [];
+    return seen;
+  };
   afterAll(async () => {
     await browser?.close();
     await ctx?.app.close();
@@ -61,6 +87,11 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await page.getByLabel('API key').fill('not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toContain('UNAUTHENTICATED');
+    // The refusal is the one answer expected to be an error, and Chromium logs it as one.
+    expect(takeProblems()).toEqual([
+      expect.stringMatching(new RegExp(`^401: GET ${ctx.app.baseUrl}/graphql\\?query=query\\+Me`)),
+      expect.stringMatching(/^console: Failed to load resource: .*401/),
+    ]);
     await shoot(page, 'sign-in');
     // By keyboard: Enter in the field submits the form.
     await page.getByLabel('API key').fill(ctx.key);
@@ -193,6 +224,46 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await shoot(page, 'contacts');
   });
 
+  it('lists contact groups, creates one, adds members to it and removes one', { timeout: 120_000 }, async () => {
+    const made = await http(ctx.app.baseUrl, 'POST', '/v1/contacts/groups', { key: ctx.key, body: { name: 'Customers' } });
+    await http(ctx.app.baseUrl, 'POST', `/v1/contacts/groups/${made.body.id}/members`, { key: ctx.key, body: { jids: ['15557000003'] } });
+    // Opened afresh, so the page reads the group made over REST.
+    await page.reload();
+    const groups = page.getByRole('list', { name: 'Groups' });
+    const group = (name: string) => groups.locator(`li[data-group="${name}"]`);
+    await expect.poll(() => group('Customers').getByTestId('member-count').innerText()).toBe('1');
+
+    await page.getByLabel('New group name').fill('VIP');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    await expect.poll(() => group('VIP').getByTestId('member-count').innerText()).toBe('0');
+    expect(await page.getByLabel('New group name').inputValue()).toBe('');
+
+    await page.getByLabel('Group', { exact: true }).selectOption({ label: 'VIP' });
+    await page.getByLabel('Contact JIDs (comma-separated)').fill('15557000001, 15557000002@s.whatsapp.net, 15557999999');
+    await page.getByRole('button', { name: 'Add members' }).click();
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'Added' }).innerText())
+      .toBe('Added 2 · 15557999999: contact_not_found');
+    await expect.poll(() => group('VIP').getByTestId('member-count').innerText()).toBe('2');
+
+    await group('VIP').getByRole('button', { name: 'Show members' }).click();
+    const members = page.getByRole('list', { name: 'Members of VIP' });
+    // Members come in the order of their contacts' ids.
+    await expect
+      .poll(async () => (await members.getByRole('listitem').allInnerTexts()).sort())
+      .toEqual(['Ann 15557000001@s.whatsapp.net Remove', 'Bob 15557000002@s.whatsapp.net Remove']);
+    await members.getByRole('button', { name: 'Remove Ann from VIP' }).click();
+    await expect.poll(() => members.getByRole('listitem').allInnerTexts()).toEqual(['Bob 15557000002@s.whatsapp.net Remove']);
+    await expect.poll(() => group('VIP').getByTestId('member-count').innerText()).toBe('1');
+
+    const listed = await http(ctx.app.baseUrl, 'GET', '/v1/contacts/groups', { key: ctx.key });
+    expect(listed.body).toEqual([
+      expect.objectContaining({ name: 'Customers', contactCount: 1 }),
+      expect.objectContaining({ name: 'VIP', contactCount: 1 }),
+    ]);
+    await shoot(page, 'contact-groups');
+  });
+
   it('schedules a message into the pending list, starts a campaign and follows its progress live', { timeout: 120_000 }, async () => {
     const CAROL = '15557100003';
     ctx.sandbox.control.addPhone(CAROL, 'Carol');
@@ -249,6 +320,21 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     );
     expect(hook.received[1].payload.data).toMatchObject(hook.received[0].payload.data);
     await shoot(page, 'webhooks');
+  });
+
+  it('serves a favicon to every page: the dashboard names it, and /favicon.ico answers for the others', async () => {
+    expect(await page.locator('link[rel="icon"]').evaluateAll((links) => links.map((l) => l.getAttribute('href')))).toEqual([
+      '/favicon.svg',
+      '/favicon.ico',
+    ]);
+    const ico = await fetch(`${ctx.app.baseUrl}/favicon.ico`);
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get('content-type')).toBe('image/vnd.microsoft.icon');
+    // An ICO file: reserved 0, type 1 (icon).
+    expect([...new Uint8Array(await ico.arrayBuffer()).slice(0, 4)]).toEqual([0, 0, 1, 0]);
+    const svg = await fetch(`${ctx.app.baseUrl}/favicon.svg`);
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
   });
 
   it('fits a 375 px wide screen without sideways scrolling, and axe finds no WCAG 2 AA violation', { timeout: 120_000 }, async () => {

@@ -206,24 +206,35 @@ export const ImportContacts = graphql(`
   }
 `);
 
+// The groups alone, and one group's members when it is opened: every group with its members in one
+// query would cost its page size times theirs (GRAPHQL_MAX_COMPLEXITY refused 100 groups of 50).
 export const ContactGroupsQuery = graphql(`
   query ContactGroups {
     contactGroups(first: 100) {
+      totalCount
       edges {
         node {
           id
           name
           description
           contactCount
-          members(first: 50) {
-            totalCount
-            edges {
-              node {
-                id
-                jid
-                name
-              }
-            }
+        }
+      }
+    }
+  }
+`);
+
+export const ContactGroupMembersQuery = graphql(`
+  query ContactGroupMembers($id: ID!) {
+    contactGroup(id: $id) {
+      id
+      members(first: 50) {
+        totalCount
+        edges {
+          node {
+            id
+            jid
+            name
           }
         }
       }

@@ -11,7 +11,7 @@ export const dashboardDir = fileURLToPath(new URL('../../dist/dashboard/', impor
 
 /**
  * Serves the dashboard at `/`: index.html never cached (it names the current assets), the hashed
- * assets for a year. Hash routes (#/...) mean no fallback route is needed.
+ * assets for a year, the icon for a day. Hash routes (#/...) mean no fallback route is needed.
  */
 export const dashboardRouter = (logger: Logger): Router => {
   const router = Router();
@@ -20,6 +20,12 @@ export const dashboardRouter = (logger: Logger): Router => {
     return router;
   }
   router.use('/assets', express.static(`${dashboardDir}assets`, { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
+  // Browsers ask for /favicon.ico on every page they open, GraphiQL and /docs included.
+  for (const icon of ['favicon.ico', 'favicon.svg']) {
+    router.get(`/${icon}`, (_req, res, next) => {
+      res.sendFile(icon, { root: dashboardDir, maxAge: '1d' }, (err) => err && next(err));
+    });
+  }
   router.get('/', (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile('index.html', { root: dashboardDir }, (err) => err && next(err));

@@ -22,6 +22,6 @@ const builtAt = (): number => {
 };
 
 export const setup = (): void => {
-  if (builtAt() >= Math.max(newestSource('src'), newestSource('dashboard/src'), statSync('tsconfig.build.json').mtimeMs)) return;
+  if (builtAt() >= Math.max(newestSource('src'), newestSource('dashboard'), statSync('tsconfig.build.json').mtimeMs)) return;
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
 };

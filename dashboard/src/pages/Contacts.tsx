@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
 import {
   AddContactGroupMembers,
+  ContactGroupMembersQuery,
   ContactGroupsQuery,
   ContactsQuery,
   CreateContactGroup,
@@ -99,6 +100,39 @@ const CsvImport = () => {
   );
 };
 
+// Group mutations change counts and member lists that no mutation result carries, so both queries are refetched.
+const GROUP_CHANGE = { additionalTypenames: ['ContactGroup'] };
+
+/** One group's members (the first 50), each with a button that takes it out of the group. */
+const Members = ({ groupId, name }: { groupId: string; name: string }) => {
+  const [members] = useQuery({ query: ContactGroupMembersQuery, variables: { id: groupId }, context: GROUP_LIST });
+  const [removed, remove] = useMutation(RemoveContactGroupMember);
+  const connection = members.data?.contactGroup.members;
+  return (
+    <div className="members">
+      <ErrorBox error={members.error ?? removed.error} />
+      {connection && connection.edges.length === 0 ? <p>No members yet.</p> : null}
+      <ul aria-label={`Members of ${name}`}>
+        {connection?.edges.map(({ node: m }) => (
+          <li key={m.id}>
+            {m.name || m.jid} <span className="muted">{m.jid}</span>{' '}
+            <button
+              type="button"
+              onClick={() => void remove({ groupId, jid: m.jid }, GROUP_CHANGE)}
+              aria-label={`Remove ${m.name || m.jid} from ${name}`}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+        {connection && connection.totalCount > connection.edges.length ? (
+          <li>and {connection.totalCount - connection.edges.length} more</li>
+        ) : null}
+      </ul>
+    </div>
+  );
+};
+
 const Groups = () => {
   const [groups] = useQuery({ query: ContactGroupsQuery, context: GROUP_LIST });
   const [name, setName] = useState('');
@@ -106,32 +140,29 @@ const Groups = () => {
   const [groupId, setGroupId] = useState('');
   const [jids, setJids] = useState('');
   const [added, add] = useMutation(AddContactGroupMembers);
-  const [removed, remove] = useMutation(RemoveContactGroupMember);
-  const context = { additionalTypenames: ['ContactGroup'] };
+  const [open, setOpen] = useState<string | null>(null);
+  const list = groups.data?.contactGroups;
   return (
     <Section title="Contact groups">
-      <ul className="plain">
-        {groups.data?.contactGroups.edges.map(({ node: g }) => (
-          <li key={g.id}>
-            <strong>{g.name}</strong> — {g.contactCount} members {g.description ? `· ${g.description}` : ''}
-            {g.members.edges.length > 0 ? (
-              <ul aria-label={`Members of ${g.name}`}>
-                {g.members.edges.map(({ node: m }) => (
-                  <li key={m.id}>
-                    {m.name || m.jid} <span className="muted">{m.jid}</span>
-                  </li>
-                ))}
-                {g.members.totalCount > g.members.edges.length ? <li>and {g.members.totalCount - g.members.edges.length} more</li> : null}
-              </ul>
-            ) : null}
+      {list && list.edges.length === 0 ? <p>No groups yet.</p> : null}
+      <ul className="plain groups" aria-label="Groups">
+        {list?.edges.map(({ node: g }) => (
+          <li key={g.id} data-group={g.name}>
+            <strong>{g.name}</strong> — <span data-testid="member-count">{g.contactCount}</span> members{' '}
+            {g.description ? `· ${g.description} ` : ''}
+            <button type="button" aria-expanded={open === g.id} onClick={() => setOpen(open === g.id ? null : g.id)}>
+              {open === g.id ? 'Hide members' : 'Show members'}
+            </button>
+            {open === g.id ? <Members groupId={g.id} name={g.name} /> : null}
           </li>
         ))}
+        {list && list.totalCount > list.edges.length ? <li>and {list.totalCount - list.edges.length} more groups</li> : null}
       </ul>
       <form
         className="inline"
         onSubmit={async (e) => {
           e.preventDefault();
-          const r = await create({ name: name.trim() }, context);
+          const r = await create({ name: name.trim() }, GROUP_CHANGE);
           if (!r.error) setName('');
         }}
       >
@@ -147,14 +178,14 @@ const Groups = () => {
             .split(/[\s,]+/)
             .map((j) => j.trim())
             .filter(Boolean);
-          void add({ groupId, jids: list }, context);
+          void add({ groupId, jids: list }, GROUP_CHANGE);
         }}
       >
         <div className="field">
           <label htmlFor="member-group">Group</label>
           <select id="member-group" value={groupId} onChange={(e) => setGroupId(e.currentTarget.value)} required>
             <option value="">Choose…</option>
-            {groups.data?.contactGroups.edges.map(({ node: g }) => (
+            {list?.edges.map(({ node: g }) => (
               <option key={g.id} value={g.id}>
                 {g.name}
               </option>
@@ -163,14 +194,6 @@ const Groups = () => {
         </div>
         <Field label="Contact JIDs (comma-separated)" value={jids} onChange={setJids} required />
         <button type="submit">Add members</button>
-        <button
-          type="button"
-          onClick={() => {
-            for (const jid of jids.split(/[\s,]+/).filter(Boolean)) void remove({ groupId, jid }, context);
-          }}
-        >
-          Remove members
-        </button>
       </form>
       {added.data ? (
         <p role="status">
@@ -178,7 +201,7 @@ const Groups = () => {
           {added.data.addContactGroupMembers.errors.map((err) => ` · ${err.jid}: ${err.reason}`).join('')}
         </p>
       ) : null}
-      <ErrorBox error={added.error ?? removed.error} />
+      <ErrorBox error={added.error} />
     </Section>
   );
 };

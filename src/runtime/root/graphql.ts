@@ -1,8 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import bytes from 'bytes';
 import { GraphQLError, Kind, visit } from 'graphql';
@@ -14,6 +14,7 @@ import type {
   OperationDefinitionNode,
   SelectionSetNode,
   ValidationContext,
+  ValidationRule,
 } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
@@ -218,57 +219,75 @@ const refuseOver = (context: ValidationContext | null, error: GraphQLError): voi
   context?.reportError(createGraphQLError(message, { extensions }));
 };
 
+/** The limits an operation is measured against when it is validated; tokens are counted while parsing. */
+export type OperationLimit = 'depth' | 'aliases' | 'directives' | 'cost' | 'breadth';
+
+/** Called with what an operation measured against a limit it is within (tests measure the dashboard with it). */
+export type OnMeasured = (limit: OperationLimit, found: number) => void;
+
 /**
  * graphql-armor's limits, each counting every field, alias and directive, introspection included.
  * Breadth is the number of fields an operation selects: armor's cost with every field at 1 and no
  * weight for depth.
  */
-const armor = (settings: Deps['settings']): Plugin[] => {
-  const common = { exposeLimits: true, propagateOnRejection: false, onReject: [refuseOver] };
+export const limitRules = (settings: Deps['settings'], onMeasured?: OnMeasured): ValidationRule[] => {
+  const common = (limit: OperationLimit) => ({
+    exposeLimits: true,
+    propagateOnRejection: false,
+    onReject: [refuseOver],
+    onAccept: onMeasured ? [(_context: ValidationContext | null, { n }: { n: number }) => onMeasured(limit, n)] : [],
+  });
   return [
-    maxTokensPlugin({ n: settings.GRAPHQL_MAX_TOKENS }),
-    maxDepthPlugin({ ...common, n: settings.GRAPHQL_MAX_DEPTH, ignoreIntrospection: false, flattenFragments: true }),
-    maxAliasesPlugin({ ...common, n: settings.GRAPHQL_MAX_ALIASES, allowList: [] }),
-    maxDirectivesPlugin({ ...common, n: settings.GRAPHQL_MAX_DIRECTIVES }),
-    costLimitPlugin({ ...common, maxCost: settings.GRAPHQL_MAX_COMPLEXITY, ignoreIntrospection: false, flattenFragments: true }),
-    breadthLimit(settings.GRAPHQL_MAX_BREADTH),
+    maxDepthRule({ ...common('depth'), n: settings.GRAPHQL_MAX_DEPTH, ignoreIntrospection: false, flattenFragments: true }),
+    maxAliasesRule({ ...common('aliases'), n: settings.GRAPHQL_MAX_ALIASES, allowList: [] }),
+    maxDirectivesRule({ ...common('directives'), n: settings.GRAPHQL_MAX_DIRECTIVES }),
+    costLimitRule({ ...common('cost'), maxCost: settings.GRAPHQL_MAX_COMPLEXITY, ignoreIntrospection: false, flattenFragments: true }),
+    breadthRule(settings.GRAPHQL_MAX_BREADTH, onMeasured),
   ];
 };
+
+const armor = (settings: Deps['settings']): Plugin[] => [
+  maxTokensPlugin({ n: settings.GRAPHQL_MAX_TOKENS }),
+  {
+    onValidate: ({ addValidationRule }) => {
+      for (const rule of limitRules(settings)) addValidationRule(rule);
+    },
+  },
+];
 
 /**
  * The fields an operation selects, each counted once wherever it is, a fragment as the fields it holds
  * each time it is spread. graphql-armor's cost would also multiply by page sizes (`first: 50`) written
  * as literals, so a connection's page size would count as breadth; here it does not.
  */
-const breadthLimit = (max: number): Plugin => ({
-  onValidate: ({ addValidationRule }) => {
-    addValidationRule((context: ValidationContext): ASTVisitor => {
-      const fragments = new Map<string, number>();
-      const count = (set: SelectionSetNode, visiting: Set<string>): number => {
-        let found = 0;
-        for (const selection of set.selections) {
-          if (selection.kind === Kind.FIELD) found += 1 + (selection.selectionSet ? count(selection.selectionSet, visiting) : 0);
-          else if (selection.kind === Kind.INLINE_FRAGMENT) found += count(selection.selectionSet, visiting);
-          else {
-            const name = selection.name.value;
-            const fragment = context.getFragment(name);
-            // A cycle is graphql's own validation error; it adds nothing here.
-            if (!fragment || visiting.has(name)) continue;
-            if (!fragments.has(name)) fragments.set(name, count(fragment.selectionSet, new Set([...visiting, name])));
-            found += fragments.get(name) ?? 0;
-          }
+const breadthRule =
+  (max: number, onMeasured?: OnMeasured): ValidationRule =>
+  (context: ValidationContext): ASTVisitor => {
+    const fragments = new Map<string, number>();
+    const count = (set: SelectionSetNode, visiting: Set<string>): number => {
+      let found = 0;
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) found += 1 + (selection.selectionSet ? count(selection.selectionSet, visiting) : 0);
+        else if (selection.kind === Kind.INLINE_FRAGMENT) found += count(selection.selectionSet, visiting);
+        else {
+          const name = selection.name.value;
+          const fragment = context.getFragment(name);
+          // A cycle is graphql's own validation error; it adds nothing here.
+          if (!fragment || visiting.has(name)) continue;
+          if (!fragments.has(name)) fragments.set(name, count(fragment.selectionSet, new Set([...visiting, name])));
+          found += fragments.get(name) ?? 0;
         }
-        return found;
-      };
-      return {
-        OperationDefinition: (operation: OperationDefinitionNode) => {
-          const found = count(operation.selectionSet, new Set());
-          if (found > max) refuseOver(context, new GraphQLError(`Breadth limit of ${max} exceeded, found ${found}.`));
-        },
-      };
-    });
-  },
-});
+      }
+      return found;
+    };
+    return {
+      OperationDefinition: (operation: OperationDefinitionNode) => {
+        const found = count(operation.selectionSet, new Set());
+        if (found > max) refuseOver(context, new GraphQLError(`Breadth limit of ${max} exceeded, found ${found}.`));
+        else onMeasured?.('breadth', found);
+      },
+    };
+  };
 
 /** Parsed documents are cached by their source; bounded by total source size, so large queries cannot pile up. */
 const CACHE_MAX_SOURCE_CHARS = 2 * 1024 * 1024;
