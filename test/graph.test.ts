@@ -127,15 +127,18 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
   it('pages a session’s messages with cursors, filtered by status and recipient as REST filters them', async () => {
     const id = '00000000-0000-4000-8000-000000000003';
     const query = `query($id: ID!, $after: String) { session(id: $id) {
-      messages(first: 3, after: $after, status: FAILED) { pageInfo { hasNextPage endCursor } edges { node { content status } } } } }`;
+      messages(first: 3, after: $after, status: FAILED) { totalCount pageInfo { hasNextPage endCursor } edges { node { content status } } } } }`;
     const one = await ask(query, { id });
     expect(one.data.session.messages.edges.map((e: { node: { content: string } }) => e.node.content)).toEqual([
       's3 m20',
       's3 m15',
       's3 m10',
     ]);
+    // The total counts what the filters match, whatever the page.
+    expect(one.data.session.messages.totalCount).toBe(5);
     const two = await ask(query, { id, after: one.data.session.messages.pageInfo.endCursor });
     expect(two.data.session.messages).toEqual({
+      totalCount: 5,
       pageInfo: { hasNextPage: false, endCursor: expect.any(String) },
       edges: [{ node: { content: 's3 m5', status: 'FAILED' } }, { node: { content: 's3 m0', status: 'FAILED' } }],
     });
@@ -143,8 +146,15 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
       id,
     });
     expect(to.data.session.messages.edges).toEqual([{ node: { content: 's3 m24' } }]);
-    const other = await ask(`query($id: ID!) { session(id: $id) { messages(to: "15550000004") { edges { node { content } } } } }`, { id });
-    expect(other.data.session.messages.edges).toEqual([]);
+    const other = await ask(
+      `query($id: ID!) { session(id: $id) { messages(to: "15550000004") { totalCount edges { node { content } } } } }`,
+      {
+        id,
+      },
+    );
+    expect(other.data.session.messages).toEqual({ totalCount: 0, edges: [] });
+    const all = await ask(`query($id: ID!) { session(id: $id) { messages(first: 1) { totalCount } } }`, { id });
+    expect(all.data.session.messages.totalCount).toBe(MESSAGES_EACH);
   });
 
   it('refuses bad filters and page arguments with VALIDATION_FAILED, and another account’s session with NOT_FOUND', async () => {
@@ -192,7 +202,7 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     const res = await ask(
       `query($g: ID!) {
       contactGroup(id: $g) { name contactCount members(first: 1) { totalCount pageInfo { hasNextPage } edges { node { name } } } }
-      contacts(tag: "graph", first: 10) { totalCount edges { node { name groups { edges { node { name } } } } } }
+      contacts(tag: "graph", first: 10) { totalCount edges { node { name groups { totalCount edges { node { name } } } } } }
       contactGroups { totalCount edges { node { name members { totalCount } } } }
     }`,
       { g: groupId },
@@ -206,9 +216,9 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     expect(res.data.contacts).toEqual({
       totalCount: 3,
       edges: [
-        { node: { name: 'C1', groups: { edges: [{ node: { name: 'Graph friends' } }] } } },
-        { node: { name: 'C2', groups: { edges: [{ node: { name: 'Graph friends' } }] } } },
-        { node: { name: 'C3', groups: { edges: [] } } },
+        { node: { name: 'C1', groups: { totalCount: 1, edges: [{ node: { name: 'Graph friends' } }] } } },
+        { node: { name: 'C2', groups: { totalCount: 1, edges: [{ node: { name: 'Graph friends' } }] } } },
+        { node: { name: 'C3', groups: { totalCount: 0, edges: [] } } },
       ],
     });
     expect(res.data.contactGroups).toEqual({ totalCount: 1, edges: [{ node: { name: 'Graph friends', members: { totalCount: 2 } } }] });

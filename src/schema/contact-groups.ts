@@ -57,12 +57,21 @@ builder.prismaObjectField('ContactGroup', 'members', (t) =>
 );
 
 builder.prismaObjectField('Contact', 'groups', (t) =>
-  t.connection({
-    type: ContactGroup,
-    description: 'The contact groups this contact is in.',
-    select: (args, ctx, nestedSelection) => ({ memberships: groupsOfContact.getQuery(args, ctx, nestedSelection) }),
-    resolve: (contact, args, ctx) => groupsOfContact.resolve(contact.memberships, args, ctx),
-  }),
+  t.connection(
+    {
+      type: ContactGroup,
+      description: 'The contact groups this contact is in.',
+      select: (args, ctx, nestedSelection) => ({
+        _count: { select: { memberships: true } },
+        memberships: groupsOfContact.getQuery(args, ctx, nestedSelection),
+      }),
+      resolve: (contact, args, ctx) => ({
+        ...groupsOfContact.resolve(contact.memberships, args, ctx),
+        totalCount: contact._count.memberships,
+      }),
+    },
+    { fields: (c) => ({ totalCount: c.int({ resolve: (connection) => connection.totalCount }) }) },
+  ),
 );
 
 const MemberError = builder.objectRef<AddMembersResult['errors'][number]>('ContactGroupMemberError').implement({

@@ -181,7 +181,8 @@ export const cleanButtons = <T extends { buttons?: Array<object> | null }>(input
 builder.prismaObjectFields('Session', (t) => ({
   messages: t.relatedConnection('messages', {
     cursor: 'id',
-    description: 'Messages sent by this session, newest first.',
+    totalCount: true,
+    description: 'Messages sent by this session, newest first; totalCount counts those the filters match.',
     args: { status: t.arg({ type: MessageStatusEnum }), to: t.arg.string() },
     query: (args) => messageHistoryQuery({ status: args.status ?? undefined, to: args.to ?? undefined }),
   }),
