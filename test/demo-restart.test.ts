@@ -41,6 +41,8 @@ describe('npm run demo (the service with its embedded sandbox), restarted', () =
 
   it('keeps the sandbox phones beside the database, so the session re-links without a QR and messages flow both ways', async () => {
     service = await spawnService(env());
+    // The account was made from BOOTSTRAP_API_KEY on this start: its key is known, so none is offered.
+    expect(service.output()).not.toContain('No API key printed');
     expect((await control('POST', '/phones', { number: ME, name: 'Me' })).status).toBe(201);
     expect((await control('POST', '/phones', { number: FRIEND, name: 'Friend' })).status).toBe(201);
     const { body: session } = await call('POST', '/sessions', { name: 'demo' });
@@ -77,4 +79,16 @@ describe('npm run demo (the service with its embedded sandbox), restarted', () =
     const incoming = await call('GET', `/sessions/${session.id}/incoming?waitMs=15000`);
     expect(incoming.body.items.map((m: Json) => m.content)).toEqual(['hi back after the restart']);
   }, 120_000);
+
+  it('says at its next start how to get a key for the account that exists, and takes a webhook on this machine', async () => {
+    const output = (service as ServiceProcess).output();
+    expect(output).toContain('No API key printed: accounts exist already (demo@example.com)');
+    expect(output).toContain('npm run account -- create --email you@example.com');
+    expect(output).toContain('npm run account -- rotate --email demo@example.com');
+    expect(output).toContain(
+      "Webhook URLs may point at this machine and the local network (WEBHOOK_ALLOW_PRIVATE=true, the demo's default).",
+    );
+    const hook = await call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['message.received'] });
+    expect(hook.status).toBe(201);
+  });
 });

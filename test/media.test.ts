@@ -120,7 +120,8 @@ describe('media sends end to end (files served by msw)', () => {
   it('refuses a literal private or loopback media host as an invalid body: 400 before 404 and 409', async () => {
     const { body: idle } = await http(ctx.app.baseUrl, 'POST', '/v1/sessions', { key: ctx.key, body: { name: 'idle' } });
     const unknown = '00000000-0000-0000-0000-000000000000';
-    const message = 'must point to a public address (private, loopback and link-local addresses are refused)';
+    const message =
+      'must point to a public address (private, loopback and link-local addresses are refused unless MEDIA_ALLOW_PRIVATE=true)';
     const before = await ctx.app.db.outgoingMessage.count();
     for (const url of [
       'http://127.0.0.1/a.png',

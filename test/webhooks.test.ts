@@ -116,7 +116,11 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
         const res = await call('POST', '/v1/webhooks', { url, events: ['*'] });
         expect(res.status).toBe(400);
         expect(res.body.error.details).toEqual([
-          { path: 'url', message: 'must point to a public address (private, loopback and link-local addresses are refused)' },
+          {
+            path: 'url',
+            message:
+              'must point to a public address (private, loopback and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE=true)',
+          },
         ]);
       }
     } finally {
@@ -154,7 +158,11 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
         status: 'PENDING',
         lastStatus: null,
         attemptLog: [
-          { statusCode: null, error: 'url must point to a public address (private, loopback and link-local addresses are refused)' },
+          {
+            statusCode: null,
+            error:
+              'url must point to a public address (private, loopback and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE=true)',
+          },
         ],
       });
       expect(receiver.requests).toBe(1);

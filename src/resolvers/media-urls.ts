@@ -5,7 +5,11 @@ import { DomainError } from './errors.ts';
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
 
-export const PRIVATE_URL_MESSAGE = 'must point to a public address (private, loopback and link-local addresses are refused)';
+/** The setting that lets URLs of each kind point at private addresses, named in the refusal. */
+export type AllowPrivateSetting = 'MEDIA_ALLOW_PRIVATE' | 'WEBHOOK_ALLOW_PRIVATE';
+
+export const privateUrlMessage = (setting: AllowPrivateSetting): string =>
+  `must point to a public address (private, loopback and link-local addresses are refused unless ${setting}=true)`;
 
 /** The one rule for media hosts, used on URL literals here and on resolved addresses when fetching. */
 export const isPrivateAddress = (address: string): boolean => ipaddr.process(address).range() !== 'unicast';
@@ -29,8 +33,10 @@ export const isLiteralPrivateHost = (rawUrl: string): boolean => {
  * A media URL as the body validation sees it. Only literals are judged here; a name that resolves to a
  * private address is refused when the file is fetched.
  */
-export const mediaUrlSchema = (allowPrivate: boolean) =>
-  allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), PRIVATE_URL_MESSAGE);
+export const publicUrlSchema = (setting: AllowPrivateSetting, allowPrivate: boolean) =>
+  allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), privateUrlMessage(setting));
+
+export const mediaUrlSchema = (allowPrivate: boolean) => publicUrlSchema('MEDIA_ALLOW_PRIVATE', allowPrivate);
 
 /** A schema that depends on MEDIA_ALLOW_PRIVATE, built once for each value. */
 export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate: boolean) => T) => {
@@ -39,12 +45,12 @@ export const bySetting = <T>(make: (allowPrivate: boolean) => T): ((allowPrivate
   return (allowPrivate) => (allowPrivate ? open : guarded);
 };
 
-/** What the root gives the runtime's fetchers (media, webhooks): this rule, and the domain's errors. */
-export const urlRules: UrlRules = {
+/** What the root gives each of the runtime's fetchers (media, webhooks): this rule, and the domain's errors. */
+export const urlRulesFor = (setting: AllowPrivateSetting): UrlRules => ({
   isPrivateAddress,
   isLiteralPrivateHost,
-  privateMessage: PRIVATE_URL_MESSAGE,
+  privateMessage: privateUrlMessage(setting),
   refused: (field, message) => new DomainError('VALIDATION_FAILED', message, { details: [{ path: field, message }] }),
   unreachable: (message) => new DomainError('NETWORK_ERROR', message),
   isRuleError: (err) => err instanceof DomainError,
-};
+});

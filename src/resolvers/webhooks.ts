@@ -4,7 +4,7 @@ import type { OutgoingMessage, Prisma, WebhookAttempt, WebhookDelivery, WebhookE
 import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { notFound } from './errors.ts';
-import { bySetting, httpUrl, isLiteralPrivateHost, PRIVATE_URL_MESSAGE } from './media-urls.ts';
+import { bySetting, publicUrlSchema } from './media-urls.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 
@@ -86,9 +86,7 @@ const eventFilter = z
   .min(1, 'must name at least one event type, or "*"')
   .max(WEBHOOK_EVENT_TYPES.length + 1);
 
-const webhookUrl = bySetting((allowPrivate) =>
-  allowPrivate ? httpUrl : httpUrl.refine((url) => !isLiteralPrivateHost(url), PRIVATE_URL_MESSAGE),
-);
+const webhookUrl = bySetting((allowPrivate) => publicUrlSchema('WEBHOOK_ALLOW_PRIVATE', allowPrivate));
 
 export const createSchema = bySetting((allowPrivate) =>
   z.strictObject({

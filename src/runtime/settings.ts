@@ -221,7 +221,9 @@ export const settingsSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z
     .stringbool()
     .default(false)
-    .describe('`true` lets webhook URLs point at private, loopback and link-local addresses (local development, tests)'),
+    .describe(
+      '`true` lets webhook URLs point at private, loopback and link-local addresses (local development, tests); unset, it is `true` when `SANDBOX_EMBEDDED=true` (`npm run demo`), so the demo can call a receiver on the same machine',
+    ),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -268,6 +270,10 @@ export const settingsSchema = z.object({
 
 export type Settings = z.output<typeof settingsSchema>;
 
+/** The demo's default: with SANDBOX_EMBEDDED and WEBHOOK_ALLOW_PRIVATE unset, webhooks may reach local receivers. */
+export const demoAllowsPrivateWebhooks = (settings: Pick<Settings, 'SANDBOX_EMBEDDED'>, env: NodeJS.ProcessEnv = process.env): boolean =>
+  settings.SANDBOX_EMBEDDED && env.WEBHOOK_ALLOW_PRIVATE === undefined;
+
 /** Read once at start; everything else receives the parsed object. */
 export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => {
   const parsed = settingsSchema.safeParse(env);
@@ -275,7 +281,7 @@ export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => 
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`Invalid settings:\n${lines}`);
   }
-  return parsed.data;
+  return demoAllowsPrivateWebhooks(parsed.data, env) ? { ...parsed.data, WEBHOOK_ALLOW_PRIVATE: true } : parsed.data;
 };
 
 export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => ({

@@ -4,8 +4,10 @@ import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/resolvers/errors.ts';
-import { urlRules } from '../../src/resolvers/media-urls.ts';
+import { urlRulesFor } from '../../src/resolvers/media-urls.ts';
 import { createMediaFetcher, pinnedLookup } from '../../src/runtime/media-fetch.ts';
+
+const urlRules = urlRulesFor('MEDIA_ALLOW_PRIVATE');
 
 const files = setupServer(
   http.get('https://files.example.com/cat.jpg', () =>

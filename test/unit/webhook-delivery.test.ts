@@ -7,11 +7,13 @@ import { createPrisma, providerOf } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { createTestDatabase } from '../../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../../src/runtime/db/testing.ts';
-import { urlRules } from '../../src/resolvers/media-urls.ts';
+import { urlRulesFor } from '../../src/resolvers/media-urls.ts';
 import { WebhookDeliveryLoop } from '../../src/runtime/jobs/webhook-delivery.ts';
 import { createWebhookOutbox } from '../../src/runtime/webhooks/outbox.ts';
 import type { WebhookOutbox } from '../../src/runtime/ports/webhooks.ts';
 import { dbKinds } from '../helpers/app.ts';
+
+const urlRules = urlRulesFor('WEBHOOK_ALLOW_PRIVATE');
 
 const DAY = 24 * 60 * 60 * 1000;
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;

@@ -5,7 +5,7 @@ import { handleSendError } from '../../resolvers/delivery.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
 import { learnLids } from '../../resolvers/contacts.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
-import { urlRules } from '../../resolvers/media-urls.ts';
+import { urlRulesFor } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
 import { searchContacts } from '../db/contact-search.ts';
 import { providerOf } from '../db/migrate.ts';
@@ -166,7 +166,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     maxBytes: settings.MEDIA_MAX_BYTES,
     timeoutMs: settings.MEDIA_FETCH_TIMEOUT_MS,
     allowPrivate: settings.MEDIA_ALLOW_PRIVATE,
-    urlRules,
+    urlRules: urlRulesFor('MEDIA_ALLOW_PRIVATE'),
     resolveHost: options.resolveHost,
   });
   const buttons = new ButtonGuard(settings.BUTTONS_ENABLED, settings.BUTTONS_FAILURE_THRESHOLD, settings.BUTTONS_COOLDOWN_MS);
@@ -211,7 +211,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     retryMaxMs: settings.WEBHOOK_RETRY_MAX_MS,
     retryForMs: settings.WEBHOOK_RETRY_FOR_MS,
     allowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
-    urlRules,
+    urlRules: urlRulesFor('WEBHOOK_ALLOW_PRIVATE'),
     resolveHost: options.resolveHost,
     pollMs: settings.WEBHOOK_POLL_MS,
     retentionMs: settings.WEBHOOK_RETENTION_MS,

@@ -3,12 +3,13 @@ import { createAccount, bootstrapAccount } from '../../resolvers/accounts.ts';
 import { releaseUnfinished } from '../../resolvers/idempotency.ts';
 import { resumeScheduled } from '../../resolvers/scheduling.ts';
 import { createPrisma } from '../db/client.ts';
+import { demoNotes, SHOWN_ACCOUNTS } from './demo.ts';
 import { createDeps } from './deps.ts';
 import { networkOptions } from '../network/choose.ts';
 import { applyMigrations } from '../db/migrate.ts';
 import { createLogger } from '../logger.ts';
 import { startMemoryReclaim } from '../memory-reclaim.ts';
-import { loadSettings } from '../settings.ts';
+import { demoAllowsPrivateWebhooks, loadSettings } from '../settings.ts';
 
 const startedAt = new Date();
 const settings = loadSettings();
@@ -20,11 +21,25 @@ const network = await networkOptions(settings, logger);
 const deps = createDeps({ db, logger, settings, target: network.target });
 const stopReclaim = settings.MEMORY_RECLAIM ? startMemoryReclaim({ logger }) : undefined;
 
+// Counted before the bootstrap account is made: its key is the one BOOTSTRAP_API_KEY gave.
+const accountsBefore = await db.account.count();
+const firstEmails = settings.SANDBOX_EMBEDDED
+  ? (await db.account.findMany({ select: { email: true }, orderBy: { createdAt: 'asc' }, take: SHOWN_ACCOUNTS })).map((a) => a.email)
+  : [];
 await bootstrapAccount(deps, settings.BOOTSTRAP_EMAIL, settings.BOOTSTRAP_API_KEY);
 if ((await db.account.count()) === 0) {
   // A brand-new install with no bootstrap settings still gets a usable key, shown this once.
   const account = await createAccount(deps, { email: 'admin@example.com' });
   process.stdout.write(`\nFirst start: created account ${account.email}\nAPI key (shown once, keep it): ${account.apiKey}\n\n`);
+}
+if (settings.SANDBOX_EMBEDDED) {
+  process.stdout.write(
+    demoNotes({
+      existingAccounts: accountsBefore > 0 ? { count: accountsBefore, first: firstEmails } : null,
+      webhookAllowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
+      webhookAllowPrivateByDemo: demoAllowsPrivateWebhooks(settings),
+    }),
+  );
 }
 
 const released = await releaseUnfinished(deps, startedAt);
