@@ -787,9 +787,12 @@ export const benchPeers = async (): Promise<PeersResult> => {
   }
   const { bun, entry } = peerPaths(peerDir);
   for (const [path, what] of [
-    [entry, 'the peer’s src/index.ts'],
-    [bun, 'Bun (installed by scripts/prepare-peer.ts)'],
-    [join(peerDir, 'node_modules', '@whiskeysockets', 'baileys', 'package.json'), 'the peer’s dependencies (bun install --production)'],
+    [entry, 'src/index.ts (the peer’s entry point)'],
+    [bun, 'Bun in .bench-runtime'],
+    [
+      join(peerDir, 'node_modules', '@whiskeysockets', 'baileys', 'package.json'),
+      'node_modules/@whiskeysockets/baileys (its dependencies)',
+    ],
   ] as const) {
     if (!existsSync(path)) throw new Error(`peers: PEER_DIR=${peerDir} has no ${what} (${path}): prepare it with scripts/prepare-peer.ts`);
   }

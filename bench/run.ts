@@ -29,5 +29,13 @@ if (wants('webhooks')) printWebhookBench(await benchWebhooks());
 // Minutes at its default 2,000 sessions: only when named.
 if (only.includes('scale')) printScaleBench(await benchScale());
 // Beside the peer product fazer-ai/baileys-api (PEER_DIR, see docs/benchmarks-peers.md): only when named.
-if (only.includes('peers')) printPeersBench(await benchPeers());
+if (only.includes('peers')) {
+  // A failure here is most often the setup's (PEER_DIR, Redis, the peer's start): its message alone,
+  // not the compiled line Node prints beside an uncaught error.
+  const result = await benchPeers().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  });
+  printPeersBench(result);
+}
 process.exit(0);

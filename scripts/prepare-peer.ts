@@ -112,8 +112,11 @@ const lockedVersions = (file: string): Map<string, string> => {
 // 3. The lock file and the devDependencies go; the production dependencies are installed.
 const lockPath = join(dest, 'bun.lock');
 const droppedLock = join(runtime, 'bun.lock.dropped');
-const hadLock = existsSync(lockPath);
-if (hadLock) renameSync(lockPath, droppedLock);
+// A checkout prepared before (copied from, or prepared again in place) compares against the lock it had.
+const earlierLock = join(source, RUNTIME_DIR, 'bun.lock.dropped');
+if (!existsSync(lockPath) && existsSync(earlierLock) && earlierLock !== droppedLock) cpSync(earlierLock, lockPath);
+const hadLock = existsSync(lockPath) || existsSync(droppedLock);
+if (existsSync(lockPath)) renameSync(lockPath, droppedLock);
 const before = lockedVersions(hadLock ? droppedLock : '');
 const devDependencies = pkg.devDependencies ?? {};
 delete pkg.devDependencies;
@@ -173,6 +176,7 @@ console.log(
     : '  no bun.lock was there',
 );
 const devNames = Object.keys(devDependencies);
+if (devNames.length === 0 && hadLock) console.log('  (this checkout was prepared before: its devDependencies were already gone)');
 console.log(
   `  devDependencies removed (${devNames.length}): ${devNames.map((name) => `${name}@${devDependencies[name]}`).join(', ') || 'none'}`,
 );
