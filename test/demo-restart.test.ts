@@ -13,6 +13,13 @@ const KEY = `wak_${randomUUID()}`;
 const ME = '15557770001';
 const FRIEND = '15557770002';
 
+/** The service's pino lines (JSON), without the plain lines it prints for people. */
+const logLines = (output: string): Json[] =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
+
 const controlUrlOf = (service: ServiceProcess): string => {
   const match = /control API at (http:\/\/[^\s]+)/.exec(service.output());
   if (!match?.[1]) throw new Error(`no control URL in the output:\n${service.output()}`);
@@ -56,6 +63,18 @@ describe('npm run demo (the service with its embedded sandbox), restarted', () =
       () => inboxOf(FRIEND),
       (inbox) => inbox.includes('before the restart'),
     );
+
+    // Linking (with its 515 restart after pairing) and sending are normal operation: nothing at warn or above.
+    const lines = logLines(service.output());
+    expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    const requests = lines.filter((l) => l.msg === 'request completed');
+    expect(requests.length).toBeGreaterThan(0);
+    for (const line of requests) {
+      expect(Object.keys(line.req).sort()).toEqual(['id', 'method', 'path']);
+      expect(line.res).toEqual({ statusCode: expect.any(Number) });
+      expect(line.responseTime).toBeTypeOf('number');
+    }
+    expect(requests).toContainEqual(expect.objectContaining({ req: expect.objectContaining({ method: 'POST', path: '/v1/sessions' }) }));
 
     expect(await service.stop('SIGTERM')).toBe(0);
     expect(existsSync(join(dir, 'sandbox.json'))).toBe(true);

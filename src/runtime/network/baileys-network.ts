@@ -22,6 +22,7 @@ import type { Db } from '../db/client.ts';
 import { batchedCredsReader, clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
+import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
 import type { Person } from './baileys-lids.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
@@ -223,17 +224,17 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     await stores.get(sessionId)?.flush();
     const auth = await loadAuthState(db, sessionId, log, readCreds);
     stores.set(sessionId, auth);
-    // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
     const groupCache = new GroupCache();
     const retries = new RetryCounts((waMessageId) => callbacks.onSendError(waMessageId, UNDECRYPTABLE_REASON));
-    const baileysLogger = log.child(
+    // Baileys is chatty: its own logs at warn and above, unless ours ask for less (or for tracing).
+    const chatty = log.child(
       { module: 'baileys' },
       { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level },
     );
     const sock: WASocket = makeWASocket({
       // The store keeps recent keys in memory itself (see auth-store.ts).
       auth: auth.state,
-      logger: baileysLogger,
+      logger: baileysLogger(log.child({ module: 'baileys' }), chatty),
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
       syncFullHistory: false,

@@ -484,7 +484,7 @@ export class SessionManager implements Sessions {
     live.qrDataUrl = undefined;
     if (this.stopping) return;
     if (kind === 'restart') {
-      log.info('network asked for a restart; reconnecting at once');
+      log.info('the network asked for a new connection (stream error 515, as after each pairing); reconnecting at once');
       await this.start(sessionId, live);
       return;
     }

@@ -1,0 +1,74 @@
+import type { UserFacingSocketConfig } from 'baileys';
+import type { Logger } from 'pino';
+
+export type BaileysLogger = NonNullable<UserFacingSocketConfig['logger']>;
+
+/** A line Baileys logs in normal operation: the level it deserves here, and what it means, in one line. */
+interface Expected {
+  matches: (msg: string, fields: Record<string, unknown>) => boolean;
+  level: 'info' | 'debug';
+  explanation: string;
+}
+
+const streamErrorCode = (fields: Record<string, unknown>): unknown =>
+  (fields.fullErrorNode as { attrs?: { code?: unknown } } | undefined)?.attrs?.code;
+
+const EXPECTED: Expected[] = [
+  {
+    // Baileys logs every stream error at error level, including the one WhatsApp sends after each pairing;
+    // the session manager says at info that it reconnects.
+    matches: (msg, fields) => msg === 'stream errored out' && streamErrorCode(fields) === '515',
+    level: 'debug',
+    explanation: 'stream error 515: the network asks for a new connection, as it does after each pairing',
+  },
+  {
+    matches: (msg) => msg.includes('DISABLING ALL SYNC'),
+    level: 'debug',
+    explanation: 'history sync is off on the sandbox network, which sends no history; LIDs are learnt from usync answers and messages',
+  },
+  {
+    matches: (msg) => msg.startsWith('no name present, ignoring presence update request'),
+    level: 'debug',
+    explanation: 'no presence sent at connection: the account has no display name yet (a freshly linked one)',
+  },
+];
+
+type Method = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * The logger a Baileys socket writes to: Baileys' own lines at `chatty`'s level (warn and above unless
+ * tracing), except the lines it logs as warnings or errors in normal operation, which go to `log` at
+ * info or debug with an explanation and Baileys' own message beside it.
+ */
+export const baileysLogger = (log: Logger, chatty: Logger): BaileysLogger => {
+  const write =
+    (method: Method) =>
+    (obj: unknown, msg?: string): void => {
+      // Baileys writes both logger.warn('text') and logger.error({ fields }, 'text').
+      const text = typeof obj === 'string' && msg === undefined ? obj : (msg ?? '');
+      const fields = typeof obj === 'object' && obj !== null ? (obj as Record<string, unknown>) : {};
+      if (method === 'warn' || method === 'error') {
+        const expected = EXPECTED.find((e) => e.matches(text, fields));
+        if (expected) {
+          log[expected.level]({ ...fields, baileysMessage: text }, expected.explanation);
+          return;
+        }
+      }
+      if (msg === undefined) chatty[method](obj);
+      else chatty[method](obj, msg);
+    };
+  return {
+    get level() {
+      return chatty.level;
+    },
+    set level(level: string) {
+      chatty.level = level;
+    },
+    child: (bindings) => baileysLogger(log.child(bindings), chatty.child(bindings)),
+    trace: write('trace'),
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+  };
+};

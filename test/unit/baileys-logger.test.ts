@@ -1,0 +1,61 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { baileysLogger } from '../../src/runtime/network/baileys-logger.ts';
+
+const DANGER =
+  '⚠️ DANGER: DISABLING ALL SYNC BY shouldSyncHistoryMsg PREVENTS BAILEYS FROM ACCESSING INITIAL LID MAPPINGS, LEADING TO INSTABILIY AND SESSION ERRORS';
+
+/** A session's logger at `level`, its Baileys logger as baileys-network.ts makes it, and the lines written. */
+const setup = (level: string) => {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  const log = pino({ level }, sink).child({ sessionId: 's1' });
+  const chatty = log.child({ module: 'baileys' }, { level: log.isLevelEnabled('warn') ? 'warn' : log.level });
+  return { lines, logger: baileysLogger(log.child({ module: 'baileys' }), chatty) };
+};
+
+describe("Baileys' log lines", () => {
+  it('writes the 515 after pairing, the sync notice and the missing-name notice at debug, each with its explanation', () => {
+    const { lines, logger } = setup('debug');
+    logger.error({ fullErrorNode: { tag: 'stream:error', attrs: { code: '515' } } }, 'stream errored out');
+    logger.warn(DANGER);
+    logger.warn('no name present, ignoring presence update request...');
+    expect(lines.map((l) => [l.level, l.baileysMessage, l.msg])).toEqual([
+      [20, 'stream errored out', expect.stringContaining('as it does after each pairing')],
+      [20, DANGER, expect.stringContaining('the sandbox network, which sends no history')],
+      [20, 'no name present, ignoring presence update request...', expect.stringContaining('no display name yet')],
+    ]);
+    expect(lines[0]).toMatchObject({ sessionId: 's1', module: 'baileys', fullErrorNode: { attrs: { code: '515' } } });
+  });
+
+  it('says nothing of them at info, and keeps every other stream error and warning at its own level', () => {
+    const { lines, logger } = setup('info');
+    logger.error({ fullErrorNode: { tag: 'stream:error', attrs: { code: '515' } } }, 'stream errored out');
+    logger.warn(DANGER);
+    expect(lines).toEqual([]);
+    logger.error({ fullErrorNode: { tag: 'stream:error', attrs: { code: '503' } } }, 'stream errored out');
+    logger.warn('something else');
+    logger.info('chatter');
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'stream errored out'],
+      [40, 'something else'],
+    ]);
+  });
+
+  it("keeps Baileys' children rewriting, and its level readable and settable", () => {
+    const { lines, logger } = setup('debug');
+    const child = logger.child({ class: 'ns' });
+    child.warn(DANGER);
+    expect(lines).toEqual([expect.objectContaining({ level: 20, class: 'ns', baileysMessage: DANGER })]);
+    expect(logger.level).toBe('warn');
+    logger.level = 'error';
+    logger.warn('dropped');
+    expect(lines).toHaveLength(1);
+  });
+});
