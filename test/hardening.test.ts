@@ -218,23 +218,23 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
       const query = 'subscription($c: ID!) { campaignProgress(campaignId: $c) { sent } }';
       const subs = [0, 1, 2, 3].map((i) => follow(first, query, { c: `00000000-0000-4000-8000-00000000000${i}` }));
       await waitUntil(
-        async () => subs[3]!.errors(),
+        async () => subs[3].errors(),
         (e) => e !== undefined,
         5_000,
       );
-      expect(subs[3]!.errors()?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
+      expect(subs[3].errors()?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
       expect(subs.slice(0, 3).map((s) => s.errors())).toEqual([undefined, undefined, undefined]);
 
       const second = openSocket(app, key);
       await second.connected;
       const more = [4, 5, 6].map((i) => follow(second, query, { c: `00000000-0000-4000-8000-00000000000${i}` }));
       await waitUntil(
-        async () => more[2]!.errors(),
+        async () => more[2].errors(),
         (e) => e !== undefined,
         5_000,
       );
       // 3 on the first socket + 2 here = the account's 5; the third here is one too many.
-      expect(more[2]!.errors()?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
+      expect(more[2].errors()?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
       expect(more.slice(0, 2).map((s) => s.errors())).toEqual([undefined, undefined]);
 
       const third = openSocket(app, key);

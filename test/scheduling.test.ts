@@ -58,8 +58,8 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       20_000,
     );
     const sentAt = rows.map((r) => r.sentAt?.getTime() ?? 0).sort((a, b) => a - b);
-    expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(1500);
-    expect(sentAt[2]! - sentAt[1]!).toBeGreaterThanOrEqual(1500);
+    expect(sentAt[1] - sentAt[0]).toBeGreaterThanOrEqual(1500);
+    expect(sentAt[2] - sentAt[1]).toBeGreaterThanOrEqual(1500);
     for (const [i, n] of FRIENDS.slice(0, 3).entries()) expect(texts(n).filter((t) => t === `spaced S${i}`)).toHaveLength(1);
   });
 
@@ -74,7 +74,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(armedAgainFor?.toISOString()).toBe(res.body.sendAt);
     const record = await call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`);
     expect(record.body).toMatchObject({ status: 'PENDING', sentAt: null });
-    expect(texts(FRIENDS[2]!)).not.toContain('not before its time');
+    expect(texts(FRIENDS[2])).not.toContain('not before its time');
   });
 
   it('bulk-send is the same as campaign, and leaves placeholders other than {name} as written', async () => {
@@ -84,7 +84,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     expect(res.body).toMatchObject({ ok: true, count: 1 });
     await waitUntil(
-      async () => texts(FRIENDS[0]!),
+      async () => texts(FRIENDS[0]),
       (t) => t.includes(`bulk ${FRIENDS[0]} {constructor} {x}`),
     );
   });
@@ -97,10 +97,10 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     expect(res.body).toEqual({ ok: true, count: 1, sent: [expect.stringMatching(/^v-[abc]$/)] });
     await waitUntil(
-      async () => texts(FRIENDS[1]!),
+      async () => texts(FRIENDS[1]),
       (t) => t.includes(res.body.sent[0]),
     );
-    expect(texts(FRIENDS[1]!).filter((t) => t.startsWith('v-'))).toHaveLength(1);
+    expect(texts(FRIENDS[1]).filter((t) => t.startsWith('v-'))).toHaveLength(1);
   });
 
   it('refuses a delayMs that is not a non-negative number, naming the fault', async () => {
@@ -145,7 +145,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     expect(elapsed).toBeLessThan(1500);
     expect(usageAfter).toBe(1000);
     await new Promise((r) => setTimeout(r, 200));
-    expect(texts(FRIENDS[1]!).some((t) => t.startsWith('over-'))).toBe(false);
+    expect(texts(FRIENDS[1]).some((t) => t.startsWith('over-'))).toBe(false);
     expect(await ctx.app.db.outgoingMessage.count({ where: { content: { startsWith: 'over-' } } })).toBe(0);
   });
 
@@ -160,12 +160,12 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     const pending = await call('GET', `/v1/sessions/${sessionId}/messages?status=PENDING`);
     expect(pending.body.items.map((m: { id: string }) => m.id)).toContain(res.body.messageId);
-    expect(texts(FRIENDS[2]!)).not.toContain('later');
+    expect(texts(FRIENDS[2])).not.toContain('later');
     await waitUntil(
       () => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`),
       (r) => r.body.status === 'SENT',
     );
-    expect(texts(FRIENDS[2]!)).toContain('later');
+    expect(texts(FRIENDS[2])).toContain('later');
   });
 
   it('schedules by sendAt (which wins over delayMs), and sends a past sendAt at once', async () => {
@@ -186,7 +186,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     expect(past.body.scheduledInMs).toBe(0);
     await waitUntil(
-      async () => texts(FRIENDS[3]!),
+      async () => texts(FRIENDS[3]),
       (t) => t.includes('past') && t.includes('at time'),
     );
   });
@@ -214,14 +214,14 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     const listed = await call('GET', `/v1/sessions/${sessionId}/messages/recurring`);
     expect(listed.body.items).toEqual([expect.objectContaining({ timerId: res.body.timerId, everyMs: 250, message: 'tick' })]);
     await waitUntil(
-      async () => texts(FRIENDS[0]!).filter((t) => t === 'tick').length,
+      async () => texts(FRIENDS[0]).filter((t) => t === 'tick').length,
       (n) => n >= 2,
     );
     expect((await call('DELETE', `/v1/sessions/${sessionId}/messages/recurring/${res.body.timerId}`)).body).toEqual({ ok: true });
     await new Promise((r) => setTimeout(r, 400));
-    const after = texts(FRIENDS[0]!).filter((t) => t === 'tick').length;
+    const after = texts(FRIENDS[0]).filter((t) => t === 'tick').length;
     await new Promise((r) => setTimeout(r, 700));
-    expect(texts(FRIENDS[0]!).filter((t) => t === 'tick').length).toBe(after);
+    expect(texts(FRIENDS[0]).filter((t) => t === 'tick').length).toBe(after);
     const flood = await call('POST', `/v1/sessions/${sessionId}/messages/recurring`, { to: FRIENDS[0], message: 'flood', everyMs: 10 });
     expect(flood.status).toBe(400);
     expect(flood.body.error.details).toEqual([{ path: 'everyMs', message: 'must be at least 200' }]);
@@ -277,11 +277,11 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     expect(byGroup.body.errors).toHaveLength(2);
     await waitUntil(
-      async () => texts(FRIENDS[1]!),
+      async () => texts(FRIENDS[1]),
       (t) => t.includes(`G ${FRIENDS[1]} ${FRIENDS[1]} Nice`),
     );
-    expect(texts(FRIENDS[0]!)).toContain(`G Ann ${FRIENDS[0]} Lyon`);
-    expect(texts(FRIENDS[2]!).some((t) => t.startsWith('G '))).toBe(false);
+    expect(texts(FRIENDS[0])).toContain(`G Ann ${FRIENDS[0]} Lyon`);
+    expect(texts(FRIENDS[2]).some((t) => t.startsWith('G '))).toBe(false);
 
     const byTag = await call('POST', `/v1/sessions/${sessionId}/bulk/tag/vip`, { message: 'T {name}' });
     expect(byTag.body).toMatchObject({ ok: true, total: 4, sent: 2, failed: 2 });
@@ -290,7 +290,7 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
 
   it('personalises any variable key, and counts against the quota only the contacts that will be sent', async () => {
     const [zoe, max, blocked, nobody] = ['15554440021', '15554440022', '15554440023', '19990002222'];
-    for (const n of [zoe!, max!, blocked!]) ctx.sandbox.control.addPhone(n);
+    for (const n of [zoe, max, blocked]) ctx.sandbox.control.addPhone(n);
     const imported = await call('POST', '/v1/contacts/bulk', {
       contacts: [
         { phone: zoe, name: 'Zoé', tags: ['q'], variables: { 'first name': 'Zoé', prénom: 'Zoé L.', 'ville/code': 'Paris 75' } },
@@ -330,23 +330,23 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     });
     expect(afterFirst).toBe(1000);
     await waitUntil(
-      async () => texts(max!),
+      async () => texts(max),
       (t) => t.some((x) => x.startsWith('Hi ')),
     );
     await waitUntil(
-      async () => texts(zoe!),
+      async () => texts(zoe),
       (t) => t.some((x) => x.startsWith('Hi ')),
     );
-    expect(texts(zoe!)).toEqual([`Hi Zoé / Zoé L. / Paris 75 / {unknown key} / {constructor} / ${zoe}`]);
-    expect(texts(max!)).toEqual([`Hi Max / {prénom} / {ville/code} / {unknown key} / {constructor} / ${max}`]);
+    expect(texts(zoe)).toEqual([`Hi Zoé / Zoé L. / Paris 75 / {unknown key} / {constructor} / ${zoe}`]);
+    expect(texts(max)).toEqual([`Hi Max / {prénom} / {ville/code} / {unknown key} / {constructor} / ${max}`]);
 
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('QUOTA_EXCEEDED');
     expect(afterSecond).toBe(1000);
     await new Promise((r) => setTimeout(r, 200));
-    expect(texts(blocked!)).toEqual([]);
-    expect(texts(zoe!)).toHaveLength(1);
-    expect(texts(max!)).toHaveLength(1);
+    expect(texts(blocked)).toEqual([]);
+    expect(texts(zoe)).toHaveLength(1);
+    expect(texts(max)).toHaveLength(1);
     expect(await ctx.app.db.outgoingMessage.count({ where: { content: { startsWith: 'second ' } } })).toBe(0);
   });
 });

@@ -40,7 +40,7 @@ export const textSchema = z.object({ message: z.string().min(1, 'cannot be empty
 export const groupJidFrom = (value: string): string => {
   const raw = value.trim();
   const jid = /^[\d-]+$/.test(raw) ? `${raw}@g.us` : toJid(raw);
-  if (!jid || !jid.endsWith('@g.us')) {
+  if (!jid?.endsWith('@g.us')) {
     throw new DomainError('VALIDATION_FAILED', 'Invalid group id', {
       details: [{ path: 'groupId', message: `must be a group JID (<id>@g.us); ${JID_MESSAGE}` }],
     });

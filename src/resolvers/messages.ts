@@ -183,8 +183,14 @@ export const richSchema = bySetting((allowPrivate) =>
         if (v[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for a ${what}` });
       };
       if (kinds[0] === 'document') need('documentUrl', 'document');
-      if (kinds[0] === 'contact') need('contactName', 'contact'), need('contactPhone', 'contact');
-      if (kinds[0] === 'location') need('latitude', 'location'), need('longitude', 'location');
+      if (kinds[0] === 'contact') {
+        need('contactName', 'contact');
+        need('contactPhone', 'contact');
+      }
+      if (kinds[0] === 'location') {
+        need('latitude', 'location');
+        need('longitude', 'location');
+      }
     })
     .transform(withJid),
 );

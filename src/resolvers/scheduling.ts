@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { CampaignProgress } from '../runtime/ports/events.ts';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
 import type { RecurringSpec } from '../runtime/ports/jobs.ts';
-import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError, ERROR_STATUS, validationFailed } from '../resolvers/errors.ts';
-import type { ErrorCode, ErrorDetail } from '../resolvers/errors.ts';
+import type { ErrorDetail } from '../resolvers/errors.ts';
 import { NUL_MESSAGE, nulDetails } from '../resolvers/validate.ts';
 
 export const sendError = (res: Response, error: DomainError): void => {

@@ -125,7 +125,7 @@ describe('group commit', () => {
   });
 
   it('with a delay and no settled(), writes the group once the delay has passed', async () => {
-    const { write, commit, added } = delayedGroupOfTwo();
+    const { write, added } = delayedGroupOfTwo();
     vi.advanceTimersByTime(39);
     await nextTurn();
     expect(write).not.toHaveBeenCalled();

@@ -322,7 +322,7 @@ export class SessionManager implements Sessions {
         const { id } = rows[next++];
         const live = this.live.get(id);
         // A client may have acted on the session meanwhile (deleted, paused or connected it).
-        if (!live || live.generation !== 0) continue;
+        if (live?.generation !== 0) continue;
         await new Promise<void>((resolve) => {
           const done = () => {
             clearTimeout(timer);

@@ -1,5 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { IncomingInput, MediaLocator, ReceivedMessage } from './incoming.ts';
+import type { MediaLocator, ReceivedMessage } from './incoming.ts';
 
 /**
  * The name of the error a download rejects with when the media host answered that it no longer has the

@@ -138,7 +138,7 @@ export class GroupService {
       return { error: 501, text: 'feature-not-implemented' };
     }
     const group = this.groups.get(to);
-    if (!group || !group.participants.has(me)) return { error: 404, text: 'item-not-found' };
+    if (!group?.participants.has(me)) return { error: 404, text: 'item-not-found' };
     const isAdmin = group.participants.get(me) !== null;
     switch (child.tag) {
       case 'query':

@@ -218,7 +218,7 @@ export const addressOf = (jid: string): ProtocolAddress => {
 
 /** WhatsApp pads plaintext with 1 to 16 bytes, each holding the pad length. */
 export const pad = (data: Uint8Array): Buffer => {
-  const n = (randomBytes(1)[0]! & 0x0f) + 1;
+  const n = (randomBytes(1)[0] & 0x0f) + 1;
   return Buffer.concat([data, Buffer.alloc(n, n)]);
 };
 
