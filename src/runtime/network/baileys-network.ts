@@ -15,7 +15,7 @@ import makeWASocket, {
   jidNormalizedUser,
   proto,
 } from 'baileys';
-import type { CacheStore, UserFacingSocketConfig, WASocket } from 'baileys';
+import type { CacheStore, UserFacingSocketConfig, WAMessage, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Db } from '../db/client.ts';
@@ -258,10 +258,9 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // emits messages.upsert; so a received message is stored here first (the patch in patches/). A
       // rejection, or a write slower than the timeout, makes Baileys nack the message instead.
       beforeReceipt: async (msg) => {
-        const item = await toIncoming(msg, ownAddresses(), lids);
-        if (!item) return;
-        learnFrom(item);
-        await within(callbacks.onIncoming(item), storeTimeoutMs, 'storing a received message');
+        const handed = await handOver(msg);
+        if (!handed) return;
+        await within(handed.stored, storeTimeoutMs, 'storing a received message');
         if (msg.key.id) storedFirst.set(msg.key.id, true);
       },
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
@@ -288,6 +287,20 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     };
     const learnFrom = (item: { chatId: string; chatLid: string | null; from: string; fromLid: string | null }) =>
       learn([personOf(item.chatId, item.chatLid), personOf(item.from, item.fromLid)]);
+    // Received messages reach the service in the order they arrived: each waits for the one before it to be
+    // handed over (its LID look-ups take a store read the next one may not need), not for it to be stored.
+    let handedOver: Promise<unknown> = Promise.resolve();
+    const handOver = async (msg: WAMessage): Promise<{ stored: Promise<void> } | undefined> => {
+      // The store's promise inside an object, so the next turn waits for this hand-over only, not the store.
+      const turn = handedOver.then(async () => {
+        const item = await toIncoming(msg, ownAddresses(), lids);
+        if (!item) return undefined;
+        learnFrom(item);
+        return { stored: callbacks.onIncoming(item) };
+      });
+      handedOver = turn.catch(() => undefined);
+      return turn;
+    };
     const ownAddresses = () => {
       const me = sock.user ?? auth.state.creds.me;
       return { jid: me?.id, lid: me?.lid };
@@ -358,12 +371,9 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         if (message.key.id && storedFirst.delete(message.key.id)) continue;
         // What did not pass beforeReceipt (a placeholder resent by the phone): stored as it comes, as a
         // failure is logged where it is written.
-        toIncoming(message, ownAddresses(), lids)
-          .then((item) => {
-            if (!item) return;
-            learnFrom(item);
-            return callbacks.onIncoming(item);
-          })
+        // the store's own failure is caught here too (adopted by then)
+        handOver(message)
+          .then((handed) => handed?.stored)
           .catch(() => undefined);
       }
     });
