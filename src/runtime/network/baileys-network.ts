@@ -11,7 +11,6 @@ import makeWASocket, {
   DisconnectReason,
   downloadContentFromMessage,
   generateMessageIDV2,
-  isLidUser,
   jidNormalizedUser,
   proto,
 } from 'baileys';
@@ -408,14 +407,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         await sock.sendMessage(remoteJid, { text, edit: { remoteJid, fromMe: true, id: waMessageId } });
       },
       setPresence: (jid, presence) => sock.sendPresenceUpdate(presence, jid),
-      onNetwork: async (jids) => {
-        // A LID is an address only the network hands out, so it is on the network; usync's contact
-        // check (onWhatsApp) takes phone numbers only.
-        const lidJids = jids.filter((jid) => isLidUser(jid));
-        const numbers = jids.filter((jid) => !isLidUser(jid));
-        const found = numbers.length > 0 ? ((await sock.onWhatsApp(...numbers)) ?? []) : [];
-        return new Set([...lidJids, ...found.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid))]);
-      },
+      onNetwork: (jids) => reach.whichExist(jids),
       newMessageId: () => generateMessageIDV2(sock.user?.id),
       groups: baileysGroups(sock, groupCache, lids, learn),
       sendStatus: (content, recipients, sendOptions = {}) => sendStatusThrough(sock, content, recipients, sendOptions),

@@ -65,6 +65,8 @@ export const userOfTarget = (jid: string): string | undefined => {
 export interface Reach {
   /** Resolves when `jid` may be sent to; rejects with NotOnNetworkError when the network has no such user. */
   assertOnNetwork: (jid: string) => Promise<void>;
+  /** Which of these user JIDs exist: what is known answers at once, the numbers left in one contact usync. */
+  whichExist: (jids: string[]) => Promise<Set<string>>;
 }
 
 /**
@@ -95,13 +97,20 @@ export const reachFor = (sock: WASocket, known: KnownUsers, lids: LidBook): Reac
     return devices.some((d) => d.user === wanted);
   };
 
-  const exists = async (user: string): Promise<boolean> => {
+  /** What is known without asking the network; undefined when only the network can tell. */
+  const knownAnswer = async (user: string): Promise<boolean | undefined> => {
     if (known.isPresent(user)) return true;
     if (known.isAbsent(user)) return false;
     if (await mapped(user)) {
       known.found(user);
       return true;
     }
+    return undefined;
+  };
+
+  const exists = async (user: string): Promise<boolean> => {
+    const already = await knownAnswer(user);
+    if (already !== undefined) return already;
     let answer = asking.get(user);
     if (!answer) {
       answer = devicesOf(user).finally(() => asking.delete(user));
@@ -119,7 +128,31 @@ export const reachFor = (sock: WASocket, known: KnownUsers, lids: LidBook): Reac
     return name !== undefined && (name === own.pn || name === own.lid);
   };
 
+  const whichExist = async (jids: string[]): Promise<Set<string>> => {
+    const present = new Set<string>();
+    const askNumbers = new Map<string, string[]>();
+    for (const jid of jids) {
+      const user = userOfTarget(jid) ?? jidNormalizedUser(jid);
+      const already = await knownAnswer(user);
+      if (already) present.add(jid);
+      else if (already === undefined && isLidUser(user) && (await exists(user))) present.add(jid);
+      else if (already === undefined && !isLidUser(user)) askNumbers.set(user, [...(askNumbers.get(user) ?? []), jid]);
+    }
+    if (askNumbers.size === 0) return present;
+    // usync's contact check takes numbers only (a LID above is asked through its devices).
+    const answers = (await sock.onWhatsApp(...askNumbers.keys())) ?? [];
+    const found = new Set(answers.filter((r) => r.exists).map((r) => jidNormalizedUser(r.jid)));
+    for (const [user, asked] of askNumbers) {
+      if (found.has(user)) {
+        known.found(user);
+        for (const jid of asked) present.add(jid);
+      } else known.missing(user);
+    }
+    return present;
+  };
+
   return {
+    whichExist,
     assertOnNetwork: async (jid) => {
       const user = userOfTarget(jid);
       if (!user || isOwn(user)) return;
