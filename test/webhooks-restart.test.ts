@@ -74,7 +74,11 @@ describe.each(dbKinds)('webhook events across a SIGKILL (%s)', (kind) => {
     const lost = accepted.filter((id) => !got.has(id));
     expect(lost).toEqual([]);
     expect(receiver.received.every((r) => r.verified)).toBe(true);
-    const log = await call('GET', `/v1/webhooks/${hook.body.id}/deliveries?limit=100`);
+    // A delivery is marked DELIVERED once its answer is read, a moment after the receiver has it.
+    const log = await waitUntil(
+      () => call('GET', `/v1/webhooks/${hook.body.id}/deliveries?limit=100`),
+      (r) => r.body.length === EVENTS && r.body.every((d: { status: string }) => d.status === 'DELIVERED'),
+    ).catch(() => call('GET', `/v1/webhooks/${hook.body.id}/deliveries?limit=100`));
     expect(log.body).toHaveLength(EVENTS);
     expect(log.body.every((d: { status: string }) => d.status === 'DELIVERED')).toBe(true);
   }, 120_000);
