@@ -10,7 +10,9 @@ export interface ServiceProcess {
 
 /** Runs the service as `npm start` does (the compiled dist/runtime/root/main.js), on a free port, and waits until it listens. */
 export const spawnService = async (env: Record<string, string>): Promise<ServiceProcess> => {
-  const child = spawn(process.execPath, ['dist/runtime/root/main.js'], {
+  // SERVICE_NODE_ARGS: options for the service's Node.js alone (a benchmark's --cpu-prof, which NODE_OPTIONS refuses).
+  const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, 'dist/runtime/root/main.js'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
