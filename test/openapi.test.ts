@@ -33,6 +33,9 @@ const expressRoutes = (router: Router): string[] => {
 
 const toOpenApi = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 
+/** Whether an Express path (plain `:param` segments, as every /v1 route has) matches a concrete path. */
+const matches = (pattern: string, path: string) => new RegExp(`^${pattern.replace(/:\w+/g, '[^/]+')}/?$`).test(path);
+
 describe('the OpenAPI document at /v1/openapi.json and the reference at /docs', () => {
   let ctx: Linked;
   let doc: Json;
@@ -89,6 +92,14 @@ describe('the OpenAPI document at /v1/openapi.json and the reference at /docs', 
     expect(served.length).toBeGreaterThan(60);
     expect(new Set(served).size).toBe(served.length);
     expect([...documented].sort()).toEqual([...served].sort());
+    // Express tries routes in order and the first match answers: none may be shadowed by one before it
+    // (`/contacts/:jid` mounted ahead of `/contacts/groups` would read "groups" as a JID).
+    const inOrder = expressRoutes(restRouter(ctx.app.deps)).map((r) => r.split(' ') as [string, string]);
+    for (const [method, path] of inOrder) {
+      const concrete = path.replace(/:(\w+)/g, 'p-$1');
+      const first = inOrder.find(([m, p]) => m === method && matches(p, concrete));
+      expect(first?.[1], `${method} ${path} is answered by itself`).toBe(path);
+    }
     // Every $ref resolves and every schema compiles.
     for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
       for (const [method, op] of Object.entries(ops)) {
@@ -154,6 +165,8 @@ describe('the OpenAPI document at /v1/openapi.json and the reference at /docs', 
     await call('POST', '/sessions/{sessionId}/groups/{groupId}/send', { ...s, groupId: group.body.id }, { message: 'to the group' });
 
     await call('POST', '/contacts', {}, { phone: friend, name: 'Friend', tags: ['vip'] });
+    // The same contact again merges: 200, not 201.
+    expect((await call('POST', '/contacts', {}, { phone: friend, name: 'Friend' })).status).toBe(200);
     await call('GET', '/contacts', { query: 'search=friend' });
     await call('GET', '/contacts/{jid}', { jid: `${friend}@s.whatsapp.net` });
     await call('PATCH', '/contacts/{jid}', { jid: `${friend}@s.whatsapp.net` }, { name: 'Best friend' });

@@ -47,7 +47,7 @@ export const statusSchema = z.object({ status: settableStatusSchema });
 export const pairingSchema = z.object({
   phoneNumber: z.string().regex(/^\d{6,15}$/, 'must be 6 to 15 digits, with no + and no spaces'),
 });
-const sessionIdSchema = z.object({ sessionId: z.string().min(1, 'is required') });
+export const sessionIdSchema = z.object({ sessionId: z.string().min(1, 'is required') });
 const WAIT_MAX_MS = 30_000;
 const waitMsSchema = integerInput(0)
   .default(0)

@@ -1,8 +1,18 @@
-import { Router } from 'express';
+import { z } from 'zod';
 import { me } from '../resolvers/accounts.ts';
-import { ctxOf } from './context.ts';
+import { dateTime } from './answers.ts';
+import { route } from './route.ts';
+import type { Route } from './route.ts';
 
-export const accountsRouter = (): Router =>
-  Router().get('/accounts/me', (_req, res) => {
-    res.json(me(ctxOf(res)));
-  });
+const account = z.object({ id: z.string(), email: z.string(), apiKey: z.string(), createdAt: dateTime }).meta({ id: 'Account' });
+
+export const accountsRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/accounts/me',
+    summary: 'The calling account, with the key presented',
+    tag: 'Accounts',
+    response: account,
+    handler: ({ ctx }) => me(ctx),
+  }),
+];

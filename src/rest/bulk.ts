@@ -1,16 +1,30 @@
-import { Router } from 'express';
-import { bulkToContactGroup, bulkToTag } from '../resolvers/bulk.ts';
-import { ctxOf } from './context.ts';
-import { idempotent } from './idempotent.ts';
-import { sessionParam } from './messages.ts';
+import { bulkSchema, bulkToContactGroup, bulkToTag } from '../resolvers/bulk.ts';
+import { object } from './answers.ts';
+import { route } from './route.ts';
+import type { Route } from './route.ts';
 
-export const bulkRouter = (): Router =>
-  Router()
-    .post(
-      '/sessions/:sessionId/bulk/contact-group/:groupId',
-      idempotent((req, res) => bulkToContactGroup(ctxOf(res), sessionParam(req), String(req.params.groupId), req.body)),
-    )
-    .post(
-      '/sessions/:sessionId/bulk/tag/:tag',
-      idempotent((req, res) => bulkToTag(ctxOf(res), sessionParam(req), String(req.params.tag), req.body)),
-    );
+const tag = 'Bulk';
+const outcome = object('`{ok, total, sent, failed, ...}`');
+
+export const bulkRoutes: Route[] = [
+  route({
+    method: 'post',
+    path: '/sessions/:sessionId/bulk/contact-group/:groupId',
+    summary: 'Send to every contact of a contact group',
+    tag,
+    body: bulkSchema,
+    response: outcome,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => bulkToContactGroup(ctx, params.sessionId, params.groupId, body),
+  }),
+  route({
+    method: 'post',
+    path: '/sessions/:sessionId/bulk/tag/:tag',
+    summary: 'Send to every contact with a tag',
+    tag,
+    body: bulkSchema,
+    response: outcome,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => bulkToTag(ctx, params.sessionId, params.tag, body),
+  }),
+];

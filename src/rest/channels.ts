@@ -1,15 +1,27 @@
-import { Router } from 'express';
-import { listChannels, sendToChannel } from '../resolvers/channels.ts';
-import { ctxOf } from './context.ts';
-import { idempotent } from './idempotent.ts';
-import { sessionParam } from './messages.ts';
+import { listChannels, sendSchema, sendToChannel } from '../resolvers/channels.ts';
+import { object } from './answers.ts';
+import { route } from './route.ts';
+import type { Route } from './route.ts';
 
-export const channelsRouter = (): Router =>
-  Router()
-    .get('/sessions/:sessionId/channels', async (req, res) => {
-      res.json(await listChannels(ctxOf(res), sessionParam(req)));
-    })
-    .post(
-      '/sessions/:sessionId/channels/:channelJid/send',
-      idempotent((req, res) => sendToChannel(ctxOf(res), sessionParam(req), String(req.params.channelJid), req.body)),
-    );
+const tag = 'Channels';
+
+export const channelsRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/sessions/:sessionId/channels',
+    summary: 'Channels (listing is not supported: an empty list)',
+    tag,
+    response: object('`{ok, channels, message}`'),
+    handler: ({ ctx, params }) => listChannels(ctx, params.sessionId),
+  }),
+  route({
+    method: 'post',
+    path: '/sessions/:sessionId/channels/:channelJid/send',
+    summary: 'Post to a channel',
+    tag,
+    body: sendSchema,
+    response: object('`{ok, id}`'),
+    idempotent: true,
+    handler: ({ ctx, params, body }) => sendToChannel(ctx, params.sessionId, params.channelJid, body),
+  }),
+];

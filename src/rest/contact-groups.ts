@@ -1,25 +1,65 @@
-import { Router } from 'express';
+import { z } from 'zod';
 import {
   addContactGroupMembers,
   contactGroupView,
   createContactGroup,
+  createSchema,
   listContactGroups,
+  membersSchema,
   removeContactGroupMember,
 } from '../resolvers/contact-groups.ts';
-import { ctxOf } from './context.ts';
+import { object, ok } from './answers.ts';
+import { route } from './route.ts';
+import type { Route } from './route.ts';
 
-/** Mounted before the contacts router so `/contacts/groups` is never read as a JID. */
-export const contactGroupsRouter = (): Router =>
-  Router()
-    .get('/contacts/groups', async (_req, res) => {
-      res.json((await listContactGroups(ctxOf(res))).map(contactGroupView));
-    })
-    .post('/contacts/groups', async (req, res) => {
-      res.status(201).json(contactGroupView(await createContactGroup(ctxOf(res), req.body)));
-    })
-    .post('/contacts/groups/:groupId/members', async (req, res) => {
-      res.json(await addContactGroupMembers(ctxOf(res), req.params.groupId, req.body));
-    })
-    .delete('/contacts/groups/:groupId/members/:jid', async (req, res) => {
-      res.json(await removeContactGroupMember(ctxOf(res), req.params.groupId, req.params.jid));
-    });
+const tag = 'Contact groups';
+
+const contactGroup = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    color: z.string(),
+    isSmartGroup: z.boolean(),
+    contactCount: z.number().int(),
+  })
+  .meta({ id: 'ContactGroup' });
+
+/** Mounted before the contacts routes so `/contacts/groups` is never read as a JID. */
+export const contactGroupsRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/contacts/groups',
+    summary: 'List contact groups',
+    tag,
+    response: z.array(contactGroup),
+    handler: async ({ ctx }) => (await listContactGroups(ctx)).map(contactGroupView),
+  }),
+  route({
+    method: 'post',
+    path: '/contacts/groups',
+    summary: 'Create a contact group',
+    tag,
+    body: createSchema,
+    response: contactGroup,
+    status: 201,
+    handler: async ({ ctx, body }) => contactGroupView(await createContactGroup(ctx, body)),
+  }),
+  route({
+    method: 'post',
+    path: '/contacts/groups/:groupId/members',
+    summary: 'Add contacts to a group',
+    tag,
+    body: membersSchema,
+    response: object('`{ok, added, errors}`'),
+    handler: ({ ctx, params, body }) => addContactGroupMembers(ctx, params.groupId, body),
+  }),
+  route({
+    method: 'delete',
+    path: '/contacts/groups/:groupId/members/:jid',
+    summary: 'Remove a contact from a group',
+    tag,
+    response: ok,
+    handler: ({ ctx, params }) => removeContactGroupMember(ctx, params.groupId, params.jid),
+  }),
+];

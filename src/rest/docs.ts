@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Router } from 'express';
-import type { Settings } from '../runtime/settings.ts';
+import type { SchemaSettings } from './route.ts';
 import { openApiDocument } from './openapi.ts';
 
 const swaggerDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/swagger-ui-bundle.js'));
@@ -28,7 +28,7 @@ const init = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#r
  * The OpenAPI document at /v1/openapi.json and an interactive reference (Swagger UI, served from
  * node_modules, no CDN) at /docs. Both are public: they describe the API and hold no data.
  */
-export const docsRouter = (settings: Pick<Settings, 'RECURRING_MIN_MS'>): Router => {
+export const docsRouter = (settings: SchemaSettings): Router => {
   // Built on first request: buildApp runs many times in tests, and most never ask for it.
   let document: string | undefined;
   const files = { 'swagger-ui.css': 'text/css', 'swagger-ui-bundle.js': 'text/javascript' } as const;

@@ -1,106 +1,223 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { Router } from 'express';
-import type { Request, Response } from 'express';
+import { z } from 'zod';
 import { downloadIncomingMedia } from '../resolvers/incoming-media.ts';
-import type { IncomingMediaDownload } from '../resolvers/incoming-media.ts';
 import {
   editMessage,
+  editSchema,
   getMessage,
+  historySchema,
+  incomingSchema,
+  interactiveSchema,
   listMessages,
+  mediaSchema,
   readIncoming,
+  richSchema,
   sendInteractive,
   sendMedia,
   sendRich,
+  sendSchema,
   sendText,
   sendTextShortcut,
   sendTyping,
+  shortcutSendSchema,
+  typingSchema,
 } from '../resolvers/messages.ts';
 import { listReceipts } from '../resolvers/receipts.ts';
-import { ctxOf } from './context.ts';
-import { idempotent } from './idempotent.ts';
+import { dateTime, ok, sent } from './answers.ts';
+import { route } from './route.ts';
+import type { Route } from './route.ts';
 
-export const sessionParam = (req: Request): string => String(req.params.sessionId);
+const tag = 'Messages';
+const S = '/sessions/:sessionId';
+
+const messageRecord = z
+  .object({
+    id: z.string(),
+    sessionId: z.string(),
+    toNumber: z.string(),
+    content: z.string(),
+    status: z.enum(['PENDING', 'SENT', 'FAILED']),
+    sentAt: dateTime.nullable(),
+    createdAt: dateTime,
+    waMessageId: z.string().nullable(),
+    remoteJid: z.string().nullable(),
+    toLid: z.string().nullable().describe("extension: the recipient's LID beside toNumber (1:1 messages), when the network told it"),
+    error: z.string().nullable().describe('extension: why a FAILED message failed'),
+    deliveredAt: dateTime.nullable().describe('extension: when the recipient (in a group, the first member) acknowledged delivery'),
+    readAt: dateTime.nullable().describe('extension: when it was first read'),
+    playedAt: dateTime.nullable().describe('extension: when a voice note was first played'),
+  })
+  .loose()
+  .meta({ id: 'MessageRecord' });
+const receipt = z
+  .object({
+    recipient: z.string().describe('the user JID that acknowledged: its phone-number JID when known, else its LID JID'),
+    recipientLid: z.string().nullable().describe("extension: the recipient's LID, when the network told it"),
+    deliveredAt: dateTime.nullable(),
+    readAt: dateTime.nullable(),
+    playedAt: dateTime.nullable(),
+  })
+  .meta({ id: 'Receipt' });
+const incomingItem = z
+  .object({
+    eventId: z.number().int(),
+    sessionId: z.string(),
+    chatId: z.string(),
+    chatLid: z.string().nullable().describe("extension: the chat's LID beside its phone-number JID (1:1 chats), when the network told it"),
+    from: z.string().describe('the phone-number JID when known, else the LID JID'),
+    fromLid: z.string().nullable().describe("extension: the sender's LID, when the network told it"),
+    fromMe: z.boolean(),
+    type: z.string(),
+    content: z.string(),
+    pushName: z.string(),
+    messageTimestamp: z.number(),
+    receivedAt: dateTime,
+    media: z
+      .object({
+        mimetype: z.string(),
+        size: z.number().int().describe('bytes of the decrypted file'),
+        fileName: z.string().nullable().describe('as the sender named it; null when it gave none'),
+        url: z
+          .string()
+          .describe(
+            'GET it with x-api-key to download the file (for INCOMING_MEDIA_RETENTION_MS after it arrived): path-relative (/v1/...), or absolute when PUBLIC_URL is set',
+          ),
+      })
+      .optional()
+      .describe('extension: only on messages that carry a file (image, video, audio, voice note, document, sticker)')
+      .meta({ id: 'IncomingMedia' }),
+  })
+  .meta({ id: 'IncomingMessage' });
 
 /**
- * The busiest routes (sends and the incoming long-poll), mounted before every other router so a send
- * does not walk past the whole API first; none of their paths is claimed by another router.
+ * The busiest routes (sends and the incoming long-poll), mounted before every other group so a send
+ * does not walk past the whole API first; none of their paths is claimed by another group.
  */
-export const sendRouter = (): Router =>
-  Router()
-    // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
-    .post(
-      '/sessions/api/send',
-      idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)),
-    )
-    .post(
-      '/whatsapp/send',
-      idempotent((req, res) => sendTextShortcut(ctxOf(res), req.body)),
-    )
-    .post(
-      '/sessions/:sessionId/send',
-      idempotent((req, res) => sendText(ctxOf(res), sessionParam(req), req.body)),
-    )
-    .post(
-      '/sessions/:sessionId/send-media',
-      idempotent((req, res) => sendMedia(ctxOf(res), sessionParam(req), req.body)),
-    )
-    .post(
-      '/sessions/:sessionId/send-interactive',
-      idempotent((req, res) => sendInteractive(ctxOf(res), sessionParam(req), req.body)),
-    )
-    .post(
-      '/sessions/:sessionId/messages/rich',
-      idempotent((req, res) => sendRich(ctxOf(res), sessionParam(req), req.body)),
-    )
-    .post(
-      '/sessions/:sessionId/messages/typing',
-      idempotent((req, res) => sendTyping(ctxOf(res), sessionParam(req), req.body)),
-    )
-    .get('/sessions/:sessionId/incoming', async (req, res) => {
-      const gone = new AbortController();
-      res.on('close', () => gone.abort());
-      const page = await readIncoming(ctxOf(res), sessionParam(req), req.query, gone.signal);
-      if (!res.writableEnded && !gone.signal.aborted) res.json(page);
-    });
+export const sendRoutes: Route[] = [
+  // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
+  route({
+    method: 'post',
+    path: '/sessions/api/send',
+    summary: 'Shortcut: send a text with sessionId in the body',
+    tag,
+    body: shortcutSendSchema,
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, body }) => sendTextShortcut(ctx, body),
+  }),
+  route({
+    method: 'post',
+    path: '/whatsapp/send',
+    summary: 'Shortcut: send a text with sessionId in the body',
+    tag,
+    body: shortcutSendSchema,
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, body }) => sendTextShortcut(ctx, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/send`,
+    summary: 'Send a text',
+    tag,
+    body: sendSchema,
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => sendText(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/send-media`,
+    summary: 'Send an image, video, audio or document fetched from a URL',
+    tag,
+    body: (settings) => mediaSchema(settings.MEDIA_ALLOW_PRIVATE),
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => sendMedia(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/send-interactive`,
+    summary: 'Send buttons or a list',
+    tag,
+    body: interactiveSchema,
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => sendInteractive(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/messages/rich`,
+    summary: 'Send a document, contact card or location',
+    tag,
+    body: (settings) => richSchema(settings.MEDIA_ALLOW_PRIVATE),
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => sendRich(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/messages/typing`,
+    summary: 'Show typing, then send a text',
+    tag,
+    body: typingSchema,
+    response: ok,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => sendTyping(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'get',
+    path: `${S}/incoming`,
+    summary: 'Incoming messages (long-poll with waitMs)',
+    tag,
+    query: incomingSchema,
+    response: z.object({ count: z.number().int(), consumed: z.boolean(), items: z.array(incomingItem) }),
+    handler: ({ ctx, params, query, signal }) => readIncoming(ctx, params.sessionId, query, signal),
+  }),
+];
 
-/** Streams a received file: headers from its record, then the bytes as the network thread decrypts them. */
-const sendFile = async (res: Response, file: IncomingMediaDownload): Promise<void> => {
-  if (file.fileName) res.attachment(file.fileName);
-  else res.setHeader('Content-Disposition', 'inline');
-  res.setHeader('Content-Type', file.mimetype);
-  if (file.size > 0) res.setHeader('Content-Length', String(file.size));
-  res.setHeader('Cache-Control', 'private, no-store');
-  res.status(200);
-  // The status goes out before the first byte is checked: a file that fails its check (even one that
-  // arrives in a single chunk) is then a cut-off body, never a connection closed without an answer.
-  res.flushHeaders();
-  try {
-    await pipeline(Readable.fromWeb(file.stream as WebReadableStream<Uint8Array>), res);
-  } catch (err) {
-    // Headers are gone by now: a cut-off body (shorter than Content-Length) is all the client can be told.
-    if (!res.destroyed) res.destroy();
-    const gone = (err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE';
-    if (!gone) ctxOf(res).logger.warn({ err, requestId: ctxOf(res).requestId }, 'streaming a received file failed midway');
-  }
-};
-
-export const messagesRouter = (): Router =>
-  Router()
-    .get('/sessions/:sessionId/incoming/:messageId/media', async (req, res) => {
-      await sendFile(res, await downloadIncomingMedia(ctxOf(res), sessionParam(req), String(req.params.messageId)));
-    })
-    .post(
-      '/sessions/:sessionId/messages/:messageId/edit',
-      idempotent((req, res) => editMessage(ctxOf(res), sessionParam(req), String(req.params.messageId), req.body)),
-    )
-    .get('/sessions/:sessionId/messages', async (req, res) => {
-      res.json(await listMessages(ctxOf(res), sessionParam(req), req.query));
-    })
-    .get('/sessions/:sessionId/messages/:messageId', async (req, res) => {
-      res.json(await getMessage(ctxOf(res), sessionParam(req), String(req.params.messageId)));
-    })
-    .get('/sessions/:sessionId/messages/:messageId/receipts', async (req, res) => {
-      res.json(await listReceipts(ctxOf(res), sessionParam(req), String(req.params.messageId)));
-    });
+export const messagesRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: `${S}/incoming/:messageId/media`,
+    summary:
+      "Download a received file (an incoming item's media.url): streamed decrypted, with its Content-Type, Content-Length and Content-Disposition. 404 when unknown or past the retention window (the message says it expired), 410 MEDIA_GONE when the network's media host no longer has it, 502 NETWORK_ERROR when the media host fails before the file starts; a failure midway cuts the body short of its Content-Length",
+    tag,
+    file: true,
+    handler: ({ ctx, params }) => downloadIncomingMedia(ctx, params.sessionId, params.messageId),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/messages/:messageId/edit`,
+    summary: 'Edit a sent text',
+    tag,
+    body: editSchema,
+    response: sent,
+    idempotent: true,
+    handler: ({ ctx, params, body }) => editMessage(ctx, params.sessionId, params.messageId, body),
+  }),
+  route({
+    method: 'get',
+    path: `${S}/messages`,
+    summary: 'Outgoing message records, newest first',
+    tag,
+    query: historySchema,
+    response: z.object({ count: z.number().int(), items: z.array(messageRecord) }),
+    handler: ({ ctx, params, query }) => listMessages(ctx, params.sessionId, query),
+  }),
+  route({
+    method: 'get',
+    path: `${S}/messages/:messageId`,
+    summary: 'One outgoing message record',
+    tag,
+    response: messageRecord,
+    handler: ({ ctx, params }) => getMessage(ctx, params.sessionId, params.messageId),
+  }),
+  route({
+    method: 'get',
+    path: `${S}/messages/:messageId/receipts`,
+    summary: 'Extension: who acknowledged a message (each group member; the recipient of a 1:1 message)',
+    tag,
+    response: z.object({ messageId: z.string(), count: z.number().int(), items: z.array(receipt) }),
+    handler: ({ ctx, params }) => listReceipts(ctx, params.sessionId, params.messageId),
+  }),
+];
