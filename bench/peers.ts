@@ -56,7 +56,7 @@ const WEBHOOK_TOKEN = 'peers-bench-token';
 const OUR_KEY = 'peers-bench-key-0123456789';
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let deadline = Number.POSITIVE_INFINITY;
 const waitUntil = async (what: string | (() => string), check: () => boolean | Promise<boolean>, ms: number, every = 50) => {
   const until = Math.min(Date.now() + ms, deadline);
@@ -87,7 +87,7 @@ const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 };
-const median = (values: number[]) => quantile(values, 0.5);
+export const median = (values: number[]) => quantile(values, 0.5);
 
 type Json = Record<string, unknown>;
 const request = async (
@@ -127,11 +127,11 @@ const freePort = async (): Promise<number> => {
 
 // ---- processes ----------------------------------------------------------------------------------
 
-const started = new Set<ChildProcess>();
+export const started = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
-const stopChild = async (child: ChildProcess, graceMs = 5_000) => {
+export const stopChild = async (child: ChildProcess, graceMs = 5_000) => {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
@@ -176,7 +176,7 @@ const spawnUntil = async (
   return { child, match, output: () => out };
 };
 
-const startSandbox = async () => {
+export const startSandbox = async () => {
   const { child, output } = await spawnUntil('the sandbox', process.execPath, ['dist/runtime/sandbox/main.js'], {
     cwd: repoRoot,
     env: {
@@ -200,7 +200,7 @@ const startSandbox = async () => {
 const TICK_MS = 10;
 const descendants = (pid: number): number[] => [pid, ...childPids(pid).flatMap(descendants)];
 /** CPU seconds (all threads) and resident memory of these processes and their descendants. */
-const usage = (roots: number[]): { cpu: number; rssMb: number } => {
+export const usage = (roots: number[]): { cpu: number; rssMb: number } => {
   let cpu = 0;
   let rssMb = 0;
   for (const pid of roots.flatMap(descendants)) {
@@ -218,7 +218,7 @@ const comm = (path: string) => {
   }
 };
 /** CPU (ms) by "process/thread" name of these processes and their descendants. */
-const threadCpu = (roots: number[]): Map<string, number> => {
+export const threadCpu = (roots: number[]): Map<string, number> => {
   const used = new Map<string, number>();
   for (const pid of roots.flatMap(descendants)) {
     const processName = comm(`/proc/${pid}/comm`);
@@ -244,7 +244,7 @@ const threadCpu = (roots: number[]): Map<string, number> => {
 };
 
 /** Resolves once these processes used at most `idleShare` of a core plus 10 ms in a 200 ms window (or after `maxMs`). */
-const quiet = async (roots: number[], idleShare: number, maxMs = 5_000) => {
+export const quiet = async (roots: number[], idleShare: number, maxMs = 5_000) => {
   const until = Date.now() + maxMs;
   let last = usage(roots).cpu;
   for (;;) {
@@ -379,7 +379,7 @@ interface Product {
   stop: () => Promise<void>;
 }
 
-const control = (controlUrl: string) => ({
+export const control = (controlUrl: string) => ({
   addPhone: (number: string, name?: string) =>
     expectOk(`adding phone ${number}`, request(`${controlUrl}/phones`, 'POST', { number, name })),
   inbox: async (number: string) =>
@@ -444,7 +444,7 @@ const startOurs = async (controlUrl: string, receiver: Receiver, dir: string): P
   };
 };
 
-const peerPaths = (peerDir: string) => ({
+export const peerPaths = (peerDir: string) => ({
   bun: join(peerDir, '.bench-runtime', 'node_modules', '.bin', 'bun'),
   entry: join(peerDir, 'src', 'index.ts'),
 });

@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
 import { benchPeers, printPeersBench } from './peers.ts';
+import { benchFloor, printFloorBench } from './runtime-floor.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
 import { benchScale, printScaleBench } from './scale.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
@@ -37,5 +38,13 @@ if (only.includes('peers')) {
     process.exit(1);
   });
   printPeersBench(result);
+}
+// The runtime alone (Node.js against Bun, one bare socket each; Bun from PEER_DIR): only when named.
+if (only.includes('floor')) {
+  const result = await benchFloor().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  });
+  printFloorBench(result);
 }
 process.exit(0);

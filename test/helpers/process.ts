@@ -12,7 +12,8 @@ export interface ServiceProcess {
 export const spawnService = async (env: Record<string, string>): Promise<ServiceProcess> => {
   // SERVICE_NODE_ARGS: options for the service's Node.js alone (a benchmark's --cpu-prof, which NODE_OPTIONS refuses).
   const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, 'dist/runtime/root/main.js'], {
+  // SERVICE_RUNTIME: another JavaScript runtime for the service (the peers benchmark's Bun evaluation).
+  const child = spawn(process.env.SERVICE_RUNTIME ?? process.execPath, [...nodeArgs, 'dist/runtime/root/main.js'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
