@@ -13,6 +13,8 @@ process.setSourceMapsEnabled?.(false);
 Error.stackTraceLimit = 3;
 const socketUrl = process.env.FLOOR_SOCKET_URL;
 if (!socketUrl) throw new Error('floor-socket: FLOOR_SOCKET_URL (the sandbox bartender socket URL) is not set');
+// An orderly exit on SIGTERM, so that a --cpu-prof profile (FLOOR_NODE_ARGS) is written.
+process.on('SIGTERM', () => process.exit(0));
 const say = (message: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 const keys = new Map<string, string>();

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { setup as buildIfStale } from '../test/helpers/build.ts';
@@ -558,6 +559,8 @@ export interface ProductFigures {
   lost: number;
   /** log lines at pino's error level or above */
   errorLines: number;
+  /** ours only: SENT records, and those whose delivery receipt set deliveredAt, once the rounds are over */
+  deliveredMarks?: { sent: number; delivered: number };
 }
 
 const numbers = (product: ProductName, countIndex: number, role: number, count: number) =>
@@ -716,6 +719,21 @@ const benchCount = async (
       fig(p).threads = new Map([...names].map((name) => [name, median(rounds.map((m) => m.get(name) ?? 0))]));
       fig(p).webhooksPerText = webhookPosts[p.name] / Math.max(1, ROUNDS * TEXTS);
       fig(p).texts = (ROUNDS + 1) * TEXTS + count * Math.max(1, ROUNDS);
+    }
+
+    // Issue 38 saw a bare socket on Node emit "delivered" for a fraction of the receipts that arrived:
+    // every text the phones decrypted got a delivery receipt, so every SENT record should carry deliveredAt.
+    {
+      const db = new DatabaseSync(join(dir, 'app.db'), { readOnly: true });
+      const row = db
+        .prepare(`SELECT count(*) AS sent, count("deliveredAt") AS delivered FROM "OutgoingMessage" WHERE status = 'SENT'`)
+        .get() as {
+        sent: number;
+        delivered: number;
+      };
+      db.close();
+      const ours = figures.get('ours');
+      if (ours) ours.deliveredMarks = { sent: Number(row.sent), delivered: Number(row.delivered) };
     }
 
     // A phone's message to each product's webhook, alternating; one unrecorded message to every session first.
@@ -878,7 +896,8 @@ export const printPeersBench = (r: PeersResult): void => {
       console.log(
         `  ${count} session(s), ${label}: rounds ${f.cpuMs.map((x) => x.toFixed(2)).join(' ')} ms/text, ${f.rates.map((x) => x.toFixed(0)).join(' ')} texts/s; ` +
           `by thread (ms per text, median of rounds; process/thread) ${threads}; fixed RSS before any session ${f.fixedRssMb.toFixed(0)} MB; ` +
-          `linked in ${f.linkSeconds.toFixed(1)} s; ${f.texts - f.lost} of ${f.texts} texts reached the phones (${f.duplicates} received twice); ${f.errorLines} log lines at error level`,
+          `linked in ${f.linkSeconds.toFixed(1)} s; ${f.texts - f.lost} of ${f.texts} texts reached the phones (${f.duplicates} received twice); ${f.errorLines} log lines at error level` +
+          (f.deliveredMarks ? `; deliveredAt set on ${f.deliveredMarks.delivered} of ${f.deliveredMarks.sent} SENT records` : ''),
       );
     }
   }

@@ -29,7 +29,9 @@ interface Socket {
 
 const startSocket = (runtime: Runtime, bun: string, socketUrl: string): Socket => {
   const [command, args] =
-    runtime === 'node' ? [process.execPath, ['--import', 'tsx', 'bench/floor-socket.ts']] : [bun, ['bench/floor-socket.ts']];
+    runtime === 'node'
+      ? [process.execPath, [...(process.env.FLOOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/floor-socket.ts']]
+      : [bun, ['bench/floor-socket.ts']];
   const child = spawn(command, args, {
     env: { ...process.env, FLOOR_SOCKET_URL: socketUrl, NODE_TLS_REJECT_UNAUTHORIZED: '0' },
     stdio: ['pipe', 'pipe', 'pipe'],

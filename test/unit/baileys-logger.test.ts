@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { baileysLogger } from '../../src/runtime/network/baileys-logger.ts';
 
 const DANGER =
@@ -57,5 +57,31 @@ describe("Baileys' log lines", () => {
     logger.level = 'error';
     logger.warn('dropped');
     expect(lines).toHaveLength(1);
+  });
+
+  it("makes a child's loggers only when it writes a line that can appear, with the child's bindings", () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, done) => {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    });
+    const log = pino({ level: 'info' }, sink);
+    const chatty = log.child({ module: 'baileys' }, { level: 'warn' });
+    const made = vi.spyOn(chatty, 'child');
+    const logger = baileysLogger(log, chatty);
+    const perMessage = logger.child({ msgId: 'm1' });
+    perMessage.debug({ x: 1 }, 'building');
+    perMessage.info('chatter');
+    expect(made).not.toHaveBeenCalled();
+    expect(perMessage.level).toBe('warn');
+    perMessage.warn('something odd');
+    expect(made).toHaveBeenCalledTimes(1);
+    expect(lines).toEqual([expect.objectContaining({ level: 40, msgId: 'm1', module: 'baileys', msg: 'something odd' })]);
+    chatty.level = 'trace';
+    const traced = logger.child({ msgId: 'm2' });
+    traced.trace('frame');
+    expect(lines.at(-1)).toMatchObject({ level: 10, msgId: 'm2', msg: 'frame' });
   });
 });

@@ -64,7 +64,40 @@ export const baileysLogger = (log: Logger, chatty: Logger): BaileysLogger => {
     set level(level: string) {
       chatty.level = level;
     },
-    child: (bindings) => baileysLogger(log.child(bindings), chatty.child(bindings)),
+    child: (bindings) => lazyChild(() => baileysLogger(log.child(bindings), chatty.child(bindings)), chatty),
+    trace: write('trace'),
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+  };
+};
+
+/**
+ * Baileys makes a child logger for every message it builds (`{ msgId }`), and two pino children with
+ * their serialized bindings cost more than the rest of the message's logging: the children are made
+ * only when a line at an enabled level (or a warning or error, which may be re-levelled) is written.
+ */
+const lazyChild = (make: () => BaileysLogger, chatty: Logger): BaileysLogger => {
+  let made: BaileysLogger | undefined;
+  const real = () => {
+    made ??= make();
+    return made;
+  };
+  const write =
+    (method: Method) =>
+    (obj: unknown, msg?: string): void => {
+      if (!made && method !== 'warn' && method !== 'error' && !chatty.isLevelEnabled(method)) return;
+      real()[method](obj, msg);
+    };
+  return {
+    get level() {
+      return made ? made.level : chatty.level;
+    },
+    set level(level: string) {
+      real().level = level;
+    },
+    child: (bindings) => real().child(bindings),
     trace: write('trace'),
     debug: write('debug'),
     info: write('info'),
