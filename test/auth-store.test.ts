@@ -12,6 +12,8 @@ describe.each(dbKinds)('Signal key store (%s)', (kind) => {
   let sessionId: string;
   // Holds the store's writes until released, to read keys while their batch is on its way to disk.
   let gate: Promise<void> | undefined;
+  // Statements the store has made.
+  let executed = 0;
 
   beforeAll(async () => {
     database = await createTestDatabase(kind);
@@ -20,6 +22,7 @@ describe.each(dbKinds)('Signal key store (%s)', (kind) => {
       get: (target, prop, receiver) => {
         const value = Reflect.get(target, prop, receiver);
         if (prop !== '$executeRaw' || typeof value !== 'function') return value;
+        executed += 1;
         return (...args: unknown[]) => (gate ?? Promise.resolve()).then(() => Reflect.apply(value, target, args));
       },
     });
@@ -55,5 +58,32 @@ describe.each(dbKinds)('Signal key store (%s)', (kind) => {
     await reloaded.state.keys.set({ 'pre-key': { '1': null } });
     await reloaded.flush();
     expect(Object.keys(await (await loadAuthState(db, sessionId)).state.keys.get('pre-key', ['1', '30']))).toEqual(['30']);
+  });
+
+  it("writes the keys of several sessions in one statement, and a session whose write fails does not hold back the others'", async () => {
+    const account = await db.account.create({ data: { email: 'keys-many@example.com', apiKeyHash: 'h2' } });
+    const ids = await Promise.all(
+      ['a', 'b', 'c'].map(async (name) => (await db.session.create({ data: { accountId: account.id, sessionName: name } })).id),
+    );
+    const stores = await Promise.all(ids.map((id) => loadAuthState(db, id)));
+    // A store whose session row is gone: its rows break the foreign key.
+    const orphan = await loadAuthState(db, 'no-such-session');
+    const before = executed;
+    const token = (i: number) => ({ token: Buffer.from(`token-${i}`), timestamp: String(i) });
+    await Promise.all(stores.map((store, i) => store.state.keys.set({ tctoken: { [`peer${i}`]: token(i) } })));
+    await Promise.all(stores.map((store) => store.flush()));
+    expect(executed - before).toBe(1);
+
+    await Promise.all([
+      orphan.state.keys.set({ tctoken: { peer: token(9) } }),
+      ...stores.map((store, i) => store.state.keys.set({ tctoken: { [`peer${i}`]: token(i + 10) } })),
+    ]);
+    await Promise.all([orphan.flush(), ...stores.map((store) => store.flush())]);
+    for (const [i, id] of ids.entries()) {
+      const reloaded = await loadAuthState(db, id);
+      const got = await reloaded.state.keys.get('tctoken', [`peer${i}`]);
+      expect(Buffer.from(got[`peer${i}`]?.token ?? []).toString()).toBe(`token-${i + 10}`);
+    }
+    expect(await db.sessionAuth.count({ where: { sessionId: 'no-such-session' } })).toBe(0);
   });
 });

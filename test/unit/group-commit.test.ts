@@ -135,4 +135,25 @@ describe('group commit', () => {
     expect(write).toHaveBeenCalledTimes(1);
     expect(write).toHaveBeenCalledWith(['a', 'b']);
   });
+
+  it('with isolateFailures, writes a failed group item by item: one bad item fails alone', async () => {
+    const write = vi.fn(async (items: string[]) => {
+      if (items.includes('bad')) throw new Error(`refused ${items.join(',')}`);
+    });
+    const commit = groupCommit(write, { isolateFailures: true });
+    const results = await Promise.allSettled([commit.add('a'), commit.add('bad'), commit.add('c')]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toEqual(new Error('refused bad'));
+    expect(write.mock.calls.map(([items]) => items)).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
+  });
+
+  it('without it, a failed group fails every item with the group error', async () => {
+    const write = vi.fn(async (items: string[]) => {
+      if (items.includes('bad')) throw new Error('refused');
+    });
+    const commit = groupCommit(write);
+    const results = await Promise.allSettled([commit.add('a'), commit.add('bad')]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(write).toHaveBeenCalledTimes(1);
+  });
 });

@@ -16,6 +16,11 @@ export interface GroupCommitOptions {
    * the event-loop turn, after the I/O callbacks of that turn, so requests read together share it.
    */
   delayMs?: number;
+  /**
+   * When a group's write fails, write each of its items alone, so that one item's failure (a row that
+   * breaks a constraint) is its own and the others land.
+   */
+  isolateFailures?: boolean;
 }
 
 interface Waiting<T> {
@@ -47,7 +52,16 @@ export const groupCommit = <T>(write: (items: T[]) => Promise<void>, options: Gr
           await write(batch.map((w) => w.item));
           for (const w of batch) w.resolve();
         } catch (err) {
-          for (const w of batch) w.reject(err);
+          if (!options.isolateFailures || batch.length === 1) for (const w of batch) w.reject(err);
+          else
+            for (const w of batch) {
+              try {
+                await write([w.item]);
+                w.resolve();
+              } catch (alone) {
+                w.reject(alone);
+              }
+            }
         }
       }
     })().finally(() => {

@@ -3,6 +3,8 @@ import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDat
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
+import { groupCommit } from '../db/group-commit.ts';
+import type { GroupCommit } from '../db/group-commit.ts';
 
 const CREDS = 'creds';
 
@@ -68,6 +70,56 @@ export const batchedCredsReader = (db: Db): CredsReader => {
 
 type KeyValue = SignalDataTypeMap[keyof SignalDataTypeMap];
 
+interface KeyWrite {
+  sessionId: string;
+  type: string;
+  keyId: string;
+  /** null deletes the key */
+  value: KeyValue | null;
+}
+
+// Four parameters a row: well inside SQLite's 32,766 and PostgreSQL's 65,535 per statement, also when
+// several links store their 812 pre-keys in the same turn.
+const KEY_ROWS_PER_STATEMENT = 2_000;
+
+/** Upserts what has a value and deletes what was set to null, every session's keys together. */
+const writeKeys = async (db: Db, entries: KeyWrite[]): Promise<void> => {
+  const statements = [];
+  const upserts = entries.filter((e) => e.value !== null);
+  for (let i = 0; i < upserts.length; i += KEY_ROWS_PER_STATEMENT) {
+    const rows = Prisma.join(
+      upserts.slice(i, i + KEY_ROWS_PER_STATEMENT).map((e) => Prisma.sql`(${e.sessionId}, ${e.type}, ${e.keyId}, ${encode(e.value)})`),
+    );
+    statements.push(
+      db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES ${rows}
+        ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`,
+    );
+  }
+  const deletes = entries.filter((e) => e.value === null);
+  for (let i = 0; i < deletes.length; i += KEY_ROWS_PER_STATEMENT) {
+    const keys = Prisma.join(deletes.slice(i, i + KEY_ROWS_PER_STATEMENT).map((e) => Prisma.sql`(${e.sessionId}, ${e.type}, ${e.keyId})`));
+    statements.push(db.$executeRaw`DELETE FROM "SessionAuth" WHERE ("sessionId", "type", "keyId") IN (VALUES ${keys})`);
+  }
+  if (statements.length === 1) await statements[0];
+  else if (statements.length > 1) await db.$transaction(statements);
+};
+
+/**
+ * One group commit of Signal keys per database client: the key writes of every link on the network
+ * thread in the same turn go out in one statement. With many sessions each sending in turn, a write per
+ * session was a statement per message; a failed group is written again session by session, so one
+ * session's failure stays its own.
+ */
+const keyWriters = new WeakMap<Db, GroupCommit<KeyWrite[]>>();
+const keyWritesFor = (db: Db): GroupCommit<KeyWrite[]> => {
+  let writer = keyWriters.get(db);
+  if (!writer) {
+    writer = groupCommit<KeyWrite[]>((batches) => writeKeys(db, batches.flat()), { isolateFailures: true });
+    keyWriters.set(db, writer);
+  }
+  return writer;
+};
+
 /** Decoded keys kept in memory per session: Signal sessions of recent contacts, sender keys, tokens. */
 const CACHED_KEYS = 2_000;
 
@@ -76,8 +128,8 @@ const CACHED_KEYS = 2_000;
  *
  * Key writes are written behind: Baileys holds the socket's send lock until its key commit returns, so
  * a commit that waited for the database would make every send wait for its own statement. Writes wait
- * in memory for the end of the event-loop turn and go out in one statement (later values of the same
- * key replace earlier ones); reads see them at once. Baileys commits after the stanza has left, so the
+ * in memory for the end of the event-loop turn and go out in one statement with every other link's
+ * (later values of the same key replace earlier ones); reads see them at once. Baileys commits after the stanza has left, so the
  * ratchet was never on disk before the send; this moves the write by one turn of the loop.
  */
 export const loadAuthState = async (
@@ -152,25 +204,9 @@ export const loadAuthState = async (
     }
   };
 
-  /** One statement per batch: upsert what has a value, delete what was set to null. */
-  const write = async (batch: Array<{ type: string; keyId: string; value: KeyValue | null }>) => {
-    const upserts = batch.filter((e) => e.value !== null);
-    const deletes = batch.filter((e) => e.value === null);
-    const statements = [];
-    if (upserts.length > 0) {
-      const rows = Prisma.join(upserts.map((e) => Prisma.sql`(${sessionId}, ${e.type}, ${e.keyId}, ${encode(e.value)})`));
-      statements.push(
-        db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES ${rows}
-          ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`,
-      );
-    }
-    if (deletes.length > 0) {
-      const keys = Prisma.join(deletes.map((e) => Prisma.sql`(${e.type}, ${e.keyId})`));
-      statements.push(db.$executeRaw`DELETE FROM "SessionAuth" WHERE "sessionId" = ${sessionId} AND ("type", "keyId") IN (VALUES ${keys})`);
-    }
-    if (statements.length === 1) await statements[0];
-    else if (statements.length > 1) await db.$transaction(statements);
-  };
+  const keyWrites = keyWritesFor(db);
+  const write = (batch: Array<{ type: string; keyId: string; value: KeyValue | null }>) =>
+    keyWrites.add(batch.map((e) => ({ sessionId, ...e })));
 
   const flushOnce = async () => {
     while (waiting.size > 0 && !dropped) {
