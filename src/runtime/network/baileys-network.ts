@@ -28,6 +28,7 @@ import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { KnownUsers, NOT_ON_NETWORK_TTL_MS, reachFor } from './baileys-reach.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
+import { signalRepositoryFor } from './baileys-signal.ts';
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
@@ -240,6 +241,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       fireInitQueries: true,
       keepAliveIntervalMs: options.keepAliveIntervalMs ?? 30_000,
       cachedGroupMetadata: async (jid) => groupCache.get(jid),
+      // Received messages decrypted in turn with the sends (see baileys-signal.ts).
+      makeSignalRepository: signalRepositoryFor(auth.state.creds),
       maxMsgRetryCount: MAX_RESENDS,
       msgRetryCounterCache: retries,
       // A recipient that cannot decrypt a message asks for it again (a retry receipt): Baileys answers
