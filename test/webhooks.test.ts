@@ -363,6 +363,26 @@ describe.each(dbKinds)('webhooks (%s)', (kind) => {
     expect(receiver.received[0]?.verified).toBe(true);
   });
 
+  it('a rotation applies to the very next event, also when the endpoint was just used', async () => {
+    const hook = await create({ events: ['*'] });
+    await call('POST', `/v1/webhooks/${hook.id}/test`);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 1,
+    );
+    expect(receiver.received[0]?.signature.split(' ')).toHaveLength(1);
+    const rotated = await call('POST', `/v1/webhooks/${hook.id}/rotate-secret`);
+    // Verified with the new secret alone: a delivery signed only with the old one fails.
+    receiver.verifyWith(rotated.body.secret);
+    await call('POST', `/v1/webhooks/${hook.id}/test`);
+    await waitUntil(
+      async () => receiver.received.length,
+      (n) => n === 2,
+    );
+    expect(receiver.received[1]?.signature.split(' ')).toHaveLength(2);
+    expect(receiver.received[1]?.verified).toBe(true);
+  });
+
   it("keeps the order of one session's events for a healthy receiver", async () => {
     await create({ events: ['message.sent'] });
     const ids: string[] = [];

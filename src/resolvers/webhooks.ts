@@ -246,6 +246,8 @@ export const rotateWebhookSecret = async (ctx: RequestContext, id: string): Prom
     where: { id },
     data: { secret, previousSecret: old.secret, previousSecretUntil: new Date(ctx.now().getTime() + PREVIOUS_SECRET_VALID_MS) },
   });
+  // The delivery loop trusts an endpoint it read for a second: the next event must be signed with the new secret.
+  changed(ctx);
   return { ...view(row, ctx.now()), secret };
 };
 
