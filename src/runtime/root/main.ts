@@ -7,6 +7,7 @@ import { demoNotes, SHOWN_ACCOUNTS } from './demo.ts';
 import { createDeps } from './deps.ts';
 import { networkOptions } from '../network/choose.ts';
 import { applyMigrations } from '../db/migrate.ts';
+import { holdSingleNode, SecondNodeError } from '../db/single-node.ts';
 import { createLogger } from '../logger.ts';
 import { startMemoryReclaim } from '../memory-reclaim.ts';
 import { demoAllowsPrivateWebhooks, loadSettings } from '../settings.ts';
@@ -14,6 +15,12 @@ import { demoAllowsPrivateWebhooks, loadSettings } from '../settings.ts';
 const startedAt = new Date();
 const settings = loadSettings();
 const logger = createLogger(settings.LOG_LEVEL);
+
+const node = await holdSingleNode(settings.DATABASE_URL).catch((err: unknown) => {
+  if (!(err instanceof SecondNodeError)) throw err;
+  logger.fatal(err.message);
+  process.exit(1);
+});
 
 await applyMigrations(settings.DATABASE_URL, logger);
 const db = await createPrisma(settings.DATABASE_URL);
@@ -82,6 +89,7 @@ const shutdown = async (signal: string) => {
     await deps.outgoing.settled();
     await network.close();
     await db.$disconnect();
+    await node.release();
     logger.info('stopped');
     process.exit(0);
   } catch (err) {
