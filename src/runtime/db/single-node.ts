@@ -22,7 +22,9 @@ export const holdSingleNode = async (databaseUrl: string): Promise<{ release: ()
     await lock.execute('BEGIN EXCLUSIVE');
   } catch (err) {
     lock.close();
-    const busy = /SQLITE_BUSY|database is locked/i.test(err instanceof Error ? `${err.message} ${String((err as { code?: unknown }).code)}` : '');
+    const busy = /SQLITE_BUSY|database is locked/i.test(
+      err instanceof Error ? `${err.message} ${String((err as { code?: unknown }).code)}` : '',
+    );
     if (!busy) throw err;
     throw new SecondNodeError(
       `Another node of this service is running on ${sqlitePath(databaseUrl)} (it holds ${path}). SQLite allows one node: stop the other one, or use PostgreSQL (DATABASE_URL=postgresql://...) to run several.`,
