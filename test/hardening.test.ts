@@ -162,6 +162,33 @@ describe('hardening: no request, client or tenant can hurt the others', () => {
       });
     });
 
+    it('counts a page size passed in a variable, or left to the default page, as one written in: each is refused alike', async () => {
+      const ask = (query: string, variables?: Record<string, unknown>) =>
+        http(app.baseUrl, 'POST', '/graphql', { key, body: { query, variables } });
+      const refused = (found: number) => {
+        const message = `Query Cost limit of 20000 exceeded, found ${found}.`;
+        return { errors: [{ message, extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'query', message }] } }] };
+      };
+      const pages = (first: string) => `sessions${first} { edges { node { id sessionName status } } }`;
+      const written = await ask(`{ ${pages('(first: 10000)')} }`);
+      expect(written.body).toEqual(refused(196_250));
+      const passed = await ask(`query($n: Int) { ${pages('(first: $n)')} }`, { n: 10_000 });
+      expect({ status: passed.status, body: passed.body }).toEqual({ status: written.status, body: written.body });
+      const defaulted = await ask(`query($n: Int = 10000) { ${pages('(first: $n)')} }`);
+      expect({ status: defaulted.status, body: defaulted.body }).toEqual({ status: written.status, body: written.body });
+
+      // Nested connections with no page size: each counts as its default page of 50.
+      const nested = (first: string) =>
+        `sessions${first} { edges { node { id messages${first} { edges { node { id content status } } } } } }`;
+      const fifties = await ask(`{ ${nested('(first: 50)')} }`);
+      expect(fifties.body).toEqual(refused(166_229.6875));
+      const unsaid = await ask(`{ ${nested('')} }`);
+      expect({ status: unsaid.status, body: unsaid.body }).toEqual({ status: fifties.status, body: fifties.body });
+
+      const small = await ask(`query($n: Int) { ${nested('(first: $n)')} }`, { n: 5 });
+      expect(small).toMatchObject({ status: 200, body: { data: { sessions: { edges: [] } } } });
+    });
+
     it('refuses an operation over a limit before it runs: no aliased mutation creates anything', async () => {
       const creates = Array.from({ length: 31 }, (_, i) => `c${i}: createSession(name: "alias ${i}") { id }`).join(' ');
       const res = await gql(app.baseUrl, key, `mutation { ${creates} }`);

@@ -144,7 +144,6 @@ export const MessagesQuery = graphql(`
             status
             error
             createdAt
-            sentAt
             sendAt
             deliveredAt
             readAt

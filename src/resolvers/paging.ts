@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
 export const MAX_LIMIT = 200;
+/** A page's size when the request names none (REST's `limit`, a connection's `first`/`last`). */
+export const DEFAULT_LIMIT = 50;
 
 const DIGITS = /^\d+$/;
 
@@ -16,7 +18,7 @@ export const integerInput = (min: number) =>
 
 /** decisions.md: above the maximum is lowered to it; non-integers and values below 1 are refused. */
 export const limitSchema = integerInput(1)
-  .default(50)
+  .default(DEFAULT_LIMIT)
   .transform((n) => Math.min(n, MAX_LIMIT));
 
 /** Keeps the row offset ((page - 1) * limit) within a 32-bit integer for every database and driver. */

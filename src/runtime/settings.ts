@@ -46,7 +46,7 @@ export const settingsSchema = z.object({
     .min(1)
     .default(20_000)
     .describe(
-      "cost of one operation: each object field 2, each scalar 1, a field's children weighted 1.5x per level (the standard introspection query costs about 15,500)",
+      "cost of one operation: each object field 2, each scalar 1, a field's children weighted 1.5x per level, a connection's cost times its page size (`first`/`last` written in or passed in a variable, else 50); the standard introspection query costs about 15,500",
     ),
   GRAPHQL_MAX_BREADTH: z.coerce
     .number()

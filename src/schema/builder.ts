@@ -7,7 +7,7 @@ import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type { RequestContext } from '../resolvers/context.ts';
 import { sendOnce } from '../resolvers/idempotency.ts';
-import { MAX_LIMIT } from '../resolvers/paging.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../resolvers/paging.ts';
 import { isProduction } from '../runtime/settings.ts';
 
 export type GraphQLContext = RequestContext;
@@ -42,7 +42,7 @@ export const builder = new SchemaBuilder<{
     onUnusedQuery: isProduction() ? null : 'error',
     // As REST's `limit`: a page larger than the maximum is lowered to it.
     maxConnectionSize: MAX_LIMIT,
-    defaultConnectionSize: 50,
+    defaultConnectionSize: DEFAULT_LIMIT,
   },
 });
 

@@ -12,7 +12,7 @@ import {
   upsertContact,
 } from '../resolvers/contacts.ts';
 import type { InputFields } from './builder.ts';
-import { MAX_LIMIT } from '../resolvers/paging.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../resolvers/paging.ts';
 import { builder, withoutNulls } from './builder.ts';
 
 export const Contact = builder.prismaObject('Contact', {
@@ -74,7 +74,7 @@ builder.queryFields((t) => ({
       resolve: async (_root, { tag, search, ...page }, ctx, info) => {
         const query = queryFromInfo({ context: ctx, info, typeName: 'Contact', path: ['edges', 'node'] });
         let total = 0;
-        const connection = await resolveOffsetConnection({ args: page, defaultSize: 50, maxSize: MAX_LIMIT }, async (window) => {
+        const connection = await resolveOffsetConnection({ args: page, defaultSize: DEFAULT_LIMIT, maxSize: MAX_LIMIT }, async (window) => {
           const found = await contactsWindow(ctx, withoutNulls({ tag, search }), window, query);
           total = found.total;
           return found.items;

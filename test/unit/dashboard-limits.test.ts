@@ -2,14 +2,16 @@ import { createRequire } from 'node:module';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import { formatDocument, stringifyDocument } from 'urql';
 import { describe, expect, it } from 'vitest';
+import { PAGE_SIZES } from '../../dashboard/src/page-sizes.ts';
 import * as generated from '../../dashboard/src/generated/graphql.ts';
+import { MAX_LIMIT } from '../../src/resolvers/paging.ts';
 import type { OperationLimit } from '../../src/runtime/root/graphql.ts';
-import { limitRules } from '../../src/runtime/root/graphql.ts';
+import { costOf, limitRules } from '../../src/runtime/root/graphql.ts';
 import { defaultSettings } from '../../src/runtime/settings.ts';
 import { schema } from '../../src/schema/index.ts';
 
 // Pothos builds the schema with graphql's CommonJS build, whose validate refuses a schema of the ESM copy.
-const { Kind, Lexer, Source, TokenKind, parse, validate } = createRequire(import.meta.url)('graphql') as typeof import('graphql');
+const { Kind, Lexer, Source, TokenKind, parse, validate, visit } = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 
 const settings = defaultSettings();
 
@@ -45,17 +47,46 @@ const tokensOf = (query: string): number => {
   return count;
 };
 
-/** What the service measures for an operation, with the rules and options it validates with. */
-const measure = (query: string) => {
+/** The variables an operation passes as a page size (`first`/`last`). */
+const pageVariables = (query: string): string[] => {
+  const names: string[] = [];
+  visit(parse(query), {
+    Argument: (argument) => {
+      if ((argument.name.value === 'first' || argument.name.value === 'last') && argument.value.kind === Kind.VARIABLE) {
+        names.push(argument.value.name.value);
+      }
+    },
+  });
+  return names;
+};
+
+/** Every page size the dashboard passes, by operation (dashboard/src/page-sizes.ts); "Show more" stops at messagesShown. */
+const SENT_PAGE_SIZES: Record<string, number[]> = {
+  Messages: [PAGE_SIZES.messages, PAGE_SIZES.messagesShown, PAGE_SIZES.pending],
+  Contacts: [PAGE_SIZES.contacts],
+};
+
+/**
+ * What the service measures for an operation, with the rules and options it validates with, and its
+ * cost as it is measured before it runs: with its page sizes set to `pageSize` when it passes them.
+ */
+const measure = (query: string, pageSize?: number) => {
+  const document = parse(query);
   const found: Partial<Record<OperationLimit | 'tokens', number>> = { tokens: tokensOf(query) };
   const errors = validate(
     schema,
-    parse(query),
+    document,
     limitRules(settings, (limit, n) => {
       found[limit] = n;
     }),
-  );
-  return { found, errors: errors.map((e) => e.message) };
+  ).map((e) => e.message);
+  // As in the service: an operation refused when validated is not measured again.
+  if (errors.length > 0) return { found, errors };
+  const variableValues = Object.fromEntries(pageVariables(query).map((name) => [name, pageSize]));
+  const cost = costOf(settings, { schema, document, variableValues });
+  if (cost?.refusal) errors.push(cost.refusal.message);
+  else found.cost = cost?.cost;
+  return { found, errors };
 };
 
 describe("the dashboard's operations against the GraphQL limits", () => {
@@ -63,15 +94,28 @@ describe("the dashboard's operations against the GraphQL limits", () => {
     expect(operations.map((o) => o.name)).toEqual(expect.arrayContaining(['ContactGroups', 'ContactGroupMembers', 'Sessions', 'Messages']));
   });
 
-  it.each(operations)('$name stays within half of every limit with default settings', ({ query }) => {
-    const { found, errors } = measure(query);
-    expect(errors).toEqual([]);
-    for (const [limit, max] of Object.entries(LIMITS)) {
-      const value = found[limit as OperationLimit | 'tokens'];
-      expect(value, `${limit} not measured`).toBeTypeOf('number');
-      expect(value, `${limit}: ${value} of ${max}`).toBeLessThanOrEqual(max / 2);
+  it.each(operations)('$name stays within half of every limit with default settings, at every page size it sends', ({ name, query }) => {
+    const sizes = pageVariables(query).length > 0 ? SENT_PAGE_SIZES[name] : [undefined];
+    expect(sizes, `${name} passes a page size: list the ones it sends in SENT_PAGE_SIZES`).toBeDefined();
+    for (const size of sizes ?? []) {
+      const { found, errors } = measure(query, size);
+      expect(errors).toEqual([]);
+      for (const [limit, max] of Object.entries(LIMITS)) {
+        const value = found[limit as OperationLimit | 'tokens'];
+        expect(value, `${limit} not measured`).toBeTypeOf('number');
+        expect(value, `${limit} at page size ${size}: ${value} of ${max}`).toBeLessThanOrEqual(max / 2);
+      }
     }
   });
+
+  it.each(operations.filter((o) => pageVariables(o.query).length > 0))(
+    '$name is not refused even at the largest page the service serves',
+    ({ query }) => {
+      const { found, errors } = measure(query, MAX_LIMIT);
+      expect(errors).toEqual([]);
+      expect(found.cost).toBeLessThanOrEqual(LIMITS.cost);
+    },
+  );
 
   it("measures as the service does: the contact-groups query the dashboard used to send is refused with the issue's figure", () => {
     const before = stringifyDocument(
@@ -86,5 +130,17 @@ describe("the dashboard's operations against the GraphQL limits", () => {
       ),
     );
     expect(measure(before).errors).toEqual(['Query Cost limit of 20000 exceeded, found 479731.25.']);
+    // The same page sizes passed in variables cost the same: the validation rule sees none of them, the
+    // check before the operation runs sees both.
+    const passed = `query ContactGroups($groups: Int, $members: Int) {
+      contactGroups(first: $groups) {
+        edges { node { id name description contactCount members(first: $members) { totalCount edges { node { id jid name } } } } }
+      }
+    }`;
+    const document = parse(stringifyDocument(formatDocument(parse(passed))));
+    expect(validate(schema, document, limitRules(settings))).toEqual([]);
+    expect(costOf(settings, { schema, document, variableValues: { groups: 100, members: 50 } })?.refusal?.message).toBe(
+      'Query Cost limit of 20000 exceeded, found 479731.25.',
+    );
   });
 });

@@ -10,10 +10,10 @@ import {
   ImportContacts,
   RemoveContactGroupMember,
 } from '../api.ts';
+import { PAGE_SIZES } from '../page-sizes.ts';
 import type { ContactInput, ImportContactsMutation } from '../generated/graphql.ts';
 import { ErrorBox, Field, Section, TableWrap } from '../ui.tsx';
 
-const PAGE_SIZE = 20;
 // An empty list names no type, so urql is told which mutations make it stale.
 const GROUP_LIST = { additionalTypenames: ['ContactGroup'] };
 const CONTACT_LIST = { additionalTypenames: ['Contact'] };
@@ -220,14 +220,14 @@ export const ContactsPage = () => {
     query: ContactsQuery,
     context: CONTACT_LIST,
     variables: {
-      first: PAGE_SIZE,
+      first: PAGE_SIZES.contacts,
       ...(page > 1 ? { after: cursors[page - 2] } : {}),
       ...(search.trim() ? { search: search.trim() } : {}),
       ...(tag.trim() ? { tag: tag.trim() } : {}),
     },
   });
   const data = contacts.data?.contacts;
-  const pages = data ? Math.max(1, Math.ceil(data.totalCount / PAGE_SIZE)) : 1;
+  const pages = data ? Math.max(1, Math.ceil(data.totalCount / PAGE_SIZES.contacts)) : 1;
   return (
     <>
       <h1>Contacts</h1>

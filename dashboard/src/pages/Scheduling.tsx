@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { CampaignProgress, CancelRecurring, MessagesQuery, RecurringQuery, ScheduleMessage, SessionsQuery, StartCampaign } from '../api.ts';
+import { PAGE_SIZES } from '../page-sizes.ts';
 import { ErrorBox, Field, formatTime, Section, Select } from '../ui.tsx';
 
 // An empty list names no type, so urql is told which mutations make it stale.
@@ -12,7 +13,7 @@ const PENDING_LIST = { additionalTypenames: ['OutgoingMessage'] };
 const Pending = ({ sessionId }: { sessionId: string }) => {
   const [pending, refetch] = useQuery({
     query: MessagesQuery,
-    variables: { sessionId, status: 'PENDING', first: 50 },
+    variables: { sessionId, status: 'PENDING', first: PAGE_SIZES.pending },
     context: PENDING_LIST,
   });
   const items = pending.data?.session.messages.edges.map((e) => e.node) ?? [];

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { IncomingMessages, MessagesQuery, SendInteractive, SendMedia, SendText, SessionQuery } from '../api.ts';
+import { PAGE_SIZES } from '../page-sizes.ts';
 import type { IncomingMessagesSubscription, MessageStatus } from '../generated/graphql.ts';
 import { href } from '../route.ts';
 import { ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
@@ -74,14 +75,13 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
   );
 };
 
-const PAGE = 20;
 // An empty list names no type, so urql is told which mutations make it stale.
 const MESSAGE_LIST = { additionalTypenames: ['OutgoingMessage'] };
 
 const History = ({ sessionId }: { sessionId: string }) => {
   const [status, setStatus] = useState('');
   const [to, setTo] = useState('');
-  const [limit, setLimit] = useState(PAGE);
+  const [limit, setLimit] = useState<number>(PAGE_SIZES.messages);
   const [messages, refetch] = useQuery({
     query: MessagesQuery,
     context: MESSAGE_LIST,
@@ -140,10 +140,13 @@ const History = ({ sessionId }: { sessionId: string }) => {
       </TableWrap>
       <p>
         Showing {items.length}
-        {connection?.pageInfo.hasNextPage ? (
-          <button type="button" onClick={() => setLimit(limit + PAGE)}>
+        {connection?.pageInfo.hasNextPage && limit < PAGE_SIZES.messagesShown ? (
+          <button type="button" onClick={() => setLimit(Math.min(limit + PAGE_SIZES.messages, PAGE_SIZES.messagesShown))}>
             Show more
           </button>
+        ) : null}
+        {connection?.pageInfo.hasNextPage && limit >= PAGE_SIZES.messagesShown ? (
+          <span className="muted"> (the newest {PAGE_SIZES.messagesShown}; filter by status or recipient for others)</span>
         ) : null}
       </p>
     </Section>

@@ -5,16 +5,22 @@ import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import bytes from 'bytes';
-import { GraphQLError, Kind, visit } from 'graphql';
+import { GraphQLError, Kind, TypeInfo, ValidationContext, visit } from 'graphql';
 import type {
+  ArgumentNode,
   ASTVisitor,
   DocumentNode,
   ExecutionArgs,
   ExecutionResult,
+  FieldNode,
+  GraphQLField,
+  GraphQLNamedType,
+  GraphQLOutputType,
+  IntValueNode,
   OperationDefinitionNode,
   SelectionSetNode,
-  ValidationContext,
   ValidationRule,
+  ValueNode,
 } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
@@ -26,6 +32,7 @@ import type { Caller, Deps, RequestContext } from '../../resolvers/context.ts';
 import { DomainError, ERROR_CODES, ERROR_STATUS, validationFailed } from '../../resolvers/errors.ts';
 import type { ErrorCode } from '../../resolvers/errors.ts';
 import type { ErrorDetail } from '../../resolvers/errors.ts';
+import { DEFAULT_LIMIT } from '../../resolvers/paging.ts';
 import { NUL_MESSAGE, nulDetails } from '../../resolvers/validate.ts';
 import { schema } from '../../schema/index.ts';
 
@@ -187,6 +194,25 @@ const refuseNul = ({
 const useNulCheck: Plugin = { onExecute: refuseNul, onSubscribe: refuseNul };
 
 /**
+ * The cost limit with page sizes passed in variables, or left to the default page, counted as the rule
+ * counts those written in (validation results are cached by document, so variables are measured here,
+ * before anything runs). Refused as the rule refuses.
+ */
+const usePageSizedCost = (settings: Deps['settings']): Plugin => {
+  const refuse = ({
+    args,
+    setResultAndStopExecution,
+  }: {
+    args: ExecutionArgs;
+    setResultAndStopExecution: (result: ExecutionResult) => void;
+  }) => {
+    const measured = costOf(settings, args);
+    if (measured?.refusal) setResultAndStopExecution({ errors: [measured.refusal] });
+  };
+  return { onExecute: refuse, onSubscribe: refuse };
+};
+
+/**
  * Subscriptions are capped per connection and per account on graphql-ws; yoga would also serve them over
  * HTTP (server-sent events), outside those caps, so there they are refused.
  */
@@ -225,23 +251,33 @@ export type OperationLimit = 'depth' | 'aliases' | 'directives' | 'cost' | 'brea
 /** Called with what an operation measured against a limit it is within (tests measure the dashboard with it). */
 export type OnMeasured = (limit: OperationLimit, found: number) => void;
 
+const armorCallbacks = (limit: OperationLimit, onMeasured?: OnMeasured) => ({
+  exposeLimits: true,
+  propagateOnRejection: false,
+  onReject: [refuseOver],
+  onAccept: onMeasured ? [(_context: ValidationContext | null, { n }: { n: number }) => onMeasured(limit, n)] : [],
+});
+
+const costOptions = (settings: Deps['settings'], onMeasured?: OnMeasured) => ({
+  ...armorCallbacks('cost', onMeasured),
+  maxCost: settings.GRAPHQL_MAX_COMPLEXITY,
+  ignoreIntrospection: false,
+  flattenFragments: true,
+});
+
 /**
  * graphql-armor's limits, each counting every field, alias and directive, introspection included.
  * Breadth is the number of fields an operation selects: armor's cost with every field at 1 and no
- * weight for depth.
+ * weight for depth. The cost here sees only page sizes written as numbers; usePageSizedCost measures it
+ * again with those passed in variables or left to the default.
  */
 export const limitRules = (settings: Deps['settings'], onMeasured?: OnMeasured): ValidationRule[] => {
-  const common = (limit: OperationLimit) => ({
-    exposeLimits: true,
-    propagateOnRejection: false,
-    onReject: [refuseOver],
-    onAccept: onMeasured ? [(_context: ValidationContext | null, { n }: { n: number }) => onMeasured(limit, n)] : [],
-  });
+  const common = (limit: OperationLimit) => armorCallbacks(limit, onMeasured);
   return [
     maxDepthRule({ ...common('depth'), n: settings.GRAPHQL_MAX_DEPTH, ignoreIntrospection: false, flattenFragments: true }),
     maxAliasesRule({ ...common('aliases'), n: settings.GRAPHQL_MAX_ALIASES, allowList: [] }),
     maxDirectivesRule({ ...common('directives'), n: settings.GRAPHQL_MAX_DIRECTIVES }),
-    costLimitRule({ ...common('cost'), maxCost: settings.GRAPHQL_MAX_COMPLEXITY, ignoreIntrospection: false, flattenFragments: true }),
+    costLimitRule(costOptions(settings, onMeasured)),
     breadthRule(settings.GRAPHQL_MAX_BREADTH, onMeasured),
   ];
 };
@@ -254,6 +290,108 @@ const armor = (settings: Deps['settings']): Plugin[] => [
     },
   },
 ];
+
+/** What an operation's cost is measured on: its document and, for the page sizes, its variables. */
+export type CostArgs = Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>;
+
+const PAGE_ARGUMENTS = new Set(['first', 'last']);
+
+const intValue = (n: number): IntValueNode => ({ kind: Kind.INT, value: String(n) });
+
+// By shape, not graphql's predicates: graphql can be loaded twice (ESM and CJS builds), and then they lie.
+const namedTypeOf = (type: GraphQLOutputType): GraphQLNamedType => ('ofType' in type ? namedTypeOf(type.ofType) : type);
+
+const fieldOf = (parent: GraphQLNamedType | null | undefined, name: string): GraphQLField<unknown, unknown> | undefined => {
+  if (!parent || !('getFields' in parent)) return undefined;
+  const field = parent.getFields()[name];
+  return field && 'args' in field ? field : undefined;
+};
+
+/**
+ * The operation as graphql-armor's cost rule should see it, which multiplies a field's cost by its
+ * `first`/`last` only when written as a number: page sizes passed in variables written in, and a
+ * connection given none its default page, which is what it returns then.
+ */
+const withPageSizes = (
+  { schema, document, variableValues }: CostArgs,
+  operation: OperationDefinitionNode,
+): { document: DocumentNode; operation: OperationDefinitionNode } => {
+  const variables = variableValues ?? {};
+  const defaults = new Map(operation.variableDefinitions?.map((definition) => [definition.variable.name.value, definition.defaultValue]));
+  const pageSize = (value: ValueNode): ValueNode => {
+    if (value.kind !== Kind.VARIABLE) return value;
+    const name = value.name.value;
+    const fallback = defaults.get(name);
+    const given = variables[name] ?? (fallback?.kind === Kind.INT ? Number(fallback.value) : undefined);
+    return typeof given === 'number' && Number.isInteger(given) ? intValue(given) : { kind: Kind.NULL };
+  };
+  const pageArguments = (field: FieldNode, definition?: GraphQLField<unknown, unknown>): readonly ArgumentNode[] | undefined => {
+    const written = field.arguments ?? [];
+    const others = written.filter((argument) => !PAGE_ARGUMENTS.has(argument.name.value));
+    const pages = written
+      .filter((argument) => PAGE_ARGUMENTS.has(argument.name.value))
+      .map((argument) => ({ ...argument, value: pageSize(argument.value) }))
+      .filter((argument) => argument.value.kind === Kind.INT);
+    const takes = (name: string) => definition?.args.some((argument) => argument.name === name) === true;
+    if (pages.length === 0 && takes('first') && takes('last')) {
+      pages.push({ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'first' }, value: intValue(DEFAULT_LIMIT) });
+    }
+    return [...others, ...pages];
+  };
+  const inSet = (set: SelectionSetNode, parent: GraphQLNamedType | null | undefined): SelectionSetNode => ({
+    ...set,
+    selections: set.selections.map((selection) => {
+      if (selection.kind === Kind.FIELD) {
+        const definition = fieldOf(parent, selection.name.value);
+        return {
+          ...selection,
+          arguments: pageArguments(selection, definition),
+          selectionSet: selection.selectionSet && inSet(selection.selectionSet, definition && namedTypeOf(definition.type)),
+        };
+      }
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        return { ...selection, selectionSet: inSet(selection.selectionSet, type) };
+      }
+      return selection;
+    }),
+  });
+  const roots = { query: schema.getQueryType(), mutation: schema.getMutationType(), subscription: schema.getSubscriptionType() };
+  const measured = { ...operation, selectionSet: inSet(operation.selectionSet, roots[operation.operation]) };
+  // The fragments the operation spreads, looked up by the rule in the document.
+  const fragments = document.definitions
+    .filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)
+    .map((fragment) => ({ ...fragment, selectionSet: inSet(fragment.selectionSet, schema.getType(fragment.typeCondition.name.value)) }));
+  return { document: { ...document, definitions: [measured, ...fragments] }, operation: measured };
+};
+
+/**
+ * An operation's cost as graphql-armor counts it, with its page sizes as the request asks for them:
+ * written in, passed in variables, or the default page. A refusal, as the validation rule's, when it
+ * is over the limit; undefined for a document yoga refuses anyway (no such operation).
+ */
+export const costOf = (
+  settings: Deps['settings'],
+  args: CostArgs,
+): { cost: number; refusal?: undefined } | { refusal: GraphQLError } | undefined => {
+  const operations = args.document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const chosen = args.operationName
+    ? operations.find((o) => o.name?.value === args.operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
+  if (!chosen) return undefined;
+  const { document, operation } = withPageSizes(args, chosen);
+  const refusals: GraphQLError[] = [];
+  let cost = 0;
+  const context = new ValidationContext(args.schema, document, new TypeInfo(args.schema), (error) => refusals.push(error));
+  const measure: OnMeasured = (_limit, found) => {
+    cost = found;
+  };
+  costLimitRule(costOptions(settings, measure))(context).onOperationDefinitionEnter(operation);
+  const [refusal] = refusals;
+  return refusal ? { refusal } : { cost };
+};
 
 /**
  * The fields an operation selects, each counted once wherever it is, a fragment as the fields it holds
@@ -336,7 +474,14 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
     maxRequestBodySize: bytes.parse(deps.settings.GRAPHQL_BODY_LIMIT) ?? 1024 * 1024,
     multipart: false,
     parserAndValidationCache: { documentCache: boundedCache<DocumentNode>(), errorCache: boundedCache<Error>() },
-    plugins: [useKeyFirst(deps, callers), ...armor(deps.settings), useRefusalCodes, useNulCheck, useSubscriptionsOverWebSocket],
+    plugins: [
+      useKeyFirst(deps, callers),
+      ...armor(deps.settings),
+      useRefusalCodes,
+      useNulCheck,
+      usePageSizedCost(deps.settings),
+      useSubscriptionsOverWebSocket,
+    ],
     context: async (sc): Promise<RequestContext> => {
       const caller = callers.get(sc.request) ?? (await authenticate(deps, keyFrom(sc)));
       const requestId = sc.req?.id === undefined ? crypto.randomUUID() : String(sc.req.id);
