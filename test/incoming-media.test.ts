@@ -104,6 +104,7 @@ describe.each(dbKinds)('received files (%s): media objects, downloads, retention
       eventId: expect.any(Number),
       messageTimestamp: expect.any(Number),
       receivedAt: expect.stringMatching(/Z$/),
+      waMessageId: expect.any(String),
     };
     const mediaOf = (s: Sent) => ({ mimetype: s.mimetype, size: s.data.length, fileName: s.fileName, url: mediaUrl(s.id) });
     expect(page.body.items).toEqual([

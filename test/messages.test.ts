@@ -388,6 +388,7 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
       pushName: 'Bob',
       messageTimestamp: expect.any(Number),
       receivedAt: expect.stringMatching(/Z$/),
+      waMessageId: expect.any(String),
     });
     expect((await call('GET', `/v1/sessions/${sessionId}/incoming`)).body).toEqual({ count: 0, consumed: true, items: [] });
 

@@ -98,6 +98,7 @@ describe.each(dbKinds)('delivery, read and played receipts end to end (%s)', (ki
       deliveredAt: delivered.body.deliveredAt,
       readAt: expect.stringMatching(ISO),
       playedAt: null,
+      deletedAt: null,
     });
     expect((await call('GET', `/v1/sessions/${sessionId}/messages?limit=5`)).body.items.find((m: { id: string }) => m.id === id)).toEqual(
       read.body,

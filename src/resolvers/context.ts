@@ -8,7 +8,7 @@ import type { MediaFetcher } from '../runtime/ports/media.ts';
 import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
-import type { IncomingMediaFiles } from '../runtime/ports/incoming.ts';
+import type { IncomingMediaFiles, ReceivedMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
 import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
@@ -25,6 +25,8 @@ export interface Deps {
   incoming: Incoming;
   /** received files: their records, retention and URLs */
   incomingMedia: IncomingMediaFiles;
+  /** the last received messages of each session, to react to them or quote them */
+  received: ReceivedMessages;
   fetchMedia: MediaFetcher;
   buttons: Buttons;
   jobs: Jobs;

@@ -144,6 +144,7 @@ export const deliverNow = async (
     deliveredAt: null,
     readAt: null,
     playedAt: null,
+    deletedAt: null,
     createdAt: startedAt,
   };
   await ctx.outgoing.pending({ ...record, waMessageId });

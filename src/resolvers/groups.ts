@@ -5,7 +5,8 @@ import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
 import type { SendAnswer } from './messages.ts';
-import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendInteractiveTo } from './messages.ts';
+import { mentionsSchema, messageRefSchema } from './message-actions.ts';
+import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendInteractiveTo, textDelivery } from './messages.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
@@ -35,7 +36,13 @@ export const participantActionSchema = z.enum(['add', 'remove', 'promote', 'demo
 export const actionSchema = z.object({ participants: participantsSchema, action: participantActionSchema });
 export const promoteSchema = z.object({ participants: participantsSchema });
 export const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
-export const textSchema = z.object({ message: z.string().min(1, 'cannot be empty').max(65_536) });
+export const textSchema = z.object({
+  message: z.string().min(1, 'cannot be empty').max(65_536),
+  quotedMessageId: messageRefSchema
+    .optional()
+    .describe('extension: a reply quoting a message this session sent (its record id) or received (its waMessageId)'),
+  mentions: mentionsSchema.optional().describe('extension: members mentioned, by number (digits) or JID (phone-number or LID)'),
+});
 /** Group path segments take a group JID or its bare id. */
 export const groupJidFrom = (value: string): string => {
   const raw = value.trim();
@@ -205,11 +212,13 @@ export const groupInviteCode = async (
 
 export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupIdParam: string, input: unknown): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
-  const { message } = parseInput(textSchema, input);
+  const { message, ...extras } = parseInput(textSchema, input);
   await admit(ctx);
   const session = await ownSession(ctx, sessionId);
+  // an unknown quoted message is a 404, before the 409 of a session that is not connected
+  const delivery = await textDelivery(ctx, sessionId, groupId, message, extras);
   await memberGroup(requireLink(ctx, session), groupId);
-  const row = await deliverNow(ctx, session, { to: groupId, content: { kind: 'text', text: message }, summary: message, kind: 'text' });
+  const row = await deliverNow(ctx, session, delivery);
   return { ok: true, id: row.id };
 };
 

@@ -13,6 +13,7 @@ import { integerInput, limitSchema } from './paging.ts';
 import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
+import { messageRefSchema, quotedMessage } from './message-actions.ts';
 
 export interface MessageRecordView {
   id: string;
@@ -32,6 +33,8 @@ export interface MessageRecordView {
   deliveredAt: string | null;
   readAt: string | null;
   playedAt: string | null;
+  /** when it was deleted for everyone (beyond the spec) */
+  deletedAt: string | null;
 }
 
 export const messageView = (row: OutgoingMessage): MessageRecordView => ({
@@ -49,6 +52,7 @@ export const messageView = (row: OutgoingMessage): MessageRecordView => ({
   deliveredAt: row.deliveredAt ? row.deliveredAt.toISOString() : null,
   readAt: row.readAt ? row.readAt.toISOString() : null,
   playedAt: row.playedAt ? row.playedAt.toISOString() : null,
+  deletedAt: row.deletedAt ? row.deletedAt.toISOString() : null,
 });
 
 export interface SendAnswer {
@@ -82,7 +86,13 @@ export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & 
   jid: toJid(v.to, v.isGroup === true) ?? v.to,
 });
 
-export const sendSchema = z.object({ to: jidSchema, message: text });
+export const sendSchema = z.object({
+  to: jidSchema,
+  message: text,
+  quotedMessageId: messageRefSchema
+    .optional()
+    .describe('extension: a reply quoting a message this session sent (its record id) or received (its waMessageId)'),
+});
 /** The shortcut routes carry the session in the body: checked with the rest, so every fault is listed at once. */
 export const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
 /** A media message's fields; group sends take the same, with the group from the path instead of `to`. */
@@ -230,22 +240,39 @@ export const incomingSchema = z.object({
 
 const answer = (row: OutgoingMessage): SendAnswer => ({ ok: true, id: row.id });
 
-const deliverText = async (ctx: RequestContext, sessionId: string, to: string, message: string): Promise<SendAnswer> => {
+/** A text, as a reply when it quotes a message (found before anything is sent: an unknown one is a 404). */
+export const textDelivery = async (
+  ctx: RequestContext,
+  sessionId: string,
+  to: string,
+  message: string,
+  extras: { quotedMessageId?: string; mentions?: string[] } = {},
+): Promise<Delivery> => {
+  const quoted = extras.quotedMessageId ? await quotedMessage(ctx, sessionId, extras.quotedMessageId) : undefined;
+  return {
+    to,
+    content: { kind: 'text', text: message, ...(quoted ? { quoted } : {}), ...(extras.mentions ? { mentions: extras.mentions } : {}) },
+    summary: message,
+    kind: 'text',
+  };
+};
+
+const deliverText = async (ctx: RequestContext, sessionId: string, to: string, message: string, quotedMessageId?: string) => {
   const session = await ownSessionId(ctx, sessionId);
-  return answer(await deliverNow(ctx, session, { to, content: { kind: 'text', text: message }, summary: message, kind: 'text' }));
+  return answer(await deliverNow(ctx, session, await textDelivery(ctx, sessionId, to, message, { quotedMessageId })));
 };
 
 export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
-  const { to, message } = parseInput(sendSchema, input);
+  const { to, message, quotedMessageId } = parseInput(sendSchema, input);
   await admit(ctx);
-  return deliverText(ctx, sessionId, to, message);
+  return deliverText(ctx, sessionId, to, message, quotedMessageId);
 };
 
 /** POST /whatsapp/send and /sessions/api/send: `sessionId`, `to` and `message` in the body. */
 export const sendTextShortcut = async (ctx: RequestContext, input: unknown): Promise<SendAnswer> => {
-  const { sessionId, to, message } = parseInput(shortcutSendSchema, input);
+  const { sessionId, to, message, quotedMessageId } = parseInput(shortcutSendSchema, input);
   await admit(ctx);
-  return deliverText(ctx, sessionId, to, message);
+  return deliverText(ctx, sessionId, to, message, quotedMessageId);
 };
 
 /** Media bytes come from the caller's URL, fetched only after the request passed every other check. */

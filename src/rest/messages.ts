@@ -21,6 +21,7 @@ import {
   shortcutSendSchema,
   typingSchema,
 } from '../resolvers/messages.ts';
+import { deleteMessage, reactSchema, reactToMessage } from '../resolvers/message-actions.ts';
 import { listReceipts } from '../resolvers/receipts.ts';
 import { dateTime, ok, sent } from './answers.ts';
 import { route } from './route.ts';
@@ -45,6 +46,7 @@ const messageRecord = z
     deliveredAt: dateTime.nullable().describe('extension: when the recipient (in a group, the first member) acknowledged delivery'),
     readAt: dateTime.nullable().describe('extension: when it was first read'),
     playedAt: dateTime.nullable().describe('extension: when a voice note was first played'),
+    deletedAt: dateTime.nullable().describe('extension: when it was deleted for everyone'),
   })
   .loose()
   .meta({ id: 'MessageRecord' });
@@ -71,6 +73,7 @@ const incomingItem = z
     pushName: z.string(),
     messageTimestamp: z.number(),
     receivedAt: dateTime,
+    waMessageId: z.string().describe("extension: the network's id of the message, to react to it or quote it (quotedMessageId)"),
     media: z
       .object({
         mimetype: z.string(),
@@ -194,6 +197,33 @@ export const messagesRoutes: Route[] = [
     response: sent,
     idempotent: true,
     handler: ({ ctx, params, body }) => editMessage(ctx, params.sessionId, params.messageId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/messages/:messageId/react`,
+    summary:
+      'Extension: react to a message this session sent (its record id) or received (its waMessageId) with an emoji; "" removes the reaction',
+    tag,
+    body: reactSchema,
+    response: z.object({
+      ok: z.literal(true),
+      waMessageId: z.string().describe('the network id of the reaction itself'),
+      emoji: z.string(),
+      messageId: z.string().nullable().describe("the message reacted to: our record's id when we sent it, else null"),
+      targetWaMessageId: z.string().describe('the network id of the message reacted to'),
+    }),
+    idempotent: true,
+    handler: ({ ctx, params, body }) => reactToMessage(ctx, params.sessionId, params.messageId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/messages/:messageId/delete`,
+    summary:
+      'Extension: delete a sent message for everyone; the record stays, with deletedAt (409 CONFLICT for a record that was never sent)',
+    tag,
+    response: z.object({ ok: z.literal(true), id: z.string(), deletedAt: dateTime }),
+    idempotent: true,
+    handler: ({ ctx, params }) => deleteMessage(ctx, params.sessionId, params.messageId),
   }),
   route({
     method: 'get',

@@ -61,7 +61,8 @@ export class IncomingMediaStore implements IncomingMediaFiles {
    * the network delivers it again (an item without its media object would lose the file for good).
    */
   async receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
-    const { messageId, media, ...input } = message;
+    const { messageId, media, key: _key, quotable: _quotable, refersTo: _refersTo, ...fields } = message;
+    const input: IncomingInput = { ...fields, waMessageId: messageId };
     if (!media || !messageId) return input;
     try {
       // One INSERT rather than an upsert (a read, then a write): fewer steps that can meet the network

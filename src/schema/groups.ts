@@ -140,9 +140,13 @@ builder.mutationFields((t) => ({
       sessionId: t.arg.id({ required: true }),
       groupId: t.arg.id({ required: true }),
       message: t.arg.string({ required: true }),
+      quotedMessageId: t.arg.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
+      mentions: t.arg.stringList({ description: 'members mentioned, by number (digits) or JID (phone-number or LID)' }),
     },
     resolve: (_root, args, ctx, info) =>
-      once(ctx, info, args, (ctx, { sessionId, groupId, ...args }) => sendToGroup(ctx, String(sessionId), String(groupId), args)),
+      once(ctx, info, args, (ctx, { sessionId, groupId, ...args }) =>
+        sendToGroup(ctx, String(sessionId), String(groupId), withoutNulls(args)),
+      ),
   }),
   sendGroupMedia: t.field({
     type: SendResultRef,

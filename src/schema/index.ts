@@ -3,6 +3,7 @@ import './contacts.ts';
 import './contact-groups.ts';
 import './sessions.ts';
 import './messages.ts';
+import './message-actions.ts';
 import './scheduling.ts';
 import './bulk.ts';
 import './groups.ts';

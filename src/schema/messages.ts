@@ -58,6 +58,7 @@ builder.prismaObject('OutgoingMessage', {
     deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true, description: 'First delivered (in a group, to any member).' }),
     readAt: t.expose('readAt', { type: 'DateTime', nullable: true }),
     playedAt: t.expose('playedAt', { type: 'DateTime', nullable: true, description: 'A voice note played.' }),
+    deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'When it was deleted for everyone.' }),
     receipts: t.field({
       type: [MessageReceipt],
       description: 'each group member that acknowledged it; for a 1:1 message, its recipient once delivered',
@@ -95,6 +96,7 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
     pushName: t.exposeString('pushName'),
     messageTimestamp: t.exposeInt('messageTimestamp'),
     receivedAt: t.field({ type: 'DateTime', resolve: (item) => new Date(item.receivedAt) }),
+    waMessageId: t.exposeString('waMessageId', { description: "the network's id of the message, to react to it or quote it" }),
     media: t.field({
       type: IncomingMedia,
       nullable: true,
@@ -210,8 +212,10 @@ builder.mutationFields((t) => ({
       sessionId: t.arg.id({ required: true }),
       to: t.arg.string({ required: true }),
       message: t.arg.string({ required: true }),
+      quotedMessageId: t.arg.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
     },
-    resolve: (_root, args, ctx, info) => once(ctx, info, args, (ctx, { sessionId, ...args }) => sendText(ctx, String(sessionId), args)),
+    resolve: (_root, args, ctx, info) =>
+      once(ctx, info, args, (ctx, { sessionId, ...args }) => sendText(ctx, String(sessionId), withoutNulls(args))),
   }),
   sendMedia: t.field({
     type: SendResultRef,

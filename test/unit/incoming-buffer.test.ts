@@ -10,6 +10,7 @@ const msg = (content: string): IncomingInput => ({
   fromMe: false,
   type: 'text',
   content,
+  waMessageId: `3EB0${content}`,
   pushName: 'Alice',
   messageTimestamp: 1_700_000_000,
 });

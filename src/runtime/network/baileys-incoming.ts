@@ -113,10 +113,29 @@ export const mediaOf = (raw: proto.IMessage | null | undefined): ReceivedMedia |
   return undefined;
 };
 
+/** A message kept for quoting is at most this big; a larger one (a file with a large preview) is quoted by its text. */
+const QUOTABLE_MAX_BYTES = 8 * 1024;
+
+/** The message a reaction, an edit or a delete is about. */
+const refersToOf = (raw: proto.IMessage | null | undefined): string | undefined => {
+  const message = normalizeMessageContent(raw);
+  return message?.reactionMessage?.key?.id ?? message?.protocolMessage?.key?.id ?? undefined;
+};
+
+const quotableOf = (raw: proto.IMessage | null | undefined): string | undefined => {
+  const message = normalizeMessageContent(raw);
+  if (!message) return undefined;
+  const bytes = proto.Message.encode(message).finish();
+  return bytes.length <= QUOTABLE_MAX_BYTES ? Buffer.from(bytes).toString('base64') : undefined;
+};
+
 const mediaOfMessage = (raw: proto.IMessage | null | undefined): { media?: ReceivedMedia } => {
   const media = mediaOf(raw);
   return media ? { media } : {};
 };
+
+/** The kinds of message that are about another message. */
+const REFERRING = new Set(['reaction', 'edit', 'revoke']);
 
 /** The session's own addresses: its phone-number JID and its LID (either may carry a device). */
 export interface OwnAddresses {
@@ -155,5 +174,16 @@ export const toIncoming = async (msg: WAMessage, own: OwnAddresses, book?: LidBo
     messageTimestamp: Number(msg.messageTimestamp ?? 0),
     messageId: msg.key.id ?? '',
     ...(msg.key.id && described.type !== 'edit' && described.type !== 'revoke' ? mediaOfMessage(msg.message) : {}),
+    ...(msg.key.remoteJid && msg.key.id
+      ? {
+          key: {
+            remoteJid: msg.key.remoteJid,
+            id: msg.key.id,
+            fromMe: Boolean(msg.key.fromMe),
+            ...(msg.key.participant ? { participant: msg.key.participant } : {}),
+          },
+        }
+      : {}),
+    ...(REFERRING.has(described.type) ? { refersTo: refersToOf(msg.message) } : { quotable: quotableOf(msg.message) }),
   };
 };

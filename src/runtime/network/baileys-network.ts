@@ -25,7 +25,7 @@ import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
 import type { Person } from './baileys-lids.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
-import { sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
+import { reactThrough, revokeThrough, sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { KnownUsers, NOT_ON_NETWORK_TTL_MS, reachFor } from './baileys-reach.ts';
 import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } from './baileys-receipts.ts';
 import { signalRepositoryFor } from './baileys-signal.ts';
@@ -409,6 +409,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       edit: async (remoteJid, waMessageId, text) => {
         await sock.sendMessage(remoteJid, { text, edit: { remoteJid, fromMe: true, id: waMessageId } });
       },
+      react: (chatJid, key, emoji) => reactThrough(sock, chatJid, key, emoji),
+      revoke: (remoteJid, waMessageId) => revokeThrough(sock, remoteJid, waMessageId),
       setPresence: (jid, presence) => sock.sendPresenceUpdate(presence, jid),
       onNetwork: (jids) => reach.whichExist(jids),
       newMessageId: () => generateMessageIDV2(sock.user?.id),

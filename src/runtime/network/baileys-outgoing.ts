@@ -1,5 +1,6 @@
 import { generateWAMessageFromContent, proto } from 'baileys';
 import type { AnyMessageContent, WASocket } from 'baileys';
+import type { MessageKeyRef } from '../ports/incoming.ts';
 import type { ButtonSpec, OutgoingContent, SendOptions, SendResult, StatusContent } from '../ports/network.ts';
 
 const nativeFlowButton = (button: ButtonSpec): proto.Message.InteractiveMessage.NativeFlowMessage.INativeFlowButton => {
@@ -24,7 +25,7 @@ const vcardOf = (displayName: string, phone: string): string =>
 const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyMessageContent => {
   switch (content.kind) {
     case 'text':
-      return { text: content.text };
+      return content.mentions?.length ? { text: content.text, mentions: content.mentions } : { text: content.text };
     case 'media':
       switch (content.mediaType) {
         case 'image':
@@ -80,9 +81,31 @@ export const sendThrough = async (sock: WASocket, jid: string, content: Outgoing
     const id = await sock.relayMessage(jid, full.message ?? message, { messageId: full.key.id ?? undefined });
     return { waMessageId: id, remoteJid: jid, message: proto.Message.encode(full.message ?? message).finish() };
   }
-  const sent = await sock.sendMessage(jid, toContent(content), { messageId: options.messageId });
+  // Baileys builds contextInfo (stanzaId, participant, quotedMessage) from the quoted message itself.
+  const quoted =
+    content.kind === 'text' && content.quoted
+      ? {
+          key: content.quoted.key,
+          message: content.quoted.message
+            ? proto.Message.decode(Buffer.from(content.quoted.message, 'base64'))
+            : proto.Message.fromObject({ conversation: content.quoted.text }),
+        }
+      : undefined;
+  const sent = await sock.sendMessage(jid, toContent(content), { messageId: options.messageId, ...(quoted ? { quoted } : {}) });
   if (!sent?.key.id) throw new Error('the network did not accept the message');
   return { waMessageId: sent.key.id, remoteJid: jid, ...(sent.message ? { message: proto.Message.encode(sent.message).finish() } : {}) };
+};
+
+/** A reaction to a message of the chat; Baileys sends an empty text as the reaction's removal. */
+export const reactThrough = async (sock: WASocket, chatJid: string, key: MessageKeyRef, emoji: string): Promise<string> => {
+  const sent = await sock.sendMessage(chatJid, { react: { text: emoji, key } });
+  if (!sent?.key.id) throw new Error('the network did not accept the reaction');
+  return sent.key.id;
+};
+
+/** Deletes one of our messages for everyone (a protocol message of type REVOKE). */
+export const revokeThrough = async (sock: WASocket, remoteJid: string, waMessageId: string): Promise<void> => {
+  await sock.sendMessage(remoteJid, { delete: { remoteJid, fromMe: true, id: waMessageId } });
 };
 
 const STATUS_JID = 'status@broadcast';

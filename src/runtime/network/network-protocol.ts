@@ -25,6 +25,8 @@ export interface NetworkWorkerData {
 export type LinkMethod =
   | 'send'
   | 'edit'
+  | 'react'
+  | 'revoke'
   | 'setPresence'
   | 'onNetwork'
   | 'sendStatus'

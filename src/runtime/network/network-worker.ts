@@ -14,6 +14,7 @@ import type { LinkMethod, NetworkMessage, NetworkRequest, NetworkWorkerData } fr
 import { MediaGoneError } from './media-gone.ts';
 import { NotOnNetworkError } from './not-on-network.ts';
 import type { GroupOps, Network, NetworkLink, NetworkStats, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
+import type { MessageKeyRef } from '../ports/incoming.ts';
 
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and
 // cancellations it almost never reports); at Node's ten frames that was a sixth of this worker's
@@ -101,6 +102,10 @@ const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]):
       return link.send(args[0] as string, withBuffer(args[1] as OutgoingContent), args[2] as SendOptions | undefined);
     case 'edit':
       return link.edit(args[0] as string, args[1] as string, args[2] as string);
+    case 'react':
+      return link.react(args[0] as string, args[1] as MessageKeyRef, args[2] as string);
+    case 'revoke':
+      return link.revoke(args[0] as string, args[1] as string);
     case 'setPresence':
       return link.setPresence(args[0] as string, args[1] as 'composing' | 'paused');
     case 'onNetwork':

@@ -278,6 +278,10 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       edit: async (remoteJid, waMessageId, text) => {
         await call('edit', remoteJid, waMessageId, text);
       },
+      react: async (chatJid, key, emoji) => (await call('react', chatJid, key, emoji)) as string,
+      revoke: async (remoteJid, waMessageId) => {
+        await call('revoke', remoteJid, waMessageId);
+      },
       setPresence: async (jid, presence) => {
         await call('setPresence', jid, presence);
       },

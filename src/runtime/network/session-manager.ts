@@ -62,9 +62,10 @@ export interface SessionManagerOptions {
   /**
    * writes what a received message leaves on disk beyond the buffer (its message.received webhook rows),
    * before the item enters the buffer; the network receipts the message only once this resolves.
-   * `waMessageId` is the network's id of the message, the same when the network delivers it again.
+   * `message` is what the network handed over (its network id, the same when the network delivers it
+   * again; its key; what a reaction, an edit or a delete is about).
    */
-  onReceived?: (item: IncomingItem, waMessageId: string) => Promise<void>;
+  onReceived?: (item: IncomingItem, message: ReceivedMessage) => Promise<void>;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
   /** recipients acknowledged messages a session sent */
@@ -420,7 +421,7 @@ export class SessionManager implements Sessions {
               // Into the buffer only once its webhook rows are written: a message whose write failed is
               // delivered again, and would otherwise be in the buffer twice.
               const item = this.options.incoming.prepare(sessionId, input);
-              await this.options.onReceived?.(item, message.messageId);
+              await this.options.onReceived?.(item, message);
               this.options.incoming.add(item);
             });
           live.received = stored.catch((err: unknown) =>
@@ -451,8 +452,8 @@ export class SessionManager implements Sessions {
 
   private toItem(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
     if (this.options.receive) return this.options.receive(sessionId, message);
-    const { messageId: _messageId, media: _media, ...input } = message;
-    return Promise.resolve(input);
+    const { messageId, media: _media, key: _key, quotable: _quotable, refersTo: _refersTo, ...input } = message;
+    return Promise.resolve({ ...input, waMessageId: messageId });
   }
 
   private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {

@@ -14,9 +14,32 @@ export interface CampaignProgress {
   remaining: number;
 }
 
+/** A reaction, an edit or a delete received, pointing at the message it is about. */
+export interface MessageUpdate {
+  type: 'message.reaction' | 'message.edited' | 'message.deleted';
+  sessionId: string;
+  chatId: string;
+  chatLid: string | null;
+  /** who reacted, edited or deleted: the phone-number JID when known, else the LID JID */
+  from: string;
+  fromLid: string | null;
+  fromMe: boolean;
+  /** the network id of the reaction, edit or delete itself */
+  waMessageId: string;
+  /** a reaction's emoji; '' when the reaction was removed; null on edits and deletes */
+  emoji: string | null;
+  /** an edit's new text; null otherwise */
+  text: string | null;
+  /** the message it is about: its network id, always; our record's id when it is a message we sent */
+  target: { waMessageId: string; messageId: string | null; chatId: string };
+  messageTimestamp: number;
+  receivedAt: string;
+}
+
 export type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
+  messageUpdates: [sessionId: string, payload: MessageUpdate];
   /** keyed by campaignTopic(accountId, campaignId): progress ids belong to an account */
   campaign: [topic: string, payload: CampaignProgress];
 };

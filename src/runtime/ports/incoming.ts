@@ -19,8 +19,47 @@ export interface ReceivedMedia extends MediaLocator {
   fileSha256?: string;
 }
 
-/** A message as the network hands it over: the buffer's fields, its network id, and its media when it has some. */
-export type ReceivedMessage = Omit<IncomingInput, 'media'> & { messageId: string; media?: ReceivedMedia };
+/** A message's key on the network: enough to react to it, quote it or delete it. */
+export interface MessageKeyRef {
+  /** the chat, as the network addressed it (a LID JID, a phone-number JID or a group) */
+  remoteJid: string;
+  id: string;
+  fromMe: boolean;
+  /** in a group: the sender */
+  participant?: string;
+}
+
+/**
+ * A message as the network hands it over: the buffer's fields, its network id, and its media when it has
+ * some; its key and (when small enough) the message itself, so it can be reacted to and quoted; and for a
+ * reaction, an edit or a delete, the network id of the message it is about.
+ */
+export type ReceivedMessage = Omit<IncomingInput, 'media' | 'waMessageId'> & {
+  messageId: string;
+  media?: ReceivedMedia;
+  key?: MessageKeyRef;
+  /** the message (proto.Message, base64), for a reply that quotes it */
+  quotable?: string;
+  /** reactions, edits and deletes: the network id of the message they are about */
+  refersTo?: string;
+};
+
+/** A received message the service remembers (runtime/received-messages.ts), to react to it or quote it. */
+export interface RememberedMessage {
+  key: MessageKeyRef;
+  chatId: string;
+  /** the message (proto.Message, base64) when it was small enough to keep */
+  quotable?: string;
+  /** its text or description, quoted as text when the message itself was not kept */
+  content: string;
+}
+
+/** The last received messages of each session, by network id (in memory, bounded). */
+export interface ReceivedMessages {
+  remember(sessionId: string, message: ReceivedMessage): void;
+  find(sessionId: string, waMessageId: string): RememberedMessage | undefined;
+  forget(sessionId: string): void;
+}
 
 /** A stored received file, as the download route needs it. */
 export interface StoredMedia {
@@ -74,6 +113,8 @@ export interface IncomingItem {
   pushName: string;
   messageTimestamp: number;
   receivedAt: string;
+  /** extension: the network's id of the message, to react to it or quote it */
+  waMessageId: string;
   /** only on items with media */
   media?: IncomingMediaView;
 }

@@ -1,5 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
-import type { MediaLocator, ReceivedMessage } from './incoming.ts';
+import type { MediaLocator, MessageKeyRef, ReceivedMessage } from './incoming.ts';
 
 /**
  * The name of the error a download rejects with when the media host answered that it no longer has the
@@ -43,8 +43,15 @@ export interface ButtonSpec {
   copyCode?: string;
 }
 
+/** The message a reply quotes: its key, and the message itself (proto.Message, base64), else its text. */
+export interface QuotedMessage {
+  key: MessageKeyRef;
+  message?: string;
+  text: string;
+}
+
 export type OutgoingContent =
-  | { kind: 'text'; text: string }
+  | { kind: 'text'; text: string; quoted?: QuotedMessage; mentions?: string[] }
   | { kind: 'media'; mediaType: MediaType; data: Buffer; mimetype?: string; caption?: string; fileName?: string; ptt?: boolean }
   | { kind: 'buttons'; body: string; header?: string; footer?: string; buttons: ButtonSpec[] }
   | { kind: 'contact'; displayName: string; phone: string }
@@ -164,6 +171,10 @@ export interface NetworkLink {
    */
   send: (jid: string, content: OutgoingContent, options?: SendOptions) => Promise<SendResult>;
   edit: (remoteJid: string, waMessageId: string, text: string) => Promise<void>;
+  /** Reacts to a message in a chat with an emoji; an empty emoji removes the reaction. Answers the reaction's network id. */
+  react: (chatJid: string, key: MessageKeyRef, emoji: string) => Promise<string>;
+  /** Deletes one of our sent messages for everyone. */
+  revoke: (remoteJid: string, waMessageId: string) => Promise<void>;
   setPresence: (jid: string, presence: 'composing' | 'paused') => Promise<void>;
   /** Which of these user JIDs exist on the network. */
   onNetwork: (jids: string[]) => Promise<Set<string>>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
+import { announceReceived } from '../../resolvers/message-actions.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
 import { learnLids } from '../../resolvers/contacts.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
@@ -16,6 +17,7 @@ import { createEventBus } from '../events.ts';
 import { ButtonGuard } from '../button-guard.ts';
 import { IncomingBuffer } from '../incoming-buffer.ts';
 import { IncomingMediaStore } from '../incoming-media.ts';
+import { RecentReceived } from '../received-messages.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
 import { WebhookDeliveryLoop } from '../jobs/webhook-delivery.ts';
@@ -113,6 +115,7 @@ export const createDeps = (options: DepsOptions): Deps => {
             notOnNetworkTtlMs: settings.NOT_ON_NETWORK_TTL_MS,
           });
         });
+  const received = new RecentReceived();
   const incomingMedia = new IncomingMediaStore({
     db,
     logger,
@@ -134,14 +137,10 @@ export const createDeps = (options: DepsOptions): Deps => {
     receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
     webhooks,
     // Before the network's receipt for the message (see onIncoming in ports/network.ts).
-    onReceived: async (item, waMessageId) => {
-      const accountId = await accountOf(item.sessionId);
-      // waMessageId: a message the network delivers again (after a crash before its receipt) carries the
-      // same one, so a receiver can tell it from a new message.
-      const { eventId: _eventId, ...fields } = item;
-      const data = { ...fields, waMessageId };
-      if (accountId) await webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
-    },
+    // waMessageId: a message the network delivers again (after a crash before its receipt) carries the
+    // same one, so a receiver can tell it from a new message.
+    onReceived: async (item, message) =>
+      announceReceived({ db, webhooks, events, received }, await accountOf(item.sessionId), item, message),
     onSendError: (sessionId, waMessageId, reason) => {
       handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),
@@ -231,6 +230,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     events,
     incoming,
     incomingMedia,
+    received,
     fetchMedia,
     buttons,
     jobs,

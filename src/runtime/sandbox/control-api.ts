@@ -13,6 +13,9 @@ const scanBody = z
   .refine((b) => b.qr || b.qrCode, { message: 'give qr (the QR text) or qrCode (the PNG data URL)' });
 const codeBody = z.object({ code: z.string().regex(/^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/) });
 const sendBody = z.object({ to: z.string().min(1), text: z.string().min(1) });
+const reactBody = z.object({ to: z.string().min(1), id: z.string().min(1), emoji: z.string() });
+const editBody = z.object({ to: z.string().min(1), id: z.string().min(1), text: z.string().min(1) });
+const revokeBody = z.object({ to: z.string().min(1), id: z.string().min(1) });
 const mediaBody = z.object({
   to: z.string().min(1),
   type: z.enum(['image', 'video', 'audio', 'document']),
@@ -63,6 +66,18 @@ export const startControlApi = async (
   app.post('/phones/:number/send', async (req, res) => {
     const body = sendBody.parse(req.body);
     res.json(await control.sendText(number(req), body.to, body.text));
+  });
+  app.post('/phones/:number/react', async (req, res) => {
+    const body = reactBody.parse(req.body);
+    res.json(await control.react(number(req), body.to, body.id, body.emoji));
+  });
+  app.post('/phones/:number/edit', async (req, res) => {
+    const body = editBody.parse(req.body);
+    res.json(await control.edit(number(req), body.to, body.id, body.text));
+  });
+  app.post('/phones/:number/revoke', async (req, res) => {
+    const body = revokeBody.parse(req.body);
+    res.json(await control.revoke(number(req), body.to, body.id));
   });
   app.post('/phones/:number/send-media', async (req, res) => {
     const { to, data, ...media } = mediaBody.parse(req.body);

@@ -1,7 +1,6 @@
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { getMediaKeys } from 'baileys';
-import type { proto } from 'baileys';
-import type { InboxEntry } from './directory.ts';
+import { getMediaKeys, proto } from 'baileys';
+import type { InboxEntry, VirtualPhone } from './directory.ts';
 import type { GroupView } from './groups.ts';
 import { describeForInbox } from './routing.ts';
 import type { DeliveryView } from './routing.ts';
@@ -23,6 +22,8 @@ export interface PhoneView {
 }
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document';
+
+const PROTOCOL = proto.Message.ProtocolMessage.Type;
 
 /** What tests and users do with the sandbox: the same operations as its HTTP control API. */
 export class SandboxControl {
@@ -47,6 +48,48 @@ export class SandboxControl {
   /** The phone sends a text to a number; every companion linked to that number receives it. */
   sendText(fromNumber: string, toNumber: string, text: string): Promise<{ id: string; delivered: number }> {
     return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
+  }
+
+  /**
+   * The key a phone gives a message it points at: one it received (from its inbox, in that chat) or one
+   * it sent itself to `toNumber`.
+   */
+  private keyFor(phone: VirtualPhone, toNumber: string, id: string): proto.IMessageKey {
+    const received = phone.inbox.find((e) => e.id === id && e.kind !== 'reaction');
+    if (received) {
+      const group = received.chat.endsWith('@g.us');
+      return { remoteJid: received.chat, fromMe: false, id, ...(group ? { participant: received.from } : {}) };
+    }
+    return { remoteJid: `${toNumber}@s.whatsapp.net`, fromMe: true, id };
+  }
+
+  /** The phone reacts to a message (one it received, or one it sent to `toNumber`); '' removes its reaction. */
+  react(fromNumber: string, toNumber: string, id: string, emoji: string): Promise<{ id: string; delivered: number }> {
+    const phone = this.network.requirePhone(fromNumber);
+    const to = toNumber.split('@')[0] ?? toNumber;
+    const key = this.keyFor(phone, to, id);
+    return this.network.router.fromPhone(phone, to, { reactionMessage: { key, text: emoji, senderTimestampMs: Date.now() } });
+  }
+
+  /** The phone edits a text it sent to `toNumber`. */
+  edit(fromNumber: string, toNumber: string, id: string, text: string): Promise<{ id: string; delivered: number }> {
+    const to = toNumber.split('@')[0] ?? toNumber;
+    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), to, {
+      protocolMessage: {
+        key: { remoteJid: `${to}@s.whatsapp.net`, fromMe: true, id },
+        type: PROTOCOL.MESSAGE_EDIT,
+        editedMessage: { conversation: text },
+        timestampMs: Date.now(),
+      },
+    });
+  }
+
+  /** The phone deletes a message it sent to `toNumber`, for everyone. */
+  revoke(fromNumber: string, toNumber: string, id: string): Promise<{ id: string; delivered: number }> {
+    const to = toNumber.split('@')[0] ?? toNumber;
+    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), to, {
+      protocolMessage: { key: { remoteJid: `${to}@s.whatsapp.net`, fromMe: true, id }, type: PROTOCOL.REVOKE },
+    });
   }
 
   /** When the linked devices receipted a message this phone sent (their delivery receipts), and which still wait for it. */
@@ -179,7 +222,10 @@ export class SandboxControl {
     const chat = which.chat === undefined ? undefined : which.chat.includes('@') ? which.chat : `${which.chat}@s.whatsapp.net`;
     const entries = phone.inbox.filter(
       (e) =>
-        e.kind !== 'edit' && e.kind !== 'reaction' && ((which.ids?.includes(e.id) ?? false) || (chat !== undefined && e.chat === chat)),
+        e.kind !== 'edit' &&
+        e.kind !== 'reaction' &&
+        e.kind !== 'revoke' &&
+        ((which.ids?.includes(e.id) ?? false) || (chat !== undefined && e.chat === chat)),
     );
     const missing = (which.ids ?? []).filter((id) => !entries.some((e) => e.id === id));
     if (missing.length > 0) throw new Error(`${number} did not receive ${missing.join(', ')}`);

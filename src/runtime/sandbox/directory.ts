@@ -35,6 +35,8 @@ export interface InboxEntry {
   /** when the phone last sent a read (or, for a voice note, played) receipt for it */
   readAt?: string;
   playedAt?: string;
+  /** when the sender deleted it for everyone (a revoke arrived) */
+  deletedAt?: string;
 }
 
 /** A trusted-contact token a phone handed a linked account when it first wrote to it (see Router.handToken). */

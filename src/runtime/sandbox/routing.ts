@@ -108,6 +108,8 @@ export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kin
   if (m.protocolMessage?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) {
     return { kind: 'edit', content: describeForInbox(m.protocolMessage.editedMessage ?? {}).content };
   }
+  if (m.protocolMessage?.type === proto.Message.ProtocolMessage.Type.REVOKE)
+    return { kind: 'revoke', content: m.protocolMessage.key?.id ?? '' };
   if (m.reactionMessage) return { kind: 'reaction', content: m.reactionMessage.text ?? '' };
   return { kind: Object.keys(m)[0] ?? 'unknown', content: '' };
 };
@@ -116,7 +118,10 @@ export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kin
 export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, chat: string, message: proto.IMessage): InboxEntry | null => {
   const inner = normalizeMessageContent(message) ?? message;
   if (inner.senderKeyDistributionMessage && Object.keys(inner).length === 1) return null;
-  if (inner.protocolMessage && inner.protocolMessage.type !== proto.Message.ProtocolMessage.Type.MESSAGE_EDIT) return null;
+  const protocolType = inner.protocolMessage?.type;
+  const shown =
+    protocolType === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT || protocolType === proto.Message.ProtocolMessage.Type.REVOKE;
+  if (inner.protocolMessage && !shown) return null;
   const key = `${chat}\u0000${id}`;
   const existing = phone.inboxIndex.get(key);
   if (existing) {
@@ -136,6 +141,10 @@ export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, ch
     const editedId = inner.protocolMessage?.key?.id;
     const original = phone.inboxIndex.get(`${chat}\u0000${editedId}`);
     if (original) original.content = entry.content;
+  }
+  if (entry.kind === 'revoke') {
+    const original = phone.inboxIndex.get(`${chat}\u0000${entry.content}`);
+    if (original) original.deletedAt = entry.receivedAt;
   }
   phone.inbox.push(entry);
   phone.inboxIndex.set(key, entry);

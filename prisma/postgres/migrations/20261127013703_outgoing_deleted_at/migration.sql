@@ -1,0 +1,3 @@
+
+-- AlterTable
+ALTER TABLE "OutgoingMessage" ADD COLUMN     "deletedAt" TIMESTAMP(3);

@@ -1,0 +1,3 @@
+
+-- AlterTable
+ALTER TABLE "OutgoingMessage" ADD COLUMN "deletedAt" DATETIME;

@@ -1,0 +1,208 @@
+import { z } from 'zod';
+import type { OutgoingMessage } from '../generated/sqlite/client.ts';
+import type { MessageUpdate } from '../runtime/ports/events.ts';
+import type { IncomingItem, MessageKeyRef, ReceivedMessage } from '../runtime/ports/incoming.ts';
+import type { QuotedMessage } from '../runtime/ports/network.ts';
+import type { Deps, RequestContext } from './context.ts';
+import { requireLink } from './delivery.ts';
+import { DomainError, notFound } from './errors.ts';
+import { admit } from './idempotency.ts';
+import { isJid, USER_DOMAIN } from './jids.ts';
+import { ownSessionId } from './sessions.ts';
+import { parseInput } from './validate.ts';
+
+const RECORD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A message named by our record id or by its network id (a received message's `waMessageId`). */
+export const messageRefSchema = z
+  .string()
+  .trim()
+  .min(1, 'is required')
+  .max(128, 'must be at most 128 characters')
+  .regex(/^[A-Za-z0-9-]+$/, "must be a message record id or a received message's waMessageId");
+
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+const EMOJI = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+
+/** One emoji, or '' to remove the reaction. */
+export const emojiSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required (one emoji, or "" to remove the reaction)' : 'must be a string') })
+  .refine((v) => v === '' || ([...graphemes.segment(v)].length === 1 && EMOJI.test(v)), {
+    message: 'must be a single emoji, or "" to remove the reaction',
+  });
+
+export const reactSchema = z.object({ emoji: emojiSchema });
+
+const MENTION = /^\d{5,20}$/;
+/** People mentioned in a group message: numbers (digits) or user JIDs (phone-number or LID). */
+export const mentionsSchema = z
+  .array(
+    z
+      .string()
+      .trim()
+      .refine((v) => MENTION.test(v) || (isJid(v) && (v.endsWith(`@${USER_DOMAIN}`) || v.endsWith('@lid'))), {
+        message: 'must be a number (digits only, no +), a phone-number JID or a LID JID',
+      })
+      .transform((v) => (MENTION.test(v) ? `${v}@${USER_DOMAIN}` : v)),
+  )
+  .min(1, 'must name at least one person')
+  .max(256, 'must name at most 256 people')
+  .transform((jids) => [...new Set(jids)]);
+
+/** A message this session can point at: one it sent, or one it received lately. */
+type Found =
+  | { kind: 'sent'; row: OutgoingMessage; key: MessageKeyRef; chatJid: string }
+  | { kind: 'received'; key: MessageKeyRef; chatJid: string; quotable?: string; content: string };
+
+const sentKey = (row: OutgoingMessage): MessageKeyRef | null =>
+  row.waMessageId && row.remoteJid && row.status === 'SENT' ? { remoteJid: row.remoteJid, id: row.waMessageId, fromMe: true } : null;
+
+/**
+ * Our record by its id (or its network id), else a received message the session remembers (the last
+ * ones since the service started). 404 otherwise; a record that never reached the network is a 409.
+ */
+const findMessage = async (ctx: RequestContext, sessionId: string, ref: string, what: string): Promise<Found> => {
+  await ctx.outgoing.settled();
+  const where = RECORD_ID.test(ref) ? { OR: [{ id: ref }, { waMessageId: ref }] } : { waMessageId: ref };
+  const row = await ctx.db.outgoingMessage.findFirst({ where: { ...where, sessionId, accountId: ctx.caller.accountId } });
+  if (row) {
+    const key = sentKey(row);
+    if (!key) throw new DomainError('CONFLICT', `This message was not sent (it has no network id on record), so it cannot be ${what}`);
+    return { kind: 'sent', row, key, chatJid: key.remoteJid };
+  }
+  const received = ctx.received.find(sessionId, ref);
+  if (!received) {
+    throw new DomainError(
+      'NOT_FOUND',
+      'Message not found: give a message record id, or the waMessageId of a message this session received since the service started',
+    );
+  }
+  return {
+    kind: 'received',
+    key: received.key,
+    chatJid: received.key.remoteJid,
+    content: received.content,
+    ...(received.quotable ? { quotable: received.quotable } : {}),
+  };
+};
+
+/** The message a reply quotes, found before anything is sent (404 for an unknown one). */
+export const quotedMessage = async (ctx: RequestContext, sessionId: string, ref: string): Promise<QuotedMessage> => {
+  const found = await findMessage(ctx, sessionId, ref, 'quoted');
+  if (found.kind === 'sent') {
+    return { key: found.key, text: found.row.content, ...(found.row.sentMessage ? { message: found.row.sentMessage } : {}) };
+  }
+  return { key: found.key, text: found.content, ...(found.quotable ? { message: found.quotable } : {}) };
+};
+
+export interface ReactAnswer {
+  ok: true;
+  /** the network id of the reaction itself */
+  waMessageId: string;
+  emoji: string;
+  /** the message reacted to: our record's id when it is one we sent, else null */
+  messageId: string | null;
+  /** the network id of the message reacted to */
+  targetWaMessageId: string;
+}
+
+/** Reacts to a message we sent or received; '' removes our reaction. */
+export const reactToMessage = async (ctx: RequestContext, sessionId: string, messageRef: string, input: unknown): Promise<ReactAnswer> => {
+  // The path's id is checked with the body, so every fault is listed at once.
+  const withRef = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...input, messageId: messageRef } : input;
+  const { emoji, messageId: ref } = parseInput(reactSchema.extend({ messageId: messageRefSchema }), withRef);
+  await admit(ctx);
+  const session = await ownSessionId(ctx, sessionId);
+  const found = await findMessage(ctx, sessionId, ref, 'reacted to');
+  const link = requireLink(ctx, session);
+  let waMessageId: string;
+  try {
+    waMessageId = await link.react(found.chatJid, found.key, emoji);
+  } catch (err) {
+    throw new DomainError('NETWORK_ERROR', `The network refused the reaction: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  ctx.logger.info({ sessionId, target: found.key.id, removed: emoji === '' }, 'reaction sent');
+  return { ok: true, waMessageId, emoji, messageId: found.kind === 'sent' ? found.row.id : null, targetWaMessageId: found.key.id };
+};
+
+export interface DeleteAnswer {
+  ok: true;
+  id: string;
+  deletedAt: string;
+}
+
+/** Deletes a message we sent for everyone; the record keeps it, with deletedAt. Deleting it again changes nothing. */
+export const deleteMessage = async (ctx: RequestContext, sessionId: string, messageId: string): Promise<DeleteAnswer> => {
+  await admit(ctx);
+  const session = await ownSessionId(ctx, sessionId);
+  await ctx.outgoing.settled();
+  const row = await ctx.db.outgoingMessage.findFirst({ where: { id: messageId, sessionId, accountId: ctx.caller.accountId } });
+  if (!row) throw notFound('Message');
+  if (row.deletedAt) return { ok: true, id: row.id, deletedAt: row.deletedAt.toISOString() };
+  const key = sentKey(row);
+  if (!key) throw new DomainError('CONFLICT', 'This message was not sent (it has no network id on record), so it cannot be deleted');
+  const link = requireLink(ctx, session);
+  try {
+    await link.revoke(key.remoteJid, key.id);
+  } catch (err) {
+    throw new DomainError('NETWORK_ERROR', `The network refused the delete: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const deletedAt = ctx.now();
+  await ctx.db.outgoingMessage.update({ where: { id: row.id }, data: { deletedAt } });
+  ctx.logger.info({ sessionId, messageId: row.id }, 'message deleted for everyone');
+  return { ok: true, id: row.id, deletedAt: deletedAt.toISOString() };
+};
+
+const UPDATE_TYPES = { reaction: 'message.reaction', edit: 'message.edited', revoke: 'message.deleted' } as const;
+
+/**
+ * A received reaction, edit or delete as its event: it points at the message it is about, by network id
+ * and, when that is one of our sent messages, by our record's id.
+ */
+export const messageUpdateOf = async (
+  deps: Pick<Deps, 'db'>,
+  item: IncomingItem,
+  message: Pick<ReceivedMessage, 'refersTo'>,
+): Promise<MessageUpdate | null> => {
+  const type = UPDATE_TYPES[item.type as keyof typeof UPDATE_TYPES];
+  if (!type || !message.refersTo) return null;
+  const ours = await deps.db.outgoingMessage.findFirst({
+    where: { sessionId: item.sessionId, waMessageId: message.refersTo },
+    select: { id: true },
+  });
+  return {
+    type,
+    sessionId: item.sessionId,
+    chatId: item.chatId,
+    chatLid: item.chatLid,
+    from: item.from,
+    fromLid: item.fromLid,
+    fromMe: item.fromMe,
+    waMessageId: item.waMessageId,
+    emoji: type === 'message.reaction' ? item.content : null,
+    text: type === 'message.edited' ? item.content : null,
+    target: { waMessageId: message.refersTo, messageId: ours?.id ?? null, chatId: item.chatId },
+    messageTimestamp: item.messageTimestamp,
+    receivedAt: item.receivedAt,
+  };
+};
+
+/**
+ * What a received message leaves beside the buffer, before the network's receipt for it: the service
+ * remembers it (to react to it or quote it), its message.received event, and for a reaction, an edit
+ * or a delete, the event that points at the message it is about (also pushed to subscriptions).
+ */
+export const announceReceived = async (
+  deps: Pick<Deps, 'db' | 'webhooks' | 'events' | 'received'>,
+  accountId: string | null,
+  item: IncomingItem,
+  message: ReceivedMessage,
+): Promise<void> => {
+  deps.received.remember(item.sessionId, message);
+  const { eventId: _eventId, ...data } = item;
+  if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
+  const update = await messageUpdateOf(deps, item, message);
+  if (!update) return;
+  if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: update.type, data: update });
+  deps.events.publish('messageUpdates', item.sessionId, update);
+};

@@ -1,0 +1,355 @@
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
+import { dbKinds, gql, http } from './helpers/app.ts';
+import type { Json } from './helpers/app.ts';
+import type { Receiver } from './helpers/receiver.ts';
+import { startReceiver } from './helpers/receiver.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+const ME = '15554440001';
+const BOB = '15554440002';
+const CAROL = '15554440003';
+
+interface Quoted {
+  conversation?: string;
+  extendedTextMessage?: { text?: string };
+}
+/** The quoted message's text: Baileys sends a text as an extendedTextMessage, a phone may as a conversation. */
+const quotedText = (q: Quoted | undefined) => q?.conversation ?? q?.extendedTextMessage?.text;
+
+interface Raw {
+  reactionMessage?: { key?: { id?: string; remoteJid?: string; fromMe?: boolean }; text?: string };
+  extendedTextMessage?: {
+    text?: string;
+    contextInfo?: { stanzaId?: string; participant?: string; mentionedJid?: string[]; quotedMessage?: Quoted };
+  };
+  protocolMessage?: { key?: { id?: string }; type?: number | string };
+}
+
+describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on the LID-first sandbox (%s)', (kind) => {
+  let ctx: Linked;
+  let sessionId: string;
+  let receiver: Receiver;
+  const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
+  const inboxOf = (number: string) => ctx.sandbox.control.inbox(number);
+  const raw = (entry: InboxEntry | undefined): Raw => (entry?.raw ?? {}) as Raw;
+  const jid = (n: string) => `${n}@s.whatsapp.net`;
+  const lid = (n: string) => ctx.sandbox.control.phone(n).lid;
+  const S = () => `/v1/sessions/${sessionId}`;
+  const send = async (message: string, extra: Record<string, unknown> = {}) => {
+    const res = await call('POST', `${S()}/send`, { to: BOB, message, ...extra });
+    expect(res.status).toBe(200);
+    return (
+      await waitUntil(
+        () => call('GET', `${S()}/messages/${res.body.id}`),
+        (r) => r.body.status === 'SENT',
+      )
+    ).body as Json;
+  };
+  const arrived = (number: string, match: (e: InboxEntry) => boolean) =>
+    waitUntil(
+      async () => inboxOf(number).find(match),
+      (e) => e !== undefined,
+    ) as Promise<InboxEntry>;
+  /** A text from BOB, read off the long-poll: the item carries the waMessageId to react to or quote. */
+  const fromBob = async (text: string): Promise<Json> => {
+    const sent = await ctx.sandbox.control.sendText(BOB, ME, text);
+    const res = await waitUntil(
+      () => call('GET', `${S()}/incoming?waitMs=5000&limit=1`),
+      (r) => r.body.count === 1,
+    );
+    expect(res.body.items[0]).toMatchObject({ content: text, waMessageId: sent.id });
+    return res.body.items[0];
+  };
+  const hooks = (type: string) => receiver.received.filter((r) => r.payload.type === type).map((r) => r.payload.data as Json);
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox(kind, { WEBHOOK_ALLOW_PRIVATE: true });
+    sessionId = await linkSession(ctx, ME);
+    ctx.sandbox.control.addPhone(BOB, 'Bob');
+    ctx.sandbox.control.addPhone(CAROL, 'Carol');
+    receiver = await startReceiver();
+    const hook = await call('POST', '/v1/webhooks', {
+      url: receiver.url,
+      events: ['message.reaction', 'message.edited', 'message.deleted'],
+    });
+    expect(hook.status).toBe(201);
+    receiver.verifyWith(hook.body.secret);
+  }, 60_000);
+  afterAll(async () => {
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+    await receiver?.close();
+  });
+
+  it('reacts to a sent message by record id and removes the reaction: the phone decrypts the emoji and the key', async () => {
+    const record = await send('react to me');
+    const res = await call('POST', `${S()}/messages/${record.id}/react`, { emoji: '👍' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      ok: true,
+      waMessageId: expect.any(String),
+      emoji: '👍',
+      messageId: record.id,
+      targetWaMessageId: record.waMessageId,
+    });
+    const reaction = await arrived(BOB, (e) => e.id === res.body.waMessageId);
+    expect(reaction.kind).toBe('reaction');
+    expect(raw(reaction).reactionMessage).toMatchObject({ text: '👍', key: { id: record.waMessageId, fromMe: true } });
+
+    const removed = await call('POST', `${S()}/messages/${record.id}/react`, { emoji: '' });
+    expect(removed.body).toMatchObject({ ok: true, emoji: '' });
+    const removal = await arrived(BOB, (e) => e.id === removed.body.waMessageId);
+    expect(raw(removal).reactionMessage?.key?.id).toBe(record.waMessageId);
+    expect(raw(removal).reactionMessage?.text ?? '').toBe('');
+  });
+
+  it('reacts to a received message by its waMessageId (REST and GraphQL)', async () => {
+    const item = await fromBob('react to mine');
+    const res = await call('POST', `${S()}/messages/${item.waMessageId}/react`, { emoji: '❤️' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ok: true, emoji: '❤️', messageId: null, targetWaMessageId: item.waMessageId });
+    const reaction = await arrived(BOB, (e) => e.id === res.body.waMessageId);
+    expect(raw(reaction).reactionMessage).toMatchObject({ text: '❤️', key: { id: item.waMessageId } });
+
+    const q = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      'mutation($s: ID!, $m: ID!) { reactToMessage(sessionId: $s, messageId: $m, emoji: "🎉") { ok waMessageId emoji messageId targetWaMessageId } }',
+      { s: sessionId, m: item.waMessageId },
+    );
+    expect(q.errors).toBeUndefined();
+    const viaGraph = await arrived(BOB, (e) => e.id === q.data.reactToMessage.waMessageId);
+    expect(raw(viaGraph).reactionMessage).toMatchObject({ text: '🎉', key: { id: item.waMessageId } });
+  });
+
+  it('refuses a bad reaction with 400 and an unknown message with 404, sending nothing', async () => {
+    const record = await send('not this way');
+    const before = inboxOf(BOB).length;
+    for (const body of [{ emoji: 'ok' }, { emoji: '👍👍' }, {}, { emoji: 5 }]) {
+      const res = await call('POST', `${S()}/messages/${record.id}/react`, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        ok: false,
+        error: {
+          code: 'VALIDATION_FAILED',
+          message: 'The request is not valid',
+          details: [{ path: 'emoji', message: expect.any(String) }],
+        },
+      });
+    }
+    const badId = await call('POST', `${S()}/messages/not%20an%20id/react`, { emoji: 'ok' });
+    expect(badId.status).toBe(400);
+    expect(badId.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['emoji', 'messageId']);
+    const unknown = await call('POST', `${S()}/messages/3EB0000000000000000000/react`, { emoji: '👍' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('NOT_FOUND');
+    expect((await call('POST', `${S()}/messages/${crypto.randomUUID()}/react`, { emoji: '👍' })).status).toBe(404);
+    expect((await call('POST', `/v1/sessions/${crypto.randomUUID()}/messages/${record.id}/react`, { emoji: '👍' })).status).toBe(404);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(inboxOf(BOB).length).toBe(before);
+  });
+
+  it("a phone's reaction to our message raises message.reaction (webhook and subscription) pointing at our record", async () => {
+    const record = await send('react to this, Bob');
+    await arrived(BOB, (e) => e.id === record.waMessageId);
+    const client = createClient({
+      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { 'x-api-key': ctx.key },
+    });
+    const pushed: Json[] = [];
+    const subscribed = new Promise<void>((resolve) => {
+      client.on('connected', () => setTimeout(resolve, 200));
+    });
+    const stop = client.subscribe(
+      {
+        query: `subscription($s: ID!) { messageUpdates(sessionId: $s) { type emoji from waMessageId target { waMessageId messageId chatId } } }`,
+        variables: { s: sessionId },
+      },
+      { next: (msg) => pushed.push(msg.data?.messageUpdates), error: () => undefined, complete: () => undefined },
+    );
+    try {
+      await subscribed;
+      const reaction = await ctx.sandbox.control.react(BOB, ME, record.waMessageId, '😂');
+      const [hook] = await waitUntil(
+        async () => hooks('message.reaction').filter((h) => h.waMessageId === reaction.id),
+        (found) => found.length === 1,
+      );
+      expect(hook).toEqual({
+        type: 'message.reaction',
+        sessionId,
+        chatId: jid(BOB),
+        chatLid: lid(BOB),
+        from: jid(BOB),
+        fromLid: lid(BOB),
+        fromMe: false,
+        waMessageId: reaction.id,
+        emoji: '😂',
+        text: null,
+        target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
+        messageTimestamp: expect.any(Number),
+        receivedAt: expect.stringMatching(/Z$/),
+      });
+      const [update] = await waitUntil(
+        async () => pushed.filter((p) => p?.waMessageId === reaction.id),
+        (found) => found.length === 1,
+      );
+      expect(update).toEqual({
+        type: 'REACTION',
+        emoji: '😂',
+        from: jid(BOB),
+        waMessageId: reaction.id,
+        target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
+      });
+      // The long-poll keeps the reaction as an item of its own, as before.
+      const items = (await call('GET', `${S()}/incoming?limit=10`)).body.items as Json[];
+      expect(items.find((i) => i.waMessageId === reaction.id)).toMatchObject({ type: 'reaction', content: '😂' });
+    } finally {
+      stop();
+      await client.dispose();
+    }
+  });
+
+  it('replies quoting a sent message and a received one: the phone decrypts stanzaId, participant and the quoted message', async () => {
+    const record = await send('the original');
+    const reply = await send('a reply to my own', { quotedMessageId: record.id });
+    const mine = await arrived(BOB, (e) => e.id === reply.waMessageId);
+    expect(mine.content).toBe('a reply to my own');
+    expect(raw(mine).extendedTextMessage?.contextInfo).toMatchObject({ stanzaId: record.waMessageId, participant: jid(ME) });
+    expect(quotedText(raw(mine).extendedTextMessage?.contextInfo?.quotedMessage)).toBe('the original');
+
+    const item = await fromBob('what time is it?');
+    const answer = await send('noon', { quotedMessageId: item.waMessageId });
+    const theirs = await arrived(BOB, (e) => e.id === answer.waMessageId);
+    expect(raw(theirs).extendedTextMessage?.contextInfo?.stanzaId).toBe(item.waMessageId);
+    expect(quotedText(raw(theirs).extendedTextMessage?.contextInfo?.quotedMessage)).toBe('what time is it?');
+    expect([jid(BOB), lid(BOB)]).toContain(raw(theirs).extendedTextMessage?.contextInfo?.participant);
+
+    // GraphQL's sendText takes the same field.
+    const q = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      `mutation($s: ID!, $q: String) { sendText(sessionId: $s, to: "${BOB}", message: "via graph", quotedMessageId: $q) { id } }`,
+      { s: sessionId, q: record.id },
+    );
+    expect(q.errors).toBeUndefined();
+    const viaGraph = await arrived(BOB, (e) => e.content === 'via graph');
+    expect(raw(viaGraph).extendedTextMessage?.contextInfo?.stanzaId).toBe(record.waMessageId);
+  });
+
+  it('mentions numbers and LIDs in a group, with a quote; bad mentions are a 400 and an unknown quote a 404, sending nothing', async () => {
+    const group = await call('POST', `${S()}/groups`, { subject: 'Mentions', participants: [BOB, CAROL] });
+    expect(group.status).toBe(200);
+    const groupId: string = group.body.id;
+    const first = await call('POST', `${S()}/groups/${groupId}/send`, { message: 'hello group' });
+    const firstRecord = await waitUntil(
+      () => call('GET', `${S()}/messages/${first.body.id}`),
+      (r) => r.body.status === 'SENT',
+    );
+    const res = await call('POST', `${S()}/groups/${groupId}/send`, {
+      message: `@${BOB} @${lid(CAROL).split('@')[0]} look`,
+      mentions: [BOB, lid(CAROL)],
+      quotedMessageId: first.body.id,
+    });
+    expect(res.status).toBe(200);
+    const record = (
+      await waitUntil(
+        () => call('GET', `${S()}/messages/${res.body.id}`),
+        (r) => r.body.status === 'SENT',
+      )
+    ).body;
+    for (const phone of [BOB, CAROL]) {
+      const entry = await arrived(phone, (e) => e.id === record.waMessageId);
+      expect(entry.chat).toBe(groupId);
+      const context = raw(entry).extendedTextMessage?.contextInfo;
+      expect(context?.mentionedJid).toEqual([jid(BOB), lid(CAROL)]);
+      expect(context?.stanzaId).toBe(firstRecord.body.waMessageId);
+      expect(quotedText(context?.quotedMessage)).toBe('hello group');
+    }
+
+    const before = inboxOf(BOB).length;
+    const bad = await call('POST', `${S()}/groups/${groupId}/send`, {
+      message: 'x',
+      mentions: ['abc', `${BOB}@g.us`],
+      quotedMessageId: 'no way',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('VALIDATION_FAILED');
+    expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['mentions[0]', 'mentions[1]', 'quotedMessageId']);
+    const unknown = await call('POST', `${S()}/groups/${groupId}/send`, { message: 'x', quotedMessageId: '3EB0FFFFFFFFFFFFFFFFFF' });
+    expect(unknown.status).toBe(404);
+    const unknown1to1 = await call('POST', `${S()}/send`, { to: BOB, message: 'x', quotedMessageId: crypto.randomUUID() });
+    expect(unknown1to1.status).toBe(404);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(inboxOf(BOB).length).toBe(before);
+    expect((await call('GET', `${S()}/messages?limit=50`)).body.items.filter((m: Json) => m.content === 'x')).toEqual([]);
+  });
+
+  it('deletes a sent message for everyone: the phone gets the revoke, the record shows deletedAt (REST and GraphQL)', async () => {
+    const record = await send('oops, wrong chat');
+    await arrived(BOB, (e) => e.id === record.waMessageId);
+    const res = await call('POST', `${S()}/messages/${record.id}/delete`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true, id: record.id, deletedAt: expect.stringMatching(/Z$/) });
+    const revoke = await arrived(BOB, (e) => e.kind === 'revoke' && e.content === record.waMessageId);
+    expect(raw(revoke).protocolMessage?.key?.id).toBe(record.waMessageId);
+    expect(inboxOf(BOB).find((e) => e.id === record.waMessageId)?.deletedAt).toEqual(expect.any(String));
+    expect((await call('GET', `${S()}/messages/${record.id}`)).body).toMatchObject({ id: record.id, deletedAt: res.body.deletedAt });
+    // Again: nothing more is sent, the same answer.
+    const revokes = inboxOf(BOB).filter((e) => e.kind === 'revoke').length;
+    expect((await call('POST', `${S()}/messages/${record.id}/delete`)).body).toEqual(res.body);
+
+    const other = await send('delete me through the graph');
+    const q = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      'mutation($s: ID!, $id: ID!) { deleteMessage(sessionId: $s, id: $id) { ok id deletedAt } }',
+      { s: sessionId, id: other.id },
+    );
+    expect(q.errors).toBeUndefined();
+    await arrived(BOB, (e) => e.kind === 'revoke' && e.content === other.waMessageId);
+    expect(inboxOf(BOB).filter((e) => e.kind === 'revoke').length).toBe(revokes + 1);
+    const read = await gql(ctx.app.baseUrl, ctx.key, 'query($s: ID!, $id: ID!) { message(sessionId: $s, id: $id) { deletedAt } }', {
+      s: sessionId,
+      id: other.id,
+    });
+    expect(read.data.message.deletedAt).toBe(q.data.deleteMessage.deletedAt);
+
+    expect((await call('POST', `${S()}/messages/${crypto.randomUUID()}/delete`)).status).toBe(404);
+  });
+
+  it("a phone's edit and delete of its own message raise message.edited and message.deleted pointing at the original item", async () => {
+    const item = await fromBob('typo hree');
+    const edit = await ctx.sandbox.control.edit(BOB, ME, item.waMessageId, 'typo here');
+    const [edited] = await waitUntil(
+      async () => hooks('message.edited').filter((h) => h.waMessageId === edit.id),
+      (found) => found.length === 1,
+    );
+    expect(edited).toMatchObject({
+      type: 'message.edited',
+      sessionId,
+      from: jid(BOB),
+      fromLid: lid(BOB),
+      text: 'typo here',
+      emoji: null,
+      target: { waMessageId: item.waMessageId, messageId: null, chatId: jid(BOB) },
+    });
+    const revoke = await ctx.sandbox.control.revoke(BOB, ME, item.waMessageId);
+    const [deleted] = await waitUntil(
+      async () => hooks('message.deleted').filter((h) => h.waMessageId === revoke.id),
+      (found) => found.length === 1,
+    );
+    expect(deleted).toMatchObject({
+      type: 'message.deleted',
+      from: jid(BOB),
+      text: null,
+      emoji: null,
+      target: { waMessageId: item.waMessageId, messageId: null, chatId: jid(BOB) },
+    });
+  });
+});
