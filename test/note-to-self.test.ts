@@ -24,7 +24,8 @@ describe('a note to self, then a message to someone else', () => {
     const a = await linkThroughQr(ctx.app.baseUrl, ctx.key, ctx.sandbox, SHARED, 'a');
     const b = await linkThroughQr(ctx.app.baseUrl, ctx.key, ctx.sandbox, SHARED, 'b');
     expect((await call('POST', `/v1/sessions/${a}/send`, { to: SHARED, message: 'note to self' })).status).toBe(200);
-    for (let i = 0; i < 3; i++) expect((await call('POST', `/v1/sessions/${a}/send`, { to: FRIEND, message: `after ${i}` })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await call('POST', `/v1/sessions/${a}/send`, { to: FRIEND, message: `after ${i}` })).status).toBe(200);
 
     const seen: string[] = [];
     const until = Date.now() + 15_000;
