@@ -32,6 +32,16 @@ const readBody = z
   .object({ ids: z.array(z.string().min(1)).min(1).optional(), chat: z.string().min(1).optional() })
   .refine((b) => b.ids || b.chat, { message: 'give ids (message ids) or chat (a number, JID or group id)' });
 const playBody = z.object({ ids: z.array(z.string().min(1)).min(1) });
+const rateBody = z
+  .object({ messages: z.number().int().min(0).optional(), usync: z.number().int().min(0).optional(), windowMs: z.number().int().min(1) })
+  .refine((b) => b.messages !== undefined || b.usync !== undefined, { message: 'give messages, usync or both (how many per windowMs)' });
+const restrictBody = z.object({ ms: z.number().int().min(1).optional() });
+const banBody = z.object({
+  temporary: z.boolean().optional(),
+  ms: z.number().int().min(1).optional(),
+  reason: z.union([z.literal(403), z.literal(406)]).optional(),
+  code: z.number().int().optional(),
+});
 
 /** The sandbox's HTTP+JSON control API on loopback: what tests do in-process, for any other program. */
 export const startControlApi = async (
@@ -126,6 +136,24 @@ export const startControlApi = async (
   app.post('/phones/:number/stream-error', (req, res) => {
     const body = faultBody.parse(req.body ?? {});
     res.json({ sent: control.streamError(number(req), body.code ?? 515, body.deviceId) });
+  });
+  app.post('/phones/:number/rate', (req, res) => {
+    res.json(control.rateLimit(number(req), rateBody.parse(req.body ?? {})));
+  });
+  app.delete('/phones/:number/rate', (req, res) => {
+    res.json(control.rateLimit(number(req), undefined));
+  });
+  app.post('/phones/:number/restrict', (req, res) => {
+    res.json(control.restrict(number(req), restrictBody.parse(req.body ?? {}).ms));
+  });
+  app.delete('/phones/:number/restrict', (req, res) => {
+    res.json(control.liftRestriction(number(req)));
+  });
+  app.post('/phones/:number/ban', (req, res) => {
+    res.json(control.ban(number(req), banBody.parse(req.body ?? {})));
+  });
+  app.delete('/phones/:number/ban', (req, res) => {
+    res.json(control.unban(number(req)));
   });
   app.get('/groups', (_req, res) => {
     res.json(control.groups());

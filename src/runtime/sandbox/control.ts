@@ -2,6 +2,7 @@ import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto
 import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
 import type { GroupView } from './groups.ts';
+import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
 import type { DeliveryView } from './routing.ts';
 import type { SandboxNetwork } from './network.ts';
@@ -19,6 +20,8 @@ export interface PhoneView {
   requireToken: boolean;
   /** the numbers this phone handed a privacy token to (by writing to them) */
   tokensIssuedTo: string[];
+  /** how the network pushes back on this number's linked devices: rate, restriction, ban and what it refused */
+  pushback: PushbackView;
 }
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document';
@@ -277,6 +280,51 @@ export class SandboxControl {
     return count;
   }
 
+  /**
+   * The network refuses this number's sends past `messages` per `windowMs` (ack error 429) and its usync
+   * queries past `usync` (IQ error 429 rate-overlimit); the window slides. Undefined lifts the rate.
+   */
+  rateLimit(number: string, rate: RateLimit | undefined): PhoneView {
+    this.network.requirePhone(number);
+    this.network.pushback.setRate(number, rate);
+    return this.view(number);
+  }
+
+  /** For `ms` (else until lifted), the number's 1:1 messages to numbers it never exchanged one with are refused with ack 463. */
+  restrict(number: string, ms?: number): PhoneView {
+    this.network.requirePhone(number);
+    this.network.pushback.restrict(number, ms);
+    return this.view(number);
+  }
+
+  liftRestriction(number: string): PhoneView {
+    this.network.requirePhone(number);
+    this.network.pushback.liftRestriction(number);
+    return this.view(number);
+  }
+
+  /**
+   * Bans the number: its open links end with a 503 stream error, as reported of real bans, and each login
+   * is refused with `<failure reason="403">` (or 402 with `code` and `expire` when temporary) until the
+   * ban ends or is lifted. Answers how many links it ended.
+   */
+  ban(number: string, options: BanOptions = {}): { ended: number; phone: PhoneView } {
+    this.network.requirePhone(number);
+    this.network.pushback.ban(number, options);
+    const conns = this.network.server.connectionsOf(number);
+    for (const conn of conns) {
+      conn.send({ tag: 'stream:error', attrs: { code: '503' } });
+      setTimeout(() => conn.close(), 20);
+    }
+    return { ended: conns.length, phone: this.view(number) };
+  }
+
+  unban(number: string): PhoneView {
+    this.network.requirePhone(number);
+    this.network.pushback.unban(number);
+    return this.view(number);
+  }
+
   setTrace(enabled: boolean): void {
     this.network.trace.enabled = enabled;
   }
@@ -300,6 +348,7 @@ export class SandboxControl {
       hideNumber: phone.hideNumber,
       requireToken: phone.requireToken,
       tokensIssuedTo: [...phone.tokensIssued.keys()],
+      pushback: this.network.pushback.view(phone.number),
     };
   }
 }

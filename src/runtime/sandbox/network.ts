@@ -14,6 +14,7 @@ import { newTag, SandboxServer } from './server.ts';
 import { GroupNotifier } from './group-notifications.ts';
 import { GroupService } from './groups.ts';
 import { MediaHost } from './media.ts';
+import { Pushback } from './pushback.ts';
 import { Router } from './routing.ts';
 import type { Trace } from './trace.ts';
 import { answerUsync } from './usync.ts';
@@ -53,6 +54,8 @@ export class SandboxNetwork {
   /** tells members' devices what changed in their groups (w:gp2 notifications) */
   readonly groupNotices: GroupNotifier;
   readonly media = new MediaHost();
+  /** rates, restrictions and bans per linked number */
+  readonly pushback = new Pushback();
   /** companions waiting for a phone number to enter their pairing code */
   private readonly codeRequests = new Map<string, CodeRequest>();
 
@@ -99,6 +102,7 @@ export class SandboxNetwork {
       logger,
       trace,
       onNode: (conn, node) => this.onNode(conn, node),
+      refuseLogin: (phone) => this.pushback.loginRefusal(phone.number),
       onLogin: (conn) => {
         logger.info({ jid: conn.jid }, 'companion logged in');
         this.router.redeliver(conn).then(
@@ -126,7 +130,7 @@ export class SandboxNetwork {
 
   /** A virtual phone scans the QR a companion shows: it becomes a linked device of that phone. */
   async scanQr(number: string, qr: string): Promise<{ jid: string; deviceId: number }> {
-    const phone = this.requirePhone(number);
+    const phone = this.requireUnbanned(number);
     const scanned = parseQr(qr);
     const conn = this.waitingByRef.get(scanned.ref);
     if (!conn?.registration || conn.closed) throw new Error('no companion is waiting for this QR code (expired or already used)');
@@ -167,7 +171,7 @@ export class SandboxNetwork {
 
   /** The phone enters the 8-character code a companion displays for this number. */
   async enterPairingCode(number: string, code: string): Promise<{ jid: string; deviceId: number }> {
-    const phone = this.requirePhone(number);
+    const phone = this.requireUnbanned(number);
     // The companion's request can still be in flight when the code is shown to the user.
     for (let waited = 0; !this.codeRequests.get(number) && waited < 5_000; waited += 25) await new Promise((r) => setTimeout(r, 25));
     const request = this.codeRequests.get(number);
@@ -208,6 +212,13 @@ export class SandboxNetwork {
     return phone;
   }
 
+  /** A banned number's phone cannot link a device (its own app is locked out). */
+  private requireUnbanned(number: string): VirtualPhone {
+    const phone = this.requirePhone(number);
+    if (this.pushback.isBanned(number)) throw new Error(`${number} is banned`);
+    return phone;
+  }
+
   private async onNode(conn: Connection, node: BinaryNode): Promise<void> {
     if (node.tag === 'iq') return this.onIq(conn, node);
     const handler = this.stanzaHandlers.get(node.tag);
@@ -226,6 +237,15 @@ export class SandboxNetwork {
         this.awaiting.delete(id);
         waiter(iq);
       }
+      return;
+    }
+    if (xmlns === 'usync' && conn.phone && !this.pushback.admitUsync(conn.phone.number)) {
+      // rc14's query() throws Boom(text, { data: code }) on this child (WABinary assertNodeErrorFree)
+      conn.send({
+        tag: 'iq',
+        attrs: { from: 's.whatsapp.net', type: 'error', id: id ?? '' },
+        content: [{ tag: 'error', attrs: { code: '429', text: 'rate-overlimit' } }],
+      });
       return;
     }
     const answer = await this.answerIq(conn, iq);

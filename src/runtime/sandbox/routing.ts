@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { GroupService } from './groups.ts';
 import { sha256Hex } from './media.ts';
 import type { MediaHost } from './media.ts';
+import type { Pushback } from './pushback.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
 import type { Connection, SandboxServer } from './server.ts';
 import { newTag } from './server.ts';
@@ -15,6 +16,11 @@ import { addressOf } from './signal.ts';
 import type { PublishedBundle } from './signal.ts';
 
 const now = () => String(Math.floor(Date.now() / 1000));
+/**
+ * The ack error of a message refused for the sender's rate: no public capture shows the code, so it is
+ * the one WhatsApp's IQs use for `rate-overlimit` (see docs/sandbox.md, "Where we guessed").
+ */
+export const RATE_LIMITED = '429';
 
 /**
  * How many retry receipts a phone sends for one message it cannot decrypt, as Baileys' own
@@ -167,6 +173,7 @@ export interface RouterParts {
   logger: Logger;
   server: SandboxServer;
   groups: GroupService;
+  pushback: Pushback;
 }
 
 /** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
@@ -241,12 +248,21 @@ export class Router {
     const senderDevice = conn.device;
     if (!sender || !senderDevice) return;
     const to = node.attrs.to ?? '';
+    const id = node.attrs.id ?? newMessageId();
+    const addressee = this.directory.find(to);
+    // Messages between the account's own devices (peer data, own copies) are not sends to anyone.
+    if (addressee !== sender && !this.network.pushback.admitMessage(sender.number)) {
+      conn.send({ tag: 'ack', attrs: { id, class: 'message', from: to, t: now(), error: RATE_LIMITED } });
+      return;
+    }
     if (to.endsWith('@newsletter')) return this.toNewsletter(conn, node);
     if (to.endsWith('@g.us') || to === 'status@broadcast') return this.toGroup(conn, node);
-    const id = node.attrs.id ?? newMessageId();
     const senderJid = `${sender.number}:${senderDevice.deviceId}@s.whatsapp.net`;
-    const addressee = this.directory.find(to);
-    if (addressee && addressee !== sender && this.refusesForToken(addressee, sender, id, node)) {
+    if (
+      addressee &&
+      addressee !== sender &&
+      (this.network.pushback.refusesNewChat(sender.number, addressee.number) || this.refusesForToken(addressee, sender, id, node))
+    ) {
       conn.send({ tag: 'ack', attrs: { id, class: 'message', from: to, t: now(), error: '463' } });
       return;
     }
@@ -306,6 +322,7 @@ export class Router {
       conn.send({ tag: 'ack', attrs: { id: node.attrs.id ?? '', class: 'message', from: to, t: now(), error: '479' } });
       return;
     }
+    if (addressee) this.network.pushback.noteChat(sender.number, addressee.number);
     this.ack(conn, node, to, receipts);
   }
 
@@ -565,6 +582,7 @@ export class Router {
     const recipient = this.directory.get(toNumber);
     if (!recipient) throw new Error(`${toNumber} is not on the sandbox network`);
     const id = newMessageId();
+    this.network.pushback.noteChat(phone.number, recipient.number);
     const plaintext = proto.Message.encode(message).finish();
     remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: recipient.number, plaintext }, REMEMBERED_SENDS);
     remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);

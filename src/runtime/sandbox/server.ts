@@ -81,6 +81,8 @@ export interface SandboxServerOptions {
   /** routes every decoded stanza of a logged-in companion */
   onNode: NodeHandler;
   onLogin: (conn: Connection) => void;
+  /** what a known device's login gets instead of `<success>` (a banned number's `<failure>`), if anything */
+  refuseLogin: (phone: VirtualPhone) => BinaryNode | undefined;
   onRegistration: (conn: Connection) => void;
 }
 
@@ -176,6 +178,13 @@ export class SandboxServer {
     if (!phone || !device || device.loggedOut) {
       this.options.logger.warn({ number, device: payload.device }, 'login refused: unknown or logged-out device');
       conn.send({ tag: 'failure', attrs: { reason: '401', location: 'sandbox' } });
+      setTimeout(() => conn.close(), 50);
+      return;
+    }
+    const refusal = this.options.refuseLogin(phone);
+    if (refusal) {
+      this.options.logger.warn({ number, device: payload.device, reason: refusal.attrs.reason }, 'login refused: the number is banned');
+      conn.send(refusal);
       setTimeout(() => conn.close(), 50);
       return;
     }

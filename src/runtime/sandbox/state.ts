@@ -36,6 +36,8 @@ interface SavedPhone {
   hideNumber?: boolean;
   requireToken?: boolean;
   tokensIssued?: Array<[string, { token: string; t: number; toldDevices: number[] }]>;
+  /** the numbers it has a 1:1 chat with, which a restriction lets go on (absent in older files) */
+  chats?: string[];
 }
 
 interface SavedGroup extends Omit<SandboxGroup, 'participants'> {
@@ -95,6 +97,7 @@ export const sandboxState = (network: SandboxNetwork): SandboxState => ({
       to,
       { token: b64(issued.token), t: issued.t, toldDevices: [...issued.toldDevices] },
     ]),
+    chats: network.pushback.chatsOf(phone.number),
   })),
   groups: [...network.groups.groups.values()].map((group) => ({ ...group, participants: [...group.participants] })),
 });
@@ -123,6 +126,7 @@ export const restoreSandboxState = (network: SandboxNetwork, state: SandboxState
       ),
     };
     network.directory.restore(phone);
+    network.pushback.restoreChats(phone.number, saved.chats ?? []);
   }
   for (const group of state.groups) network.groups.groups.set(group.id, { ...group, participants: new Map(group.participants) });
 };
