@@ -17,6 +17,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.reaction',
   'message.edited',
   'message.deleted',
+  'presence.update',
+  'call.received',
   'session.status',
   'campaign.progress',
   'group.participants',

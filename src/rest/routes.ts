@@ -1,6 +1,7 @@
 import { accountsRoutes } from './accounts.ts';
 import { bulkRoutes } from './bulk.ts';
 import { channelsRoutes } from './channels.ts';
+import { chatsRoutes } from './chats.ts';
 import { contactGroupsRoutes } from './contact-groups.ts';
 import { contactsRoutes } from './contacts.ts';
 import { groupsRoutes } from './groups.ts';
@@ -27,6 +28,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   groupsRoutes,
   statusesRoutes,
   channelsRoutes,
+  chatsRoutes,
   messagesRoutes,
   sessionsRoutes,
   webhooksRoutes,

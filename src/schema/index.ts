@@ -9,6 +9,7 @@ import './bulk.ts';
 import './groups.ts';
 import './statuses.ts';
 import './channels.ts';
+import './chats.ts';
 import './webhooks.ts';
 import { builder } from './builder.ts';
 

@@ -24,6 +24,7 @@ import { toIncoming } from './baileys-incoming.ts';
 import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
 import type { Person } from './baileys-lids.ts';
+import { baileysChats } from './baileys-chats.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { reactThrough, revokeThrough, sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
 import { KnownUsers, NOT_ON_NETWORK_TTL_MS, reachFor } from './baileys-reach.ts';
@@ -287,6 +288,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // messages from those LIDs find the number in its store afterwards, across restarts too.
       sock.signalRepository.lidMapping.storeLIDPNMappings(fresh).catch((err: unknown) => log.warn({ err }, 'keeping LID mappings failed'));
     };
+    const chats = baileysChats({ sock, reach, lids, learn, onEvent: (event) => callbacks.onChatEvent?.(event), log });
     const learnFrom = (item: { chatId: string; chatLid: string | null; from: string; fromLid: string | null }) =>
       learn([personOf(item.chatId, item.chatLid), personOf(item.from, item.fromLid)]);
     // Received messages reach the service in the order they arrived: each waits for the one before it to be
@@ -415,6 +417,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       onNetwork: (jids) => reach.whichExist(jids),
       newMessageId: () => generateMessageIDV2(sock.user?.id),
       groups: baileysGroups(sock, groupCache, lids, learn),
+      chats,
       sendStatus: (content, recipients, sendOptions = {}) => sendStatusThrough(sock, content, recipients, sendOptions),
       requestPairingCode: async (phoneNumber) => sock.requestPairingCode(phoneNumber),
       close,

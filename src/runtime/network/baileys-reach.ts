@@ -1,4 +1,4 @@
-import { isLidUser, isPnUser, jidDecode, jidEncode, jidNormalizedUser } from 'baileys';
+import { isLidUser, isPnUser, jidDecode, jidEncode, jidNormalizedUser, USyncQuery, USyncUser } from 'baileys';
 import type { WASocket } from 'baileys';
 import type { LidBook } from './baileys-lids.ts';
 import { NotOnNetworkError } from './not-on-network.ts';
@@ -67,6 +67,8 @@ export interface Reach {
   assertOnNetwork: (jid: string) => Promise<void>;
   /** Which of these user JIDs exist: what is known answers at once, the numbers left in one contact usync. */
   whichExist: (jids: string[]) => Promise<Set<string>>;
+  /** Like whichExist for phone-number JIDs, with each one's LID when the mapping store or the usync tells it. */
+  lookUp: (pnJids: string[]) => Promise<Map<string, { exists: boolean; lid: string | null }>>;
 }
 
 /**
@@ -151,8 +153,44 @@ export const reachFor = (sock: WASocket, known: KnownUsers, lids: LidBook): Reac
     return present;
   };
 
+  /** The numbers of a contact usync that also asks for LIDs (the network answers a LID for each number it has). */
+  const askWithLids = async (users: string[]): Promise<Map<string, string | null>> => {
+    const query = new USyncQuery().withContactProtocol().withLIDProtocol();
+    for (const user of users) query.withUser(new USyncUser().withPhone(`+${jidDecode(user)?.user ?? ''}`));
+    const result = await sock.executeUSyncQuery(query);
+    const found = new Map<string, string | null>();
+    for (const entry of result?.list ?? []) {
+      if (entry.contact !== true) continue;
+      const lid = typeof entry.lid === 'string' && entry.lid ? jidNormalizedUser(entry.lid) : null;
+      found.set(jidNormalizedUser(entry.id), lid);
+    }
+    return found;
+  };
+
+  const lookUp = async (pnJids: string[]): Promise<Map<string, { exists: boolean; lid: string | null }>> => {
+    const answers = new Map<string, { exists: boolean; lid: string | null }>();
+    const ask: string[] = [];
+    for (const jid of new Set(pnJids.map((j) => jidNormalizedUser(j)))) {
+      const already = await knownAnswer(jid);
+      const lid = await lids.lidForPn(jid);
+      // Present without a stored LID: asked again, since only the network can tell the LID.
+      if (already === false || (already === true && lid)) answers.set(jid, { exists: already, lid });
+      else ask.push(jid);
+    }
+    if (ask.length === 0) return answers;
+    const found = await askWithLids(ask);
+    for (const jid of ask) {
+      const lid = found.get(jid);
+      if (lid === undefined) known.missing(jid);
+      else known.found(jid);
+      answers.set(jid, { exists: lid !== undefined, lid: lid ?? null });
+    }
+    return answers;
+  };
+
   return {
     whichExist,
+    lookUp,
     assertOnNetwork: async (jid) => {
       const user = userOfTarget(jid);
       if (!user || isOwn(user)) return;

@@ -4,7 +4,7 @@
  */
 import type { NetworkTarget } from './baileys-target.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { GroupOps, KnownPerson, Receipt } from '../ports/network.ts';
+import type { ChatEvent, ChatOps, GroupOps, KnownPerson, Receipt } from '../ports/network.ts';
 
 export interface NetworkWorkerData {
   databaseUrl: string;
@@ -33,7 +33,8 @@ export type LinkMethod =
   | 'requestPairingCode'
   | 'close'
   | 'logout'
-  | `groups.${keyof GroupOps}`;
+  | `groups.${keyof GroupOps}`
+  | `chats.${keyof ChatOps}`;
 
 export type NetworkRequest =
   /** the first request, once the worker said `ready` */
@@ -63,4 +64,5 @@ export type NetworkMessage =
   | { kind: 'event'; linkId: number; event: 'incoming'; item: unknown; storeId: number }
   | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string }
   | { kind: 'event'; linkId: number; event: 'receipts'; receipts: Receipt[] }
-  | { kind: 'event'; linkId: number; event: 'people'; people: KnownPerson[] };
+  | { kind: 'event'; linkId: number; event: 'people'; people: KnownPerson[] }
+  | { kind: 'event'; linkId: number; event: 'chat'; chat: ChatEvent };

@@ -13,7 +13,16 @@ import { mediaDispatcherFor, socketOptionsFor } from './baileys-target.ts';
 import type { LinkMethod, NetworkMessage, NetworkRequest, NetworkWorkerData } from './network-protocol.ts';
 import { MediaGoneError } from './media-gone.ts';
 import { NotOnNetworkError } from './not-on-network.ts';
-import type { GroupOps, Network, NetworkLink, NetworkStats, OutgoingContent, SendOptions, StatusContent } from '../ports/network.ts';
+import type {
+  ChatOps,
+  GroupOps,
+  Network,
+  NetworkLink,
+  NetworkStats,
+  OutgoingContent,
+  SendOptions,
+  StatusContent,
+} from '../ports/network.ts';
 import type { MessageKeyRef } from '../ports/incoming.ts';
 
 // Baileys builds and formats `new Error().stack` two or three times per stanza (for timeouts and
@@ -119,6 +128,10 @@ const callLink = async (link: NetworkLink, method: LinkMethod, args: unknown[]):
     case 'logout':
       return link.logout();
     default: {
+      if (method.startsWith('chats.')) {
+        const chatOp = link.chats[method.slice('chats.'.length) as keyof ChatOps] as (...opArgs: unknown[]) => Promise<unknown>;
+        return chatOp(...args);
+      }
       const op = link.groups[method.slice('groups.'.length) as keyof GroupOps] as (...opArgs: unknown[]) => Promise<unknown>;
       return op(...args);
     }
@@ -153,6 +166,7 @@ const open = async (sessionId: string, linkId: number): Promise<void> => {
     onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
     onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
     onPeople: (people) => post({ kind: 'event', linkId, event: 'people', people }),
+    onChatEvent: (chat) => post({ kind: 'event', linkId, event: 'chat', chat }),
   });
   links.set(linkId, link);
 };

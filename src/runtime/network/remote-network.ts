@@ -11,11 +11,13 @@ import type { MediaLocator } from '../ports/incoming.ts';
 import { MediaGoneError } from './media-gone.ts';
 import { NotOnNetworkError } from './not-on-network.ts';
 import type {
+  ChatOps,
   CloseKind,
   GroupInfo,
   GroupOps,
   LinkCallbacks,
   Network,
+  NumberOnNetwork,
   NetworkLink,
   NetworkStats,
   ParticipantOutcome,
@@ -139,6 +141,9 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
         return;
       case 'people':
         link.onPeople(message.people);
+        return;
+      case 'chat':
+        link.onChatEvent?.(message.chat);
         return;
     }
   };
@@ -267,6 +272,10 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       <R>(op: keyof GroupOps) =>
       async (...args: unknown[]): Promise<R> =>
         (await call(`groups.${op}`, ...args)) as R;
+    const chat =
+      <R>(op: keyof ChatOps) =>
+      async (...args: unknown[]): Promise<R> =>
+        (await call(`chats.${op}`, ...args)) as R;
     // Closing a link whose worker is gone has nothing left to close.
     const finish = async (method: 'close' | 'logout') => {
       if (!started) return;
@@ -300,6 +309,13 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
         participants: group<ParticipantOutcome[]>('participants'),
         setAdminOnly: group<void>('setAdminOnly'),
         inviteCode: group<string>('inviteCode'),
+      },
+      chats: {
+        checkNumbers: chat<NumberOnNetwork[]>('checkNumbers'),
+        markRead: chat<{ read: string[]; unknown: string[] }>('markRead'),
+        subscribePresence: chat<void>('subscribePresence'),
+        setOwnPresence: chat<void>('setOwnPresence'),
+        rejectCall: chat<void>('rejectCall'),
       },
       sendStatus: async (content, recipients, sendOptions) => (await call('sendStatus', content, recipients, sendOptions)) as SendResult,
       requestPairingCode: async (phoneNumber) => (await call('requestPairingCode', phoneNumber)) as string,

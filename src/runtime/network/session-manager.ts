@@ -5,7 +5,7 @@ import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
-import type { CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
+import type { ChatEvent, CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -72,6 +72,10 @@ export interface SessionManagerOptions {
   onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** the network told a person's phone number and LID together (the address book learns the LID) */
   onPeople?: (sessionId: string, people: KnownPerson[]) => void;
+  /** presence updates and calls a link heard */
+  onChatEvent?: (sessionId: string, event: ChatEvent) => void;
+  /** whether the session's settings drop a received message of this chat (never stored, buffered or announced) */
+  ignores?: (sessionId: string, chatId: string) => Promise<boolean>;
   /** a link with no traffic for this long is considered dead and restarted */
   staleAfterMs?: number;
   backoffBaseMs?: number;
@@ -416,8 +420,9 @@ export class SessionManager implements Sessions {
         },
         onIncoming: (message) => {
           const stored = live.received
-            .then(() => this.toItem(sessionId, message))
+            .then(async () => ((await this.options.ignores?.(sessionId, message.chatId)) ? undefined : this.toItem(sessionId, message)))
             .then(async (input) => {
+              if (!input) return;
               // Into the buffer only once its webhook rows are written: a message whose write failed is
               // delivered again, and would otherwise be in the buffer twice.
               const item = this.options.incoming.prepare(sessionId, input);
@@ -440,6 +445,9 @@ export class SessionManager implements Sessions {
         },
         onPeople: (people) => {
           this.options.onPeople?.(sessionId, people);
+        },
+        onChatEvent: (event) => {
+          if (current()) this.options.onChatEvent?.(sessionId, event);
         },
       });
       live.lastActivity = Date.now();

@@ -36,10 +36,41 @@ export interface MessageUpdate {
   receivedAt: string;
 }
 
+/** A contact's presence the session subscribed to (the presence.update event). */
+export interface PresenceUpdate {
+  sessionId: string;
+  /** the chat: the person, or the group they type in */
+  chatId: string;
+  /** who: the phone-number JID when known, else the LID JID */
+  from: string;
+  fromLid: string | null;
+  presence: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
+  lastSeen: string | null;
+  at: string;
+}
+
+/** A call that rang this session's number (the call.received event). */
+export interface CallReceived {
+  sessionId: string;
+  callId: string;
+  /** the caller: the phone-number JID when known, else the LID JID */
+  from: string;
+  fromLid: string | null;
+  groupId: string | null;
+  isVideo: boolean;
+  /** the network delivered it after the link was back (the call may be over) */
+  offline: boolean;
+  /** the session's rejectCalls setting rejected it */
+  rejected: boolean;
+  at: string;
+}
+
 export type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
   messageUpdates: [sessionId: string, payload: MessageUpdate];
+  presence: [sessionId: string, payload: PresenceUpdate];
+  calls: [sessionId: string, payload: CallReceived];
   /** keyed by campaignTopic(accountId, campaignId): progress ids belong to an account */
   campaign: [topic: string, payload: CampaignProgress];
 };

@@ -139,6 +139,65 @@ export interface KnownPerson {
   lid: string;
 }
 
+/** What the network says of one phone number (the number check). */
+export interface NumberOnNetwork {
+  /** the phone-number JID asked about */
+  jid: string;
+  onNetwork: boolean;
+  /** its LID, when the network told it */
+  lid: string | null;
+}
+
+/** A contact's presence as the network tells it: online or not, typing, recording a voice note. */
+export type PresenceState = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
+
+/** What a link hears about chats beside messages (chats.ts on the service side). */
+export type ChatEvent =
+  | {
+      kind: 'presence';
+      /** the chat the presence is about: the person, or the group they type in */
+      chatJid: string;
+      /** who: the phone-number JID when known, else the LID */
+      from: string;
+      fromLid: string | null;
+      presence: PresenceState;
+      /** when last seen (ms since the epoch), when the network told it */
+      lastSeen: number | null;
+    }
+  | {
+      kind: 'call';
+      callId: string;
+      /** the caller: the phone-number JID when known, else the LID */
+      from: string;
+      fromLid: string | null;
+      /** the JID the call can be rejected with (as the network named the caller) */
+      callerJid: string;
+      groupJid: string | null;
+      isVideo: boolean;
+      /** offer (ringing), reject, accept, timeout, terminate */
+      status: string;
+      offline: boolean;
+      /** when (ms since the epoch) */
+      at: number;
+    };
+
+/** Operations on chats beside sends (extensions: number check, read marks, presence, calls). */
+export interface ChatOps {
+  /** Which of these phone-number JIDs are on the network, with their LIDs: what is known answers at once, the rest in one usync. */
+  checkNumbers: (jids: string[]) => Promise<NumberOnNetwork[]>;
+  /**
+   * Sends read receipts for received messages of a chat: those with these ids, or every one this link
+   * received in the chat and did not mark yet. Answers the ids marked and the ids it did not know.
+   */
+  markRead: (chatJid: string, waMessageIds?: string[]) => Promise<{ read: string[]; unknown: string[] }>;
+  /** Asks the network for a contact's (or group's) presence updates. */
+  subscribePresence: (jid: string) => Promise<void>;
+  /** Our own presence: online (available) or not. */
+  setOwnPresence: (presence: 'available' | 'unavailable') => Promise<void>;
+  /** Rejects an incoming call. */
+  rejectCall: (callId: string, callerJid: string) => Promise<void>;
+}
+
 export interface LinkCallbacks {
   onQr: (qr: string) => void;
   onOpen: (account: LinkedAccount) => void;
@@ -156,6 +215,8 @@ export interface LinkCallbacks {
   onReceipts: (receipts: Receipt[]) => void;
   /** people whose phone number and LID the network told together (each pair once per link) */
   onPeople: (people: KnownPerson[]) => void;
+  /** presence updates and calls (optional: a link opened only to log out hears none) */
+  onChatEvent?: (event: ChatEvent) => void;
 }
 
 export interface NetworkLink {
@@ -181,6 +242,7 @@ export interface NetworkLink {
   /** A fresh network message id for a message about to be sent. */
   newMessageId: () => string;
   groups: GroupOps;
+  chats: ChatOps;
   /** Publishes a status to status@broadcast for the listed recipients. */
   sendStatus: (content: StatusContent, recipients: string[], options?: SendOptions) => Promise<SendResult>;
 }

@@ -5,6 +5,7 @@ import { handleSendError } from '../../resolvers/delivery.ts';
 import { announceReceived } from '../../resolvers/message-actions.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
 import { learnLids } from '../../resolvers/contacts.ts';
+import { announceChatEvent, ignoresChat } from '../../resolvers/chats.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
 import { urlRulesFor } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
@@ -151,6 +152,12 @@ export const createDeps = (options: DepsOptions): Deps => {
         .then((accountId) => (accountId ? learnLids(db, accountId, people) : 0))
         .catch((err: unknown) => logger.error({ err, sessionId }, 'recording the LIDs of contacts failed'));
     },
+    onChatEvent: (sessionId, event) => {
+      announceChatEvent(deps, sessionId, event).catch((err: unknown) =>
+        logger.error({ err, sessionId, kind: event.kind }, 'announcing a presence update or a call failed'),
+      );
+    },
+    ignores: (sessionId, chatId) => ignoresChat({ db }, sessionId, chatId),
     onReceipts: (sessionId, list) => {
       for (const receipt of list) {
         receipts

@@ -31,6 +31,11 @@ const traceBody = z.object({ enabled: z.boolean() });
 const readBody = z
   .object({ ids: z.array(z.string().min(1)).min(1).optional(), chat: z.string().min(1).optional() })
   .refine((b) => b.ids || b.chat, { message: 'give ids (message ids) or chat (a number, JID or group id)' });
+const presenceBody = z.object({
+  to: z.string().min(1),
+  presence: z.enum(['available', 'unavailable', 'composing', 'recording', 'paused']),
+});
+const callBody = z.object({ to: z.string().min(1), video: z.boolean().default(false) });
 const playBody = z.object({ ids: z.array(z.string().min(1)).min(1) });
 const rateBody = z
   .object({ messages: z.number().int().min(0).optional(), usync: z.number().int().min(0).optional(), windowMs: z.number().int().min(1) })
@@ -164,6 +169,25 @@ export const startControlApi = async (
   app.post('/phones/:number/acks', (req, res) => {
     const body = z.object({ delayMs: z.number().int().min(0).optional(), withhold: z.boolean().optional() }).parse(req.body ?? {});
     res.json({ devices: control.setAcks(number(req), body) });
+  });
+  app.get('/phones/:number/sent/:id/reads', (req, res) => {
+    res.json(control.readsOf(number(req), req.params.id));
+  });
+  app.post('/phones/:number/presence', (req, res) => {
+    const body = presenceBody.parse(req.body);
+    res.json(control.sendPresence(number(req), body.to, body.presence));
+  });
+  app.get('/phones/:number/presence', (req, res) => {
+    res.json({ presence: control.accountPresence(number(req)) });
+  });
+  app.post('/phones/:number/call', (req, res) => {
+    const body = callBody.parse(req.body);
+    res.json(control.placeCall(number(req), body.to, body.video));
+  });
+  app.get('/calls/:callId', (req, res) => {
+    const found = control.call(req.params.callId);
+    if (found) res.json(found);
+    else res.status(404).json({ ok: false, error: 'no call with that id (or it was forgotten)' });
   });
   app.get('/trace', (_req, res) => {
     res.json(control.trace());

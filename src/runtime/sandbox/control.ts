@@ -1,6 +1,7 @@
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
+import type { AccountPresence, CallView, PhonePresence, ReadMark } from './chats.ts';
 import type { GroupView } from './groups.ts';
 import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
@@ -331,6 +332,36 @@ export class SandboxControl {
 
   trace(): TraceEntry[] {
     return this.network.trace.read();
+  }
+
+  /** The read receipts linked devices sent for a message this phone sent (`by`: the reading account's number). */
+  readsOf(number: string, id: string): ReadMark[] {
+    return this.network.chats.readsOf(this.network.requirePhone(number), id);
+  }
+
+  /**
+   * The phone goes online or offline, or types, records or stops in its chat with `toNumber`: that
+   * account's linked devices get it when they subscribed to this phone's presence. Answers how many did.
+   */
+  sendPresence(number: string, toNumber: string, presence: PhonePresence): { delivered: number } {
+    const to = toNumber.split('@')[0] ?? toNumber;
+    return { delivered: this.network.chats.phonePresence(this.network.requirePhone(number), to, presence) };
+  }
+
+  /** The presence a linked account last set for itself (available or unavailable), if any. */
+  accountPresence(number: string): AccountPresence | null {
+    this.network.requirePhone(number);
+    return this.network.chats.accountPresence(number) ?? null;
+  }
+
+  /** The phone calls a number: its linked devices ring (a call offer). */
+  placeCall(number: string, toNumber: string, isVideo = false): { callId: string; delivered: number } {
+    return this.network.chats.placeCall(this.network.requirePhone(number), toNumber.split('@')[0] ?? toNumber, isVideo);
+  }
+
+  /** A call a phone placed: ringing, or rejected by a linked device. */
+  call(callId: string): CallView | undefined {
+    return this.network.chats.call(callId);
   }
 
   dispose(): void {

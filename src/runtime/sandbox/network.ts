@@ -11,6 +11,7 @@ import { advSecretFromFinish, companionHello, primaryHello } from './pairing-cod
 import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
+import { SandboxChats } from './chats.ts';
 import { GroupNotifier } from './group-notifications.ts';
 import { GroupService } from './groups.ts';
 import { MediaHost } from './media.ts';
@@ -54,6 +55,8 @@ export class SandboxNetwork {
   /** tells members' devices what changed in their groups (w:gp2 notifications) */
   readonly groupNotices: GroupNotifier;
   readonly media = new MediaHost();
+  /** read receipts, presence and calls */
+  readonly chats: SandboxChats;
   /** rates, restrictions and bans per linked number */
   readonly pushback = new Pushback();
   /** companions waiting for a phone number to enter their pairing code */
@@ -80,9 +83,13 @@ export class SandboxNetwork {
       return [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }];
     });
     this.stanzaHandlers.set('message', (conn, node) => this.router.fromCompanion(conn, node));
-    this.stanzaHandlers.set('receipt', (conn, node) =>
-      node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : this.router.deliveryReceipt(conn, node),
-    );
+    this.stanzaHandlers.set('receipt', (conn, node) => {
+      if (node.attrs.type === 'read') this.chats.readReceipt(conn, node);
+      return node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : this.router.deliveryReceipt(conn, node);
+    });
+    this.chats = new SandboxChats({ directory, addressing: this.addressing, connectionsOf: (number) => this.server.connectionsOf(number) });
+    this.stanzaHandlers.set('presence', (conn, node) => this.chats.presence(conn, node));
+    this.stanzaHandlers.set('call', (conn, node) => this.chats.callStanza(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq, this.addressing.revealsLids));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
     this.extraIq.set('w:m', (conn) => [

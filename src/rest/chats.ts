@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import {
+  checkNumbers,
+  getSessionSettings,
+  markChatRead,
+  markReadSchema,
+  numbersCheckSchema,
+  ownPresenceSchema,
+  sessionSettingsSchema,
+  setOwnPresence,
+  subscribePresence,
+  updateSessionSettings,
+} from '../resolvers/chats.ts';
+import { route } from './route.ts';
+import type { Route } from './route.ts';
+
+const tag = 'Chats';
+const S = '/sessions/:sessionId';
+
+const settings = z
+  .object({
+    ok: z.literal(true),
+    settings: z.object({
+      sendReadReceipts: z.boolean().describe('read marks send read receipts (off by default: they tell the sender you looked)'),
+      ignoreGroups: z.boolean().describe('drop received group messages'),
+      ignoreStatuses: z.boolean().describe('drop received statuses (status@broadcast)'),
+      ignoreBroadcasts: z.boolean().describe('drop messages received through broadcast lists'),
+      ignoreChannels: z.boolean().describe('drop received channel (newsletter) posts'),
+      rejectCalls: z.boolean().describe('reject incoming calls'),
+      rejectCallsMessage: z.string().nullable().describe('text sent to a caller whose call was rejected'),
+    }),
+  })
+  .meta({ id: 'SessionSettings' });
+
+const numbers = z
+  .object({
+    ok: z.literal(true),
+    numbers: z.array(
+      z.object({
+        number: z.string().describe('the number asked about, digits'),
+        onWhatsApp: z.boolean(),
+        jid: z.string().nullable().describe('its JID, null when not on WhatsApp'),
+        lid: z.string().nullable().describe('its LID, when the network told it'),
+      }),
+    ),
+  })
+  .meta({ id: 'NumbersCheck' });
+
+const read = z
+  .object({
+    ok: z.literal(true),
+    chatId: z.string(),
+    read: z.array(z.string()).describe('network ids of the messages marked read'),
+    unknown: z.array(z.string()).describe('ids given that could not be marked (group messages this link has not seen)'),
+  })
+  .meta({ id: 'MarkReadAnswer' });
+
+export const chatsRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: `${S}/settings`,
+    summary: "Extension: the session's settings (read receipts, ignore filters, call rejection)",
+    tag,
+    response: settings,
+    handler: ({ ctx, params }) => getSessionSettings(ctx, params.sessionId),
+  }),
+  route({
+    method: 'patch',
+    path: `${S}/settings`,
+    summary: "Extension: change the session's settings (those given; the others are kept)",
+    tag,
+    body: sessionSettingsSchema,
+    response: settings,
+    handler: ({ ctx, params, body }) => updateSessionSettings(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/numbers/check`,
+    summary: 'Extension: which of up to 50 numbers are on WhatsApp, with their JID and LID',
+    tag,
+    body: numbersCheckSchema,
+    response: numbers,
+    handler: ({ ctx, params, body }) => checkNumbers(ctx, params.sessionId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/chats/:chatId/read`,
+    summary: 'Extension: mark received messages of a chat read (needs the sendReadReceipts setting)',
+    tag,
+    body: markReadSchema,
+    response: read,
+    handler: ({ ctx, params, body }) => markChatRead(ctx, params.sessionId, params.chatId, body),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/presence/:chatId/subscribe`,
+    summary: "Extension: receive a contact's presence (online, typing, recording) as presence.update events",
+    tag,
+    response: z.object({ ok: z.literal(true), chatId: z.string() }),
+    handler: ({ ctx, params }) => subscribePresence(ctx, params.sessionId, params.chatId),
+  }),
+  route({
+    method: 'post',
+    path: `${S}/presence`,
+    summary: 'Extension: set our own presence (available or unavailable)',
+    tag,
+    body: ownPresenceSchema,
+    response: z.object({ ok: z.literal(true), presence: z.enum(['available', 'unavailable']) }),
+    handler: ({ ctx, params, body }) => setOwnPresence(ctx, params.sessionId, body),
+  }),
+];
