@@ -32,6 +32,9 @@ describe('incoming items from network messages', () => {
       pushName: 'Someone',
       messageTimestamp: 1_700_000_000,
       messageId: 'A',
+      // what a reaction or a quote of it needs: the key as the network addressed it, and the message
+      key: { remoteJid: '15550002000@s.whatsapp.net', fromMe: true, id: 'A' },
+      quotable: Buffer.from([0x0a, 0x02, 0x68, 0x69]).toString('base64'),
     });
     const inGroup = await toIncoming(
       message({ remoteJid: '120363000000000001@g.us', fromMe: true, id: 'B', participant: '99990000111@lid' }),
