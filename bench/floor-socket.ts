@@ -5,9 +5,10 @@
 // prints {sent} (or {failed}) once Baileys has sent them all.
 import '../src/runtime/network/libsignal-fix.ts';
 import { createInterface } from 'node:readline';
-import makeWASocket, { BufferJSON, initAuthCreds } from 'baileys';
-import type { AuthenticationState, SignalDataSet, SignalDataTypeMap, WASocket } from 'baileys';
+import makeWASocket from 'baileys';
+import type { WASocket } from 'baileys';
 import { pino } from 'pino';
+import { memoryAuth } from '../test/sandbox/memory-auth.ts';
 
 process.setSourceMapsEnabled?.(false);
 Error.stackTraceLimit = 3;
@@ -17,28 +18,8 @@ if (!socketUrl) throw new Error('floor-socket: FLOOR_SOCKET_URL (the sandbox bar
 process.on('SIGTERM', () => process.exit(0));
 const say = (message: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
-const keys = new Map<string, string>();
-const state: AuthenticationState = {
-  creds: initAuthCreds(),
-  keys: {
-    get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-      const out: { [id: string]: SignalDataTypeMap[T] } = {};
-      for (const id of ids) {
-        const value = keys.get(`${type}:${id}`);
-        if (value) out[id] = JSON.parse(value, BufferJSON.reviver) as SignalDataTypeMap[T];
-      }
-      return out;
-    },
-    set: async (data: SignalDataSet) => {
-      for (const [type, entries] of Object.entries(data)) {
-        for (const [id, value] of Object.entries(entries ?? {})) {
-          if (value) keys.set(`${type}:${id}`, JSON.stringify(value, BufferJSON.replacer));
-          else keys.delete(`${type}:${id}`);
-        }
-      }
-    },
-  },
-};
+const auth = memoryAuth();
+const state = auth.state;
 
 let current: WASocket;
 const open = (): WASocket => {

@@ -1,48 +1,12 @@
-import makeWASocket, { initAuthCreds, BufferJSON } from 'baileys';
-import type {
-  AuthenticationCreds,
-  AuthenticationState,
-  ConnectionState,
-  SignalDataSet,
-  SignalDataTypeMap,
-  UserFacingSocketConfig,
-  WASocket,
-} from 'baileys';
+import makeWASocket from 'baileys';
+import type { AuthenticationState, ConnectionState, UserFacingSocketConfig, WASocket } from 'baileys';
 import { pino } from 'pino';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { sandboxSocketOptions } from '../../src/runtime/sandbox/sandbox.ts';
 
-/**
- * An in-memory auth store, kept across sockets the way an app's store would be; given saved credentials
- * and keys, it opens them again (the scale benchmark's floor restarts that way).
- */
-export const memoryAuth = (
-  creds: AuthenticationCreds = initAuthCreds(),
-  keys = new Map<string, string>(),
-): { state: AuthenticationState; keys: Map<string, string>; save: () => void } => {
-  const state: AuthenticationState = {
-    creds,
-    keys: {
-      get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
-        const out: { [id: string]: SignalDataTypeMap[T] } = {};
-        for (const id of ids) {
-          const v = keys.get(`${type}:${id}`);
-          if (v) out[id] = JSON.parse(v, BufferJSON.reviver) as SignalDataTypeMap[T];
-        }
-        return out;
-      },
-      set: async (data: SignalDataSet) => {
-        for (const [type, entries] of Object.entries(data)) {
-          for (const [id, value] of Object.entries(entries ?? {})) {
-            if (value) keys.set(`${type}:${id}`, JSON.stringify(value, BufferJSON.replacer));
-            else keys.delete(`${type}:${id}`);
-          }
-        }
-      },
-    },
-  };
-  return { state, keys, save: () => undefined };
-};
+import { memoryAuth } from './memory-auth.ts';
+
+export { memoryAuth };
 
 export interface TestSocket {
   sock: WASocket;

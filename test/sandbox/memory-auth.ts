@@ -1,0 +1,34 @@
+import { BufferJSON, initAuthCreds } from 'baileys';
+import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from 'baileys';
+
+/**
+ * An in-memory auth store, kept across sockets the way an app's store would be; given saved credentials
+ * and keys, it opens them again (the scale benchmark's floor restarts that way).
+ */
+export const memoryAuth = (
+  creds: AuthenticationCreds = initAuthCreds(),
+  keys = new Map<string, string>(),
+): { state: AuthenticationState; keys: Map<string, string>; save: () => void } => {
+  const state: AuthenticationState = {
+    creds,
+    keys: {
+      get: async <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => {
+        const out: { [id: string]: SignalDataTypeMap[T] } = {};
+        for (const id of ids) {
+          const v = keys.get(`${type}:${id}`);
+          if (v) out[id] = JSON.parse(v, BufferJSON.reviver) as SignalDataTypeMap[T];
+        }
+        return out;
+      },
+      set: async (data: SignalDataSet) => {
+        for (const [type, entries] of Object.entries(data)) {
+          for (const [id, value] of Object.entries(entries ?? {})) {
+            if (value) keys.set(`${type}:${id}`, JSON.stringify(value, BufferJSON.replacer));
+            else keys.delete(`${type}:${id}`);
+          }
+        }
+      },
+    },
+  };
+  return { state, keys, save: () => undefined };
+};
