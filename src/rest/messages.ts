@@ -97,26 +97,18 @@ const incomingItem = z
  */
 export const sendRoutes: Route[] = [
   // Before /sessions/:sessionId/send, which would otherwise read "api" as a session id.
-  route({
-    method: 'post',
-    path: '/sessions/api/send',
-    summary: 'Shortcut: send a text with sessionId in the body',
-    tag,
-    body: shortcutSendSchema,
-    response: sent,
-    idempotent: true,
-    handler: ({ ctx, body }) => sendTextShortcut(ctx, body),
-  }),
-  route({
-    method: 'post',
-    path: '/whatsapp/send',
-    summary: 'Shortcut: send a text with sessionId in the body',
-    tag,
-    body: shortcutSendSchema,
-    response: sent,
-    idempotent: true,
-    handler: ({ ctx, body }) => sendTextShortcut(ctx, body),
-  }),
+  ...(['/sessions/api/send', '/whatsapp/send'] as const).map((path) =>
+    route({
+      method: 'post',
+      path,
+      summary: 'Shortcut: send a text with sessionId in the body',
+      tag,
+      body: shortcutSendSchema,
+      response: sent,
+      idempotent: true,
+      handler: ({ ctx, body }) => sendTextShortcut(ctx, body),
+    }),
+  ),
   route({
     method: 'post',
     path: `${S}/send`,

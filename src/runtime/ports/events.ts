@@ -15,15 +15,10 @@ export interface CampaignProgress {
 }
 
 /** A reaction, an edit or a delete received, pointing at the message it is about. */
-export interface MessageUpdate {
+export interface MessageUpdate
+  // who reacted, edited or deleted, addressed as an incoming message's sender is
+  extends Pick<IncomingItem, 'sessionId' | 'chatId' | 'chatLid' | 'from' | 'fromLid' | 'fromMe' | 'messageTimestamp' | 'receivedAt'> {
   type: 'message.reaction' | 'message.edited' | 'message.deleted';
-  sessionId: string;
-  chatId: string;
-  chatLid: string | null;
-  /** who reacted, edited or deleted: the phone-number JID when known, else the LID JID */
-  from: string;
-  fromLid: string | null;
-  fromMe: boolean;
   /** the network id of the reaction, edit or delete itself */
   waMessageId: string;
   /** a reaction's emoji; '' when the reaction was removed; null on edits and deletes */
@@ -32,8 +27,6 @@ export interface MessageUpdate {
   text: string | null;
   /** the message it is about: its network id, always; our record's id when it is a message we sent */
   target: { waMessageId: string; messageId: string | null; chatId: string };
-  messageTimestamp: number;
-  receivedAt: string;
 }
 
 /** A contact's presence the session subscribed to (the presence.update event). */
