@@ -401,6 +401,8 @@ const startOurs = async (controlUrl: string, receiver: Receiver, dir: string): P
     DAILY_QUOTA: '0',
     MAX_SESSIONS_PER_ACCOUNT: '0',
     RATE_LIMIT_REQUESTS: '0',
+    // Throughput, as the peer measures it: the peer paces nothing.
+    SEND_PACING: 'off',
     WEBHOOK_ALLOW_PRIVATE: 'true',
   });
   started.add(service.child);

@@ -174,6 +174,7 @@ const benchService = async (controlUrl: string): Promise<ScaleResult['service']>
     // N sessions in one account, polled by the benchmark: the per-account cap and the rate limit would refuse them.
     MAX_SESSIONS_PER_ACCOUNT: '0',
     RATE_LIMIT_REQUESTS: '0',
+    SEND_PACING: 'off',
     ...(PROFILE_DIR ? { NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...profileArgs].join(' ').trim() } : {}),
   };
   let service = await spawnService(env);

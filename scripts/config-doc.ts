@@ -60,6 +60,21 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
     ],
   },
   {
+    title: 'Send pacing and back-off',
+    intro: 'How every send is paced, how newly linked numbers warm up, and how a session backs off when the network pushes back; each session can override the pacing in its settings. See [ban-safety.md](ban-safety.md).',
+    names: [
+      'SEND_PACING',
+      'PACING_INTERVAL_MS',
+      'PACING_JITTER_MS',
+      'PACING_PER_CHAT_MS',
+      'PACING_TYPING_MS_PER_CHAR',
+      'PACING_WARMUP_CAPS',
+      'PACING_BACKOFF_BASE_MS',
+      'PACING_BACKOFF_MAX_MS',
+      'PACING_BACKOFF_RESET_MS',
+    ],
+  },
+  {
     title: 'Links to the network',
     intro: "Where the sessions' Baileys sockets run and how they use memory; see [sessions.md](sessions.md).",
     names: ['NETWORK_MODE', 'NETWORK_THREAD', 'RELINK_CONCURRENCY', 'DEVICE_LIST_TTL_MS', 'V8_MEMORY_SAVER', 'MEMORY_RECLAIM'],

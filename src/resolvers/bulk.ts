@@ -127,7 +127,7 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
               ctx,
               session,
               { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' },
-              { quotaTakenAt: startedAt, outcomeEvents },
+              { quotaTakenAt: startedAt, outcomeEvents, waitForSlot: true },
             );
             // The send's own check can disagree with the look-up above (a number that left in between).
             if (row.status === 'FAILED') fail(contact.jid, row.error ?? NOT_ON_NETWORK_REASON);

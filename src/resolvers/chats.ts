@@ -21,7 +21,15 @@ export interface SessionSettings {
   ignoreChannels: boolean;
   rejectCalls: boolean;
   rejectCallsMessage: string | null;
+  /** send pacing (docs/ban-safety.md); null = the process default */
+  sendIntervalMs: number | null;
+  sendJitterMs: number | null;
+  perChatIntervalMs: number | null;
+  typingMsPerChar: number | null;
+  warmup: boolean;
 }
+
+const paceMs = (max: number) => z.number().int().min(0).max(max).nullable().optional();
 
 export const sessionSettingsSchema = z.strictObject({
   sendReadReceipts: z.boolean().optional(),
@@ -31,6 +39,11 @@ export const sessionSettingsSchema = z.strictObject({
   ignoreChannels: z.boolean().optional(),
   rejectCalls: z.boolean().optional(),
   rejectCallsMessage: z.string().trim().min(1, 'must not be empty (null clears it)').max(4096).nullable().optional(),
+  sendIntervalMs: paceMs(3_600_000),
+  sendJitterMs: paceMs(3_600_000),
+  perChatIntervalMs: paceMs(3_600_000),
+  typingMsPerChar: paceMs(1_000),
+  warmup: z.boolean().optional(),
 });
 
 export const settingsOf = (row: Session): SessionSettings => ({
@@ -41,6 +54,11 @@ export const settingsOf = (row: Session): SessionSettings => ({
   ignoreChannels: row.ignoreChannels,
   rejectCalls: row.rejectCalls,
   rejectCallsMessage: row.rejectCallsMessage,
+  sendIntervalMs: row.sendIntervalMs,
+  sendJitterMs: row.sendJitterMs,
+  perChatIntervalMs: row.perChatIntervalMs,
+  typingMsPerChar: row.typingMsPerChar,
+  warmup: row.warmup,
 });
 
 /**
@@ -49,14 +67,16 @@ export const settingsOf = (row: Session): SessionSettings => ({
  * process within SETTINGS_CACHE_MS.
  */
 export const SETTINGS_CACHE_MS = 5_000;
-const cached = perDatabase<{ settings: (SessionSettings & { accountId: string }) | null; until: number }>();
+type CachedSettings = SessionSettings & Pick<Session, 'accountId' | 'linkedAt'>;
+const cached = perDatabase<{ settings: CachedSettings | null; until: number }>();
 
-const cachedSettings = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<(SessionSettings & { accountId: string }) | null> => {
+/** A session's settings (with its account and when its number was linked), as kept a moment. */
+export const cachedSettings = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<CachedSettings | null> => {
   const cache = cached(deps.db);
   const hit = cache.get(sessionId);
   if (hit && hit.until > Date.now()) return hit.settings;
   const row = await deps.db.session.findUnique({ where: { id: sessionId } });
-  const settings = row ? { ...settingsOf(row), accountId: row.accountId } : null;
+  const settings = row ? { ...settingsOf(row), accountId: row.accountId, linkedAt: row.linkedAt } : null;
   cache.set(sessionId, { settings, until: Date.now() + SETTINGS_CACHE_MS });
   return settings;
 };

@@ -7,6 +7,7 @@ import type { Buttons, RateLimiter } from '../runtime/ports/limits.ts';
 import type { MediaFetcher } from '../runtime/ports/media.ts';
 import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
+import type { Pacer } from '../runtime/ports/pacer.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
 import type { IncomingMediaFiles, ReceivedMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
@@ -30,6 +31,8 @@ export interface Deps {
   fetchMedia: MediaFetcher;
   buttons: Buttons;
   jobs: Jobs;
+  /** each session's send pacing, warm-up and back-off (resolvers/pacing.ts) */
+  pacer: Pacer;
   /** requests per key in a short window (RATE_LIMIT_*), taken right after the key is checked */
   rateLimit: RateLimiter;
   metrics: Metrics;

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, NotOnNetworkErrorName, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
 import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
@@ -6,6 +7,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
+import { isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor } from './pacing.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 
@@ -86,8 +88,33 @@ export const contentOfRecord = async (
   return { ...media, data: fetched.data };
 };
 
+/** A record that waits for its pacer slot: PENDING with the time it goes, sent by its job then. */
+const queueRecord = async (ctx: RequestContext, record: OutgoingMessage, at: number): Promise<OutgoingMessage> => {
+  const queued: OutgoingMessage = { ...record, sendAt: new Date(at), jobId: randomUUID() };
+  await ctx.db.outgoingMessage.create({ data: queued });
+  await ctx.jobs.scheduleMessage(queued.jobId ?? '', queued.id, new Date(at));
+  ctx.metrics.sends.inc({ kind: record.kind, outcome: 'queued' });
+  return queued;
+};
+
+/** A message the network answered rate-overlimit goes back in the queue, behind the session's pause. */
+const requeueAfterRateAnswer = async (ctx: RequestContext, record: OutgoingMessage): Promise<OutgoingMessage> => {
+  await rateAnswered(ctx, record.sessionId);
+  const slot = await slotFor(ctx, record.sessionId, record.toNumber, record.content.length, record.id);
+  const sendAt = new Date(slot?.at ?? ctx.now().getTime());
+  const jobId = randomUUID();
+  await ctx.outgoing.settled();
+  await ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { sendAt, jobId } });
+  await ctx.jobs.scheduleMessage(jobId, record.id, sendAt);
+  ctx.metrics.sends.inc({ kind: record.kind, outcome: 'rate_answer' });
+  return { ...record, sendAt, jobId };
+};
+
 /**
- * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. The record comes
+ * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. With pacing on, a
+ * message whose slot is not yet due (or that shows "typing…" first) is stored PENDING with its time and
+ * sent by its job instead, and the PENDING record is returned; `waitForSlot` waits for the slot here
+ * instead (a bulk send, which reports each outcome in its answer). The record comes
  * first so that a refusal arriving as an error ack, even before the send returns, finds it. A recipient
  * not on the network is an outcome, not an error: the FAILED record is returned (reason
  * NOT_ON_NETWORK_REASON), as a refusal by error ack leaves the request answered; any other failure of
@@ -102,7 +129,7 @@ export const deliverNow = async (
   ctx: RequestContext,
   session: Pick<Session, 'id'>,
   delivery: Delivery,
-  options: { quotaTakenAt?: Date; outcomeEvents?: (status: 'SENT' | 'FAILED') => OutboxEvent[] } = {},
+  options: { quotaTakenAt?: Date; outcomeEvents?: (status: 'SENT' | 'FAILED') => OutboxEvent[]; waitForSlot?: boolean } = {},
 ): Promise<OutgoingMessage> => {
   const startedAt = ctx.now();
   const takenAt = options.quotaTakenAt ?? startedAt;
@@ -147,12 +174,27 @@ export const deliverNow = async (
     deletedAt: null,
     createdAt: startedAt,
   };
+  let sender = link;
+  const slot = await slotFor(ctx, session.id, delivery.to, delivery.summary.length, id);
+  if (slot && (slot.at > startedAt.getTime() || slot.typingMs > 0)) {
+    if (!options.waitForSlot) return queueRecord(ctx, record, slot.at);
+    await sleep(Math.max(0, slot.at - ctx.now().getTime()));
+    ctx.pacer.release(session.id, id);
+    const current = ctx.sessions.link(session.id);
+    if (!current) {
+      await refundQuota(ctx, 1, takenAt);
+      throw notConnected();
+    }
+    sender = current;
+    if (slot.typingMs > 0) await showTyping(ctx, sender, delivery.to, slot.typingMs);
+  }
   await ctx.outgoing.pending({ ...record, waMessageId });
   let sent: SendResult;
   const sending = performance.now();
   try {
-    sent = await link.send(delivery.to, delivery.content, { messageId: waMessageId });
+    sent = await sender.send(delivery.to, delivery.content, { messageId: waMessageId });
   } catch (err) {
+    if (ctx.pacer.enabled && isRateAnswer(err)) return requeueAfterRateAnswer(ctx, record);
     const notOnNetwork = isNotOnNetwork(err);
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
     const reason = failureReason(err);
@@ -215,16 +257,37 @@ export const deliverAfter = async (
   return deliverNow(ctx, session, delivery, { quotaTakenAt: takenAt });
 };
 
+/** The error acks' codes that the pacer acts on (rc14's handleBadAck passes them as messageStubParameters[0]). */
+const RATE_ANSWER = '429';
+const RESTRICTED = '463';
+
 /**
  * The network refused a message after the send returned (an error ack): the record becomes FAILED with
  * the reason, and loses the sentAt a SENT mark may have written first. A refused button message counts
  * against buttons for that session and goes out again as plain text, so it is never lost; the copy is a
  * record of its own, named in the refused record's error.
  */
-export const handleSendError = async (deps: Deps, sessionId: string, waMessageId: string, reason: string): Promise<void> => {
+export const handleSendError = async (
+  deps: Deps,
+  sessionId: string,
+  waMessageId: string,
+  refusal: string,
+  code?: string,
+): Promise<void> => {
   await deps.outgoing.settled();
   const record = await deps.db.outgoingMessage.findFirst({ where: { sessionId, waMessageId } });
   if (!record) return;
+  if (code === RATE_ANSWER && deps.pacer.enabled) {
+    // Refused for the rate: it never reached the recipient, so it goes again, same network id, after the pause.
+    const back = await deps.db.outgoingMessage.updateMany({
+      where: { id: record.id, status: { not: 'FAILED' } },
+      data: { status: 'PENDING', sentAt: null, error: null, claimedAt: null },
+    });
+    if (back.count > 0) await requeueAfterRateAnswer(jobContext(deps, record.accountId), { ...record, status: 'PENDING', sentAt: null });
+    return;
+  }
+  const reason = code === RESTRICTED ? RESTRICTED_REASON : refusal;
+  if (code === RESTRICTED) await pushedBack(deps, sessionId, 'restricted', RESTRICTED_REASON);
   // Only the first refusal of a record acts: a repeated error ack must not send the plain copy twice.
   const marked = await deps.db.outgoingMessage.updateMany({
     where: { id: record.id, status: { not: 'FAILED' } },

@@ -6,7 +6,7 @@ import { DomainError } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
 import type { SendAnswer } from './messages.ts';
 import { mentionsSchema, messageRefSchema } from './message-actions.ts';
-import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendInteractiveTo, textDelivery } from './messages.ts';
+import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendAnswer, sendInteractiveTo, textDelivery } from './messages.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
@@ -219,7 +219,7 @@ export const sendToGroup = async (ctx: RequestContext, sessionId: string, groupI
   const delivery = await textDelivery(ctx, sessionId, groupId, message, extras);
   await memberGroup(requireLink(ctx, session), groupId);
   const row = await deliverNow(ctx, session, delivery);
-  return { ok: true, id: row.id };
+  return sendAnswer(row);
 };
 
 export const sendMediaToGroup = async (
@@ -235,7 +235,7 @@ export const sendMediaToGroup = async (
   // before the download: no media is fetched for a group we cannot send to
   await memberGroup(requireLink(ctx, session), groupId);
   const row = await deliverNow(ctx, session, await mediaDelivery(ctx, groupId, body));
-  return { ok: true, id: row.id };
+  return sendAnswer(row);
 };
 
 export const sendInteractiveToGroup = async (

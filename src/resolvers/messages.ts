@@ -35,6 +35,8 @@ export interface MessageRecordView {
   playedAt: string | null;
   /** when it was deleted for everyone (beyond the spec) */
   deletedAt: string | null;
+  /** when a PENDING message goes: a scheduled one's time, or a paced one's slot (beyond the spec) */
+  sendAt: string | null;
 }
 
 export const messageView = (row: OutgoingMessage): MessageRecordView => ({
@@ -53,12 +55,22 @@ export const messageView = (row: OutgoingMessage): MessageRecordView => ({
   readAt: row.readAt ? row.readAt.toISOString() : null,
   playedAt: row.playedAt ? row.playedAt.toISOString() : null,
   deletedAt: row.deletedAt ? row.deletedAt.toISOString() : null,
+  sendAt: row.sendAt ? row.sendAt.toISOString() : null,
 });
 
 export interface SendAnswer {
   ok: true;
   id: string;
+  /** beyond the spec: a paced message waiting for its slot is PENDING until sendAt */
+  status?: 'PENDING';
+  sendAt?: string;
 }
+
+/** A send's answer: the record's id, and for a message the pacer queued, when it goes. */
+export const sendAnswer = (row: Pick<OutgoingMessage, 'id' | 'status' | 'sendAt'>): SendAnswer =>
+  row.status === 'PENDING' && row.sendAt
+    ? { ok: true, id: row.id, status: 'PENDING', sendAt: row.sendAt.toISOString() }
+    : { ok: true, id: row.id };
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -238,7 +250,7 @@ export const incomingSchema = z.object({
   consume: booleanQuery.default(true),
 });
 
-const answer = (row: OutgoingMessage): SendAnswer => ({ ok: true, id: row.id });
+const answer = sendAnswer;
 
 /** A text, as a reply when it quotes a message (found before anything is sent: an unknown one is a 404). */
 export const textDelivery = async (

@@ -22,6 +22,7 @@ import { registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
+import { isRateAnswer, rateAnswered, showTyping, slotFor } from './pacing.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -312,6 +313,16 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     await finish({ status: 'FAILED', error: 'The session was not connected when the message was due' });
     return null;
   }
+  const chars = row.kind === 'status' ? 0 : row.content.length;
+  const slot = await slotFor(deps, row.sessionId, row.toNumber, chars, row.id);
+  if (slot && slot.at > now.getTime()) {
+    // Not its turn yet (the session's pace, a pause, the warm-up's cap): it waits, its time shown in the queue.
+    const sendAt = new Date(slot.at);
+    await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });
+    return sendAt;
+  }
+  if (slot && slot.typingMs > 0) await showTyping(deps, link, row.toNumber, slot.typingMs);
+  deps.pacer.release(row.sessionId, row.id);
   const sending = performance.now();
   try {
     const networkId = row.waMessageId ?? undefined;
@@ -330,6 +341,14 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       sentMessage: sentMessageOf(sent),
     });
   } catch (err) {
+    if (deps.pacer.enabled && isRateAnswer(err)) {
+      await rateAnswered(deps, row.sessionId);
+      const again = await slotFor(deps, row.sessionId, row.toNumber, chars, row.id);
+      const sendAt = new Date(again?.at ?? deps.now().getTime());
+      deps.metrics.sends.inc({ kind: row.kind, outcome: 'rate_answer' });
+      await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });
+      return sendAt;
+    }
     const notOnNetwork = isNotOnNetwork(err);
     deps.metrics.sends.inc({ kind: row.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
     if (notOnNetwork) deps.logger.info({ messageId, to: row.toNumber }, 'scheduled message: recipient not on the network');

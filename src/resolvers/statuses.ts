@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
@@ -12,6 +13,7 @@ import { bySetting, mediaUrlSchema } from './media-urls.ts';
 import { durationMsSchema, MAX_HORIZON_MS } from './messages.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
+import { slotFor } from './pacing.ts';
 import { parseInput } from './validate.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
@@ -122,9 +124,13 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
       waMessageId,
     },
   });
+  // A status waits for its slot here, as its answer says whether the network accepted it.
+  const slot = await slotFor(ctx, session.id, STATUS_TARGET, 0, record.id);
+  if (slot && slot.at > ctx.now().getTime()) await sleep(slot.at - ctx.now().getTime());
+  ctx.pacer.release(session.id, record.id);
   const sending = performance.now();
   try {
-    const sent = await link.sendStatus(content, recipients, { messageId: waMessageId });
+    const sent = await (ctx.sessions.link(session.id) ?? link).sendStatus(content, recipients, { messageId: waMessageId });
     ctx.metrics.sendSeconds.observe({ kind: 'status' }, (performance.now() - sending) / 1000);
     ctx.metrics.sends.inc({ kind: 'status', outcome: 'sent' });
     await ctx.db.outgoingMessage.update({

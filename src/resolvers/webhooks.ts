@@ -20,6 +20,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'presence.update',
   'call.received',
   'session.status',
+  'session.health',
   'campaign.progress',
   'group.participants',
 ] as const;

@@ -20,7 +20,14 @@ export const errorAnswer = z
 
 export const dateTime = z.iso.datetime({ offset: true });
 
-export const sent = z.object({ ok: z.literal(true), id: z.string().describe('the outgoing record') }).meta({ id: 'SendAnswer' });
+export const sent = z
+  .object({
+    ok: z.literal(true),
+    id: z.string().describe('the outgoing record'),
+    status: z.literal('PENDING').optional().describe('extension: present when the send pacer queued the message; it goes at sendAt'),
+    sendAt: dateTime.optional().describe('extension: when a queued message goes (its pacer slot)'),
+  })
+  .meta({ id: 'SendAnswer' });
 
 export const ok = z.object({ ok: z.literal(true) }).loose();
 

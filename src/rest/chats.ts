@@ -28,6 +28,15 @@ const settings = z
       ignoreChannels: z.boolean().describe('drop received channel (newsletter) posts'),
       rejectCalls: z.boolean().describe('reject incoming calls'),
       rejectCallsMessage: z.string().nullable().describe('text sent to a caller whose call was rejected'),
+      sendIntervalMs: z.number().int().nullable().describe('least time between two sends; null = the PACING_INTERVAL_MS default'),
+      sendJitterMs: z.number().int().nullable().describe('random extra wait added to each interval; null = PACING_JITTER_MS'),
+      perChatIntervalMs: z.number().int().nullable().describe('least time between two sends to one chat; null = PACING_PER_CHAT_MS'),
+      typingMsPerChar: z
+        .number()
+        .int()
+        .nullable()
+        .describe('"typing…" shown before each text, per character; null = PACING_TYPING_MS_PER_CHAR'),
+      warmup: z.boolean().describe("a newly linked number's sends are capped per day for its first days (PACING_WARMUP_CAPS)"),
     }),
   })
   .meta({ id: 'SessionSettings' });
@@ -59,7 +68,7 @@ export const chatsRoutes: Route[] = [
   route({
     method: 'get',
     path: `${S}/settings`,
-    summary: "Extension: the session's settings (read receipts, ignore filters, call rejection)",
+    summary: "Extension: the session's settings (read receipts, ignore filters, call rejection, send pacing)",
     tag,
     response: settings,
     handler: ({ ctx, params }) => getSessionSettings(ctx, params.sessionId),

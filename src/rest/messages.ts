@@ -30,7 +30,7 @@ import type { Route } from './route.ts';
 const tag = 'Messages';
 const S = '/sessions/:sessionId';
 
-const messageRecord = z
+export const messageRecord = z
   .object({
     id: z.string(),
     sessionId: z.string(),
@@ -47,6 +47,7 @@ const messageRecord = z
     readAt: dateTime.nullable().describe('extension: when it was first read'),
     playedAt: dateTime.nullable().describe('extension: when a voice note was first played'),
     deletedAt: dateTime.nullable().describe('extension: when it was deleted for everyone'),
+    sendAt: dateTime.nullable().describe("extension: when a PENDING message goes (a scheduled message's time, a paced message's slot)"),
   })
   .loose()
   .meta({ id: 'MessageRecord' });

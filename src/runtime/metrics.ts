@@ -64,8 +64,30 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
     },
   });
 
+  new Gauge({
+    name: `${PREFIX}sessions_send_paused`,
+    help: 'Sessions whose sending is paused after the network answered rate-overlimit',
+    registers,
+    collect() {
+      this.set(sources?.pacer?.stats().paused ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}send_queue_waiting`,
+    help: 'Paced sends waiting for their slot in this process',
+    registers,
+    collect() {
+      this.set(sources?.pacer?.stats().waiting ?? 0);
+    },
+  });
+
   return {
     registry,
+    rateAnswers: new Counter({
+      name: `${PREFIX}rate_answers_total`,
+      help: 'Rate-overlimit answers the network gave to sends (error acks 429 and usync 429)',
+      registers,
+    }),
     sends: new Counter({
       name: `${PREFIX}sends_total`,
       help: 'Messages sent, by kind and outcome (sent, failed: the network refused it, not_connected, not_on_network: the recipient is not on the network, refused_after_send: an error ack after the send answered)',

@@ -130,6 +130,32 @@ export const settingsSchema = z.object({
     'how long a session sends plain text after `BUTTONS_FAILURE_THRESHOLD` failed button sends',
   ),
   TYPING_MAX_MS: intFrom(30_000).describe('longest typing simulation; a larger `delayMs` is lowered to it'),
+  SEND_PACING: z
+    .enum(['on', 'off'])
+    .default('on')
+    .describe(
+      '`off` sends every message at once, with no pacing, warm-up or back-off, for the whole process (tests, benchmarks); see docs/ban-safety.md',
+    ),
+  PACING_INTERVAL_MS: intFrom(1_500).describe('least time between two sends of a session (its setting `sendIntervalMs` overrides it)'),
+  PACING_JITTER_MS: intFrom(1_500).describe('a random extra wait, 0 to this, added to each interval (session setting `sendJitterMs`)'),
+  PACING_PER_CHAT_MS: intFrom(3_000).describe('least time between two sends to the same chat (session setting `perChatIntervalMs`)'),
+  PACING_TYPING_MS_PER_CHAR: intFrom(0).describe(
+    'show "typing…" before each text for this long per character, up to `TYPING_MAX_MS`; 0 = no typing (session setting `typingMsPerChar`)',
+  ),
+  PACING_WARMUP_CAPS: z
+    .string()
+    .regex(/^(\d+(,\d+)*)?$/, 'must be numbers separated by commas')
+    .default('100,200,400,800,1600')
+    .describe(
+      "a newly linked number's daily caps, day by day from its linking (sends past a day's cap wait for the next day); empty = no warm-up (session setting `warmup: false` skips it)",
+    ),
+  PACING_BACKOFF_BASE_MS: intFrom(60_000).describe(
+    'the first pause of a session after the network answers rate-overlimit; doubles with each answer',
+  ),
+  PACING_BACKOFF_MAX_MS: intFrom(30 * 60_000).describe('the longest pause after rate answers'),
+  PACING_BACKOFF_RESET_MS: intFrom(10 * 60_000).describe(
+    'a rate answer this long after the previous one pauses for `PACING_BACKOFF_BASE_MS` again',
+  ),
   WA_SANDBOX_URL: z
     .url()
     .optional()

@@ -14,6 +14,20 @@ const SessionSettingsRef = builder.objectRef<SessionSettings>('SessionSettings')
     ignoreChannels: t.exposeBoolean('ignoreChannels', { description: 'received channel posts are dropped' }),
     rejectCalls: t.exposeBoolean('rejectCalls', { description: 'incoming calls are rejected' }),
     rejectCallsMessage: t.exposeString('rejectCallsMessage', { nullable: true, description: 'sent to a caller whose call was rejected' }),
+    sendIntervalMs: t.exposeInt('sendIntervalMs', {
+      nullable: true,
+      description: 'least time between two sends; null = PACING_INTERVAL_MS',
+    }),
+    sendJitterMs: t.exposeInt('sendJitterMs', { nullable: true, description: 'random extra wait per interval; null = PACING_JITTER_MS' }),
+    perChatIntervalMs: t.exposeInt('perChatIntervalMs', {
+      nullable: true,
+      description: 'least time between two sends to one chat; null = PACING_PER_CHAT_MS',
+    }),
+    typingMsPerChar: t.exposeInt('typingMsPerChar', {
+      nullable: true,
+      description: '"typing…" shown before each text, per character; null = PACING_TYPING_MS_PER_CHAR',
+    }),
+    warmup: t.exposeBoolean('warmup', { description: "a newly linked number's sends are capped per day for its first days" }),
   }),
 });
 
@@ -27,6 +41,11 @@ const SessionSettingsInput = builder.inputType('SessionSettingsInput', {
     ignoreChannels: t.boolean(),
     rejectCalls: t.boolean(),
     rejectCallsMessage: t.string(),
+    sendIntervalMs: t.int(),
+    sendJitterMs: t.int(),
+    perChatIntervalMs: t.int(),
+    typingMsPerChar: t.int(),
+    warmup: t.boolean(),
   }),
 });
 
@@ -99,8 +118,10 @@ builder.mutationFields((t) => ({
     type: SessionSettingsRef,
     args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: SessionSettingsInput, required: true }) },
     resolve: async (_root, args, ctx) => {
-      const { rejectCallsMessage, ...flags } = args.input;
-      const input = { ...withoutNulls(flags), ...(rejectCallsMessage === undefined ? {} : { rejectCallsMessage }) };
+      // null clears the message and puts a pacing field back to the process default; a flag's null is no change
+      const { rejectCallsMessage, sendIntervalMs, sendJitterMs, perChatIntervalMs, typingMsPerChar, ...flags } = args.input;
+      const clearable = { rejectCallsMessage, sendIntervalMs, sendJitterMs, perChatIntervalMs, typingMsPerChar };
+      const input = { ...withoutNulls(flags), ...Object.fromEntries(Object.entries(clearable).filter(([, v]) => v !== undefined)) };
       return (await updateSessionSettings(ctx, String(args.sessionId), input)).settings;
     },
   }),

@@ -21,7 +21,17 @@ import type { InputFields } from './builder.ts';
 import { builder, dateOrNull, once, withoutNulls } from './builder.ts';
 
 export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').implement({
-  fields: (t) => ({ ok: t.exposeBoolean('ok'), id: t.exposeID('id') }),
+  fields: (t) => ({
+    ok: t.exposeBoolean('ok'),
+    id: t.exposeID('id'),
+    queued: t.boolean({ description: 'the send pacer queued it: it goes at sendAt', resolve: (a) => a.status === 'PENDING' }),
+    sendAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'when a queued message goes',
+      resolve: (a) => (a.sendAt ? new Date(a.sendAt) : null),
+    }),
+  }),
 });
 
 const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implement({

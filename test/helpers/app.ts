@@ -43,8 +43,8 @@ export const startTestApp = async (
 ): Promise<TestApp> => {
   const database = extra.existing ?? (await createTestDatabase(kind));
   const db = (extra.makeDb ?? createPrisma)(database.url);
-  // The suite and the benchmarks send far more than a client would; the rate limit has tests of its own.
-  const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, ...overrides });
+  // The suite and the benchmarks send far more than a client would; the rate limit and the send pacer have tests of their own.
+  const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, SEND_PACING: 'off', ...overrides });
   const deps = createDeps({ db, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), settings, ...options });
   const app = buildApp(deps);
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));

@@ -13,8 +13,9 @@ export const spawnService = async (env: Record<string, string>): Promise<Service
   // SERVICE_NODE_ARGS: options for the service's Node.js alone (a benchmark's --cpu-prof, which NODE_OPTIONS refuses).
   const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   // SERVICE_RUNTIME: another JavaScript runtime for the service (the peers benchmark's Bun evaluation).
+  // Sends leave at once unless a test turns the pacer on (test/pacing.test.ts).
   const child = spawn(process.env.SERVICE_RUNTIME ?? process.execPath, [...nodeArgs, 'dist/runtime/root/main.js'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SEND_PACING: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

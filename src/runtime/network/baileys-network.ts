@@ -132,14 +132,32 @@ class RetryCounts implements CacheStore {
   }
 }
 
+const BANNED_TEMPORARILY = 402;
+const BANNED_406 = 406;
+
+/** What a ban's login failure says, for the session's lastError: rc14 keeps the failure's attributes as the error's data. */
+const banMessage = (error: Error | undefined): string => {
+  const status = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+  const data = (error as { data?: { expire?: string; code?: string } } | undefined)?.data;
+  if (status === BANNED_TEMPORARILY) {
+    const seconds = Number(data?.expire ?? 0);
+    return `The network banned this number for a time (failure 402${data?.code ? `, code ${data.code}` : ''})${seconds > 0 ? `; it ends in about ${seconds} s` : ''}. Connect again once it has ended`;
+  }
+  return `The network banned this number (failure ${status ?? 'unknown'}); the session cannot log in`;
+};
+
 const closeKindOf = (error: Error | undefined, registered: boolean): CloseKind => {
   // Baileys closes with Boom errors; their status code says why.
   const status = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
   switch (status) {
     case DisconnectReason.restartRequired:
       return 'restart';
-    case DisconnectReason.loggedOut:
     case DisconnectReason.forbidden:
+    case BANNED_TEMPORARILY:
+    case BANNED_406:
+      // rc14 reports the login's <failure reason=…> as the status; 403 and 406 are bans, 402 a ban for a time.
+      return error?.message === 'Connection Failure' ? 'banned' : status === DisconnectReason.forbidden ? 'loggedOut' : 'transient';
+    case DisconnectReason.loggedOut:
     case DisconnectReason.badSession:
     case DisconnectReason.multideviceMismatch:
       return 'loggedOut';
@@ -327,10 +345,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       if (update.connection === 'close' && !closed) {
         closed = true;
         const error = update.lastDisconnect?.error;
-        callbacks.onClose(
-          closeKindOf(error, Boolean(auth.state.creds.registered || auth.state.creds.me?.lid)),
-          error?.message ?? 'connection closed',
-        );
+        const kind = closeKindOf(error, Boolean(auth.state.creds.registered || auth.state.creds.me?.lid));
+        callbacks.onClose(kind, kind === 'banned' ? banMessage(error) : (error?.message ?? 'connection closed'));
       }
     });
     sock.ws.on('frame', () => callbacks.onActivity());
@@ -362,7 +378,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     sock.ev.on('messages.update', (updates) => {
       for (const { key, update } of updates) {
         if (key.fromMe && key.id && update.status === proto.WebMessageInfo.Status.ERROR) {
-          callbacks.onSendError(key.id, `the network refused the message (error ${update.messageStubParameters?.[0] ?? 'unknown'})`);
+          const code = update.messageStubParameters?.[0];
+          callbacks.onSendError(key.id, `the network refused the message (error ${code ?? 'unknown'})`, code);
         }
       }
       receipts(receiptsFromUpdates(updates));

@@ -62,7 +62,7 @@ export type NetworkMessage =
   | { kind: 'activity'; linkIds: number[] }
   /** answered with a `stored` request once the main thread has written the message */
   | { kind: 'event'; linkId: number; event: 'incoming'; item: unknown; storeId: number }
-  | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string }
+  | { kind: 'event'; linkId: number; event: 'sendError'; waMessageId: string; reason: string; code?: string }
   | { kind: 'event'; linkId: number; event: 'receipts'; receipts: Receipt[] }
   | { kind: 'event'; linkId: number; event: 'people'; people: KnownPerson[] }
   | { kind: 'event'; linkId: number; event: 'chat'; chat: ChatEvent };

@@ -163,7 +163,7 @@ const open = async (sessionId: string, linkId: number): Promise<void> => {
       }
     },
     onIncoming: (item) => store(linkId, item),
-    onSendError: (waMessageId, reason) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason }),
+    onSendError: (waMessageId, reason, code) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason, code }),
     onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
     onPeople: (people) => post({ kind: 'event', linkId, event: 'people', people }),
     onChatEvent: (chat) => post({ kind: 'event', linkId, event: 'chat', chat }),

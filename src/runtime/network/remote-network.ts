@@ -134,7 +134,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
         return;
       }
       case 'sendError':
-        link.onSendError(message.waMessageId, message.reason);
+        link.onSendError(message.waMessageId, message.reason, message.code);
         return;
       case 'receipts':
         link.onReceipts(message.receipts);

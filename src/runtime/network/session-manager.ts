@@ -67,7 +67,11 @@ export interface SessionManagerOptions {
    */
   onReceived?: (item: IncomingItem, message: ReceivedMessage) => Promise<void>;
   /** a message the network refused after the send was accepted */
-  onSendError?: (sessionId: string, waMessageId: string, reason: string) => void;
+  onSendError?: (sessionId: string, waMessageId: string, reason: string, code?: string) => void;
+  /** the network refused the session's login as banned; the session is DISCONNECTED with `reason` */
+  onBanned?: (sessionId: string, reason: string) => void;
+  /** the session's link opened (a ban or restriction noted before is over) */
+  onConnected?: (sessionId: string) => void;
   /** recipients acknowledged messages a session sent */
   onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** the network told a person's phone number and LID together (the address book learns the LID) */
@@ -129,6 +133,11 @@ export class SessionManager implements Sessions {
   link(sessionId: string): NetworkLink | undefined {
     const live = this.live.get(sessionId);
     return live?.status === 'CONNECTED' ? live.link : undefined;
+  }
+
+  async noteProblem(sessionId: string, lastError: string): Promise<void> {
+    const live = this.live.get(sessionId);
+    if (live) await this.apply(sessionId, live, live.status, { lastError });
   }
 
   /** Starts (or restarts) the link; resolves once the socket is opening, not once it is connected. */
@@ -437,8 +446,8 @@ export class SessionManager implements Sessions {
           );
           return stored;
         },
-        onSendError: (waMessageId, reason) => {
-          this.options.onSendError?.(sessionId, waMessageId, reason);
+        onSendError: (waMessageId, reason, code) => {
+          this.options.onSendError?.(sessionId, waMessageId, reason, code);
         },
         onReceipts: (receipts) => {
           this.options.onReceipts?.(sessionId, receipts);
@@ -482,6 +491,7 @@ export class SessionManager implements Sessions {
     live.qrDataUrl = undefined;
     this.failQrWaiters(live, new Error('already linked'));
     await this.apply(sessionId, live, 'CONNECTED', { phone: account.jid || undefined, lastError: null, lastSeen: new Date() });
+    this.options.onConnected?.(sessionId);
   }
 
   private async onClose(sessionId: string, live: Live, kind: CloseKind, message: string): Promise<void> {
@@ -495,6 +505,14 @@ export class SessionManager implements Sessions {
     if (kind === 'restart') {
       log.info('the network asked for a new connection (stream error 515, as after each pairing); reconnecting at once');
       await this.start(sessionId, live);
+      return;
+    }
+    if (kind === 'banned') {
+      // The credentials stay: a temporary ban ends, and the same device logs in again then.
+      log.warn({ message }, 'the network refused the login: banned');
+      this.failQrWaiters(live, new Error(message));
+      await this.apply(sessionId, live, 'DISCONNECTED', { lastError: message, autoConnect: false });
+      this.options.onBanned?.(sessionId, message);
       return;
     }
     if (kind === 'loggedOut' || kind === 'qrExpired' || kind === 'replaced') {
@@ -602,6 +620,13 @@ export class SessionManager implements Sessions {
   ): Promise<Session> {
     const { db, webhooks } = this.options;
     const update = () => db.session.update({ where: { id: sessionId }, data: { status, ...data } });
+    if (status === 'CONNECTED' && data.phone) {
+      // A number linked for the first time (or another number than before) starts its send warm-up.
+      await db.session.updateMany({
+        where: { id: sessionId, OR: [{ linkedAt: null }, { phone: null }, { phone: { not: data.phone } }] },
+        data: { linkedAt: new Date() },
+      });
+    }
     live.accountId ??= (await db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }))?.accountId;
     const endpoints = webhooks && live.accountId ? await webhooks.matching(live.accountId, 'session.status', sessionId) : [];
     if (!webhooks || endpoints.length === 0) return update();

@@ -42,6 +42,17 @@ export interface PresenceUpdate {
   at: string;
 }
 
+/** A session's sending health: paused after rate answers, restricted or banned (the session.health event). */
+export interface SessionHealthEvent {
+  sessionId: string;
+  state: 'ok' | 'paused' | 'restricted' | 'banned';
+  reason: string | null;
+  pausedUntil: string | null;
+  rateAnswers: number;
+  queueLength: number;
+  at: string;
+}
+
 /** A call that rang this session's number (the call.received event). */
 export interface CallReceived {
   sessionId: string;
@@ -64,6 +75,8 @@ export type Topics = {
   messageUpdates: [sessionId: string, payload: MessageUpdate];
   presence: [sessionId: string, payload: PresenceUpdate];
   calls: [sessionId: string, payload: CallReceived];
+  /** the session.health event (resolvers/pacing.ts) */
+  health: [sessionId: string, payload: SessionHealthEvent];
   /** keyed by campaignTopic(accountId, campaignId): progress ids belong to an account */
   campaign: [topic: string, payload: CampaignProgress];
 };

@@ -1,12 +1,14 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Db } from './db.ts';
 import type { Incoming } from './incoming.ts';
+import type { Pacer } from './pacer.ts';
 import type { Sessions } from './sessions.ts';
 
 export interface MetricSources {
   db: Db;
   sessions: Sessions;
   incoming: Incoming;
+  pacer?: Pacer;
 }
 
 /**
@@ -16,6 +18,7 @@ export interface MetricSources {
 export interface Metrics {
   registry: Registry;
   sends: Counter<'kind' | 'outcome'>;
+  rateAnswers: Counter;
   sendSeconds: Histogram<'kind'>;
   incoming: Counter;
   bufferDrops: Counter;

@@ -22,6 +22,8 @@ export type CloseKind =
   | 'qrExpired'
   /** another client took over this device */
   | 'replaced'
+  /** the network refused the login: the number is banned (failure 403 or 406), or for a time (402) */
+  | 'banned'
   /** anything worth retrying: dropped socket, timeouts, 503 */
   | 'transient';
 
@@ -209,8 +211,8 @@ export interface LinkCallbacks {
    * it is on disk (the network sends its delivery receipt then); a rejection leaves it unreceipted.
    */
   onIncoming: (message: ReceivedMessage) => Promise<void>;
-  /** the network refused a message after accepting the send (an error ack) */
-  onSendError: (waMessageId: string, reason: string) => void;
+  /** the network refused a message after accepting the send (an error ack, whose code is `code`: '429' a rate answer, '463' a restriction) */
+  onSendError: (waMessageId: string, reason: string, code?: string) => void;
   /** recipients' delivery, read and played receipts for messages this link sent, in the order they came */
   onReceipts: (receipts: Receipt[]) => void;
   /** people whose phone number and LID the network told together (each pair once per link) */

@@ -17,6 +17,8 @@ export interface Sessions {
   connect(sessionId: string): Promise<void>;
   stop(sessionId: string, status: 'DISCONNECTED' | 'PAUSED', lastError?: string): Promise<void>;
   override(sessionId: string, status: SessionStatus): Promise<void>;
+  /** The link stays up but the network limits it (a restriction): lastError says so, with a session.status event. */
+  noteProblem(sessionId: string, lastError: string): Promise<void>;
   remove(sessionId: string): Promise<void>;
   pairingCode(sessionId: string, phoneNumber: string): Promise<string>;
   /** Before the service answers: sessions a stop left CONNECTED or QR_READY are shown as CONNECTING until they re-link. */

@@ -9,6 +9,8 @@ import { announceChatEvent, ignoresChat } from '../../resolvers/chats.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
 import { urlRulesFor } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
+import { pushbackCleared, pushedBack } from '../../resolvers/pacing.ts';
+import { SessionPacer } from '../pacer.ts';
 import { searchContacts } from '../db/contact-search.ts';
 import { providerOf } from '../db/migrate.ts';
 import type { Db } from '../db/client.ts';
@@ -142,10 +144,18 @@ export const createDeps = (options: DepsOptions): Deps => {
     // same one, so a receiver can tell it from a new message.
     onReceived: async (item, message) =>
       announceReceived({ db, webhooks, events, received }, await accountOf(item.sessionId), item, message),
-    onSendError: (sessionId, waMessageId, reason) => {
-      handleSendError(deps, sessionId, waMessageId, reason).catch((err: unknown) =>
+    onSendError: (sessionId, waMessageId, reason, code) => {
+      handleSendError(deps, sessionId, waMessageId, reason, code).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),
       );
+    },
+    onBanned: (sessionId, reason) => {
+      pushedBack(deps, sessionId, 'banned', reason).catch((err: unknown) =>
+        logger.error({ err, sessionId }, 'ending a banned queue failed'),
+      );
+    },
+    onConnected: (sessionId) => {
+      pushbackCleared(deps, sessionId).catch((err: unknown) => logger.error({ err, sessionId }, 'clearing a push-back failed'));
     },
     onPeople: (sessionId, people) => {
       accountOf(sessionId)
@@ -195,7 +205,13 @@ export const createDeps = (options: DepsOptions): Deps => {
     metrics.jobLateness.observe({ kind }, Math.max(0, lateMs) / 1000);
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
-  metrics.watch({ db, sessions, incoming });
+  const pacer = new SessionPacer({
+    enabled: settings.SEND_PACING === 'on',
+    backoffBaseMs: settings.PACING_BACKOFF_BASE_MS,
+    backoffMaxMs: settings.PACING_BACKOFF_MAX_MS,
+    backoffResetMs: settings.PACING_BACKOFF_RESET_MS,
+  });
+  metrics.watch({ db, sessions, incoming, pacer });
   // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
   const outgoing = {
     ...writes,
@@ -241,6 +257,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     fetchMedia,
     buttons,
     jobs,
+    pacer,
     rateLimit,
     metrics,
     webhooks,

@@ -1,0 +1,153 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { NetworkLink } from '../runtime/ports/network.ts';
+import type { SessionHealthEvent } from '../runtime/ports/events.ts';
+import type { PaceHealth, PaceRules, Slot } from '../runtime/ports/pacer.ts';
+import { cachedSettings } from './chats.ts';
+import type { Deps, RequestContext } from './context.ts';
+import { ownSession } from './sessions.ts';
+import { messageEvent, writeWithEvents } from './webhooks.ts';
+
+/** The lastError and the reason of queued messages when the network restricts the number (ack 463). */
+export const RESTRICTED_REASON =
+  'The network restricted this number: it refuses messages to new chats (error 463); chats with earlier messages go on';
+/** What a cancelled queued message's record says. */
+export const CANCELLED_REASON = 'cancelled by the client before it was sent';
+
+/** How long "typing…" shows before a text of `chars` characters under `rules`. */
+export const typingMsFor = (rules: Pick<PaceRules, 'typingMsPerChar' | 'typingMaxMs'>, chars: number): number =>
+  rules.typingMsPerChar > 0 ? Math.min(rules.typingMaxMs, chars * rules.typingMsPerChar) : 0;
+
+const capsOf = (setting: string): number[] => (setting ? setting.split(',').map(Number) : []);
+
+/** A session's pacing: its settings over the process defaults. */
+export const paceRules = async (deps: Pick<Deps, 'db' | 'settings'>, sessionId: string): Promise<PaceRules> => {
+  const own = await cachedSettings(deps, sessionId);
+  const d = deps.settings;
+  return {
+    intervalMs: own?.sendIntervalMs ?? d.PACING_INTERVAL_MS,
+    jitterMs: own?.sendJitterMs ?? d.PACING_JITTER_MS,
+    perChatMs: own?.perChatIntervalMs ?? d.PACING_PER_CHAT_MS,
+    typingMsPerChar: own?.typingMsPerChar ?? d.PACING_TYPING_MS_PER_CHAR,
+    typingMaxMs: d.TYPING_MAX_MS,
+    warmupCaps: own?.warmup === false ? [] : capsOf(d.PACING_WARMUP_CAPS),
+    linkedAt: own?.linkedAt ?? null,
+  };
+};
+
+/**
+ * The slot of a message about to leave (`recordId`, to `chatId`, `chars` long): null when pacing is off
+ * for the process. A slot in the future, or one with typing first, means the message waits.
+ */
+export const slotFor = async (
+  deps: Pick<Deps, 'db' | 'settings' | 'pacer' | 'now'>,
+  sessionId: string,
+  chatId: string,
+  chars: number,
+  recordId: string,
+): Promise<Slot | null> => {
+  if (!deps.pacer.enabled) return null;
+  const rules = await paceRules(deps, sessionId);
+  return deps.pacer.slot(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
+};
+
+/** "typing…" in the chat for `ms`, then paused; a presence the network refuses does not stop the send. */
+export const showTyping = async (deps: Pick<Deps, 'logger'>, link: NetworkLink, chatId: string, ms: number): Promise<void> => {
+  const presence = (state: 'composing' | 'paused') =>
+    link.setPresence(chatId, state).catch((err: unknown) => deps.logger.debug({ err }, 'presence update failed'));
+  await presence('composing');
+  await sleep(ms);
+  await presence('paused');
+};
+
+/** Whether a send failed because the network answered rate-overlimit (a usync query past the rate). */
+export const isRateAnswer = (err: unknown): boolean => err instanceof Error && /rate-overlimit/.test(err.message);
+
+/* ---------------------------------------------------------------- health */
+
+export type SessionHealth = SessionHealthEvent;
+
+const healthView = (sessionId: string, health: PaceHealth, queueLength: number, at: Date): SessionHealth => ({
+  sessionId,
+  state: health.state,
+  reason: health.reason,
+  pausedUntil: health.pausedUntil ? health.pausedUntil.toISOString() : null,
+  rateAnswers: health.rateAnswers,
+  queueLength,
+  at: at.toISOString(),
+});
+
+const queueLengthOf = (deps: Pick<Deps, 'db'>, sessionId: string): Promise<number> =>
+  deps.db.outgoingMessage.count({ where: { sessionId, status: 'PENDING' } });
+
+/** The session's health changed: a session.health webhook and subscription event. */
+export const announceHealth = async (deps: Deps, sessionId: string): Promise<SessionHealth | null> => {
+  const settings = await cachedSettings(deps, sessionId);
+  if (!settings) return null;
+  const health = await healthOf(deps, sessionId);
+  deps.events.publish('health', sessionId, health);
+  await deps.webhooks.emit({ accountId: settings.accountId, sessionId, type: 'session.health', data: health });
+  return health;
+};
+
+/** A session's health now (of a session already known to be the caller's). */
+export const healthOf = async (deps: Pick<Deps, 'db' | 'pacer' | 'now'>, sessionId: string): Promise<SessionHealth> =>
+  healthView(sessionId, deps.pacer.health(sessionId, deps.now().getTime()), await queueLengthOf(deps, sessionId), deps.now());
+
+export const sessionHealth = async (ctx: RequestContext, sessionId: string): Promise<{ ok: true; health: SessionHealth }> => {
+  await ownSession(ctx, sessionId);
+  return { ok: true, health: await healthOf(ctx, sessionId) };
+};
+
+/* ---------------------------------------------------------------- push-back */
+
+/**
+ * Ends a session's queue: every PENDING record not being sent becomes FAILED with `reason`, so a
+ * restricted or banned number does not retry into the network's refusals.
+ */
+export const endQueue = async (deps: Deps, sessionId: string, reason: string): Promise<number> => {
+  const queued = await deps.db.outgoingMessage.findMany({ where: { sessionId, status: 'PENDING', claimedAt: null } });
+  let ended = 0;
+  for (const row of queued) {
+    const change = deps.db.outgoingMessage.updateMany({
+      where: { id: row.id, status: 'PENDING', claimedAt: null },
+      data: { status: 'FAILED', error: reason },
+    });
+    await writeWithEvents(deps, change, [messageEvent({ ...row, status: 'FAILED', error: reason })]);
+    deps.pacer.release(sessionId, row.id);
+    ended += 1;
+  }
+  return ended;
+};
+
+/** The network answered a send with rate-overlimit: the session pauses; returns when sending resumes. */
+export const rateAnswered = async (deps: Deps, sessionId: string): Promise<Date> => {
+  const pausedBefore = deps.pacer.health(sessionId, deps.now().getTime()).state === 'paused';
+  const until = deps.pacer.rateAnswer(sessionId, deps.now().getTime());
+  deps.metrics.rateAnswers.inc();
+  if (!pausedBefore) {
+    deps.logger.warn({ sessionId, pausedUntil: until }, 'the network answered rate-overlimit; sending paused');
+    await announceHealth(deps, sessionId);
+  }
+  return until;
+};
+
+/** The network restricted or banned the number: its status says so, its queue ends. */
+export const pushedBack = async (deps: Deps, sessionId: string, state: 'restricted' | 'banned', reason: string): Promise<void> => {
+  const before = deps.pacer.health(sessionId, deps.now().getTime()).state;
+  deps.pacer.mark(sessionId, state, reason);
+  if (before === state) return;
+  deps.logger.warn({ sessionId, state }, reason);
+  // A ban's status and lastError are the link's own close (DISCONNECTED); a restriction leaves the link up.
+  if (state === 'restricted') await deps.sessions.noteProblem(sessionId, reason);
+  const ended = await endQueue(deps, sessionId, reason);
+  if (ended > 0) deps.logger.info({ sessionId, ended }, 'queued messages ended');
+  await announceHealth(deps, sessionId);
+};
+
+/** A session linked again after a ban or a restriction: it starts with a clean slate. */
+export const pushbackCleared = async (deps: Deps, sessionId: string): Promise<void> => {
+  const { state } = deps.pacer.health(sessionId, deps.now().getTime());
+  if (state !== 'banned' && state !== 'restricted') return;
+  deps.pacer.mark(sessionId, 'ok', null);
+  await announceHealth(deps, sessionId);
+};

@@ -1,0 +1,70 @@
+/** How one session paces its sends (its settings over the process defaults; resolvers/pacing.ts). */
+export interface PaceRules {
+  /** least time between two sends of the session */
+  intervalMs: number;
+  /** a random extra wait, from 0 to this, added to each interval */
+  jitterMs: number;
+  /** least time between two sends to the same chat */
+  perChatMs: number;
+  /** when set, each text shows "typing…" for this long per character first (bounded by typingMaxMs) */
+  typingMsPerChar: number;
+  typingMaxMs: number;
+  /** the warm-up's daily caps, day by day from `linkedAt`; past the last day no cap */
+  warmupCaps: number[];
+  /** when the number was linked (the warm-up counts its days from here); null before */
+  linkedAt: Date | null;
+}
+
+/** Where a send stands with the pacer. */
+export interface Slot {
+  /** ms since the epoch: when it may leave */
+  at: number;
+  /** how long to show "typing…" first, when the rules ask for it */
+  typingMs: number;
+}
+
+/** Why a session is not sending freely (session.health). */
+export type PaceState = 'ok' | 'paused' | 'restricted' | 'banned';
+
+export interface PaceHealth {
+  state: PaceState;
+  /** the network's answer that set the state */
+  reason: string | null;
+  /** while paused: when sending resumes */
+  pausedUntil: Date | null;
+  /** rate answers received since the process started */
+  rateAnswers: number;
+  /** sends waiting for their slot in this process */
+  queued: number;
+}
+
+/**
+ * One pacer per process, holding each session's next free slot, its last send per chat, the records
+ * waiting for a slot, its warm-up counts and its pause. It belongs with the live links: a session's
+ * sends all pass through the process that owns its link. Its state is memory only; the queue itself is
+ * the PENDING records, which a restart arms again and which take fresh slots then.
+ */
+export interface Pacer {
+  /** false when SEND_PACING=off: every send leaves at once */
+  readonly enabled: boolean;
+  /**
+   * Takes the next slot of `sessionId` for a message to `chatId` with `chars` characters. A record
+   * already holding a slot (`recordId`) gets it back, later only if a pause moved it.
+   */
+  slot(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId?: string, now?: number): Slot;
+  /** A record left the queue (sent, failed or cancelled): its slot is freed. */
+  release(sessionId: string, recordId: string): void;
+  /**
+   * The network answered with a rate answer: sending pauses, twice as long as the last pause when the
+   * last answer is recent, and resumes by itself; the waiting records move behind the pause in their
+   * order. Answers arriving during a pause (the rest of a burst in flight) do not lengthen it.
+   */
+  rateAnswer(sessionId: string, now?: number): Date;
+  /** Restricted or banned (or back to ok): kept for the health view. */
+  mark(sessionId: string, state: PaceState, reason: string | null): void;
+  health(sessionId: string, now?: number): PaceHealth;
+  /** the session is gone */
+  forget(sessionId: string): void;
+  /** across the process: sessions paused now, and records waiting for a slot */
+  stats(now?: number): { paused: number; waiting: number };
+}

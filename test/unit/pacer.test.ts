@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { SessionPacer } from '../../src/runtime/pacer.ts';
+import type { PaceRules } from '../../src/runtime/ports/pacer.ts';
+
+const DAY = 24 * 3600 * 1000;
+const T0 = Date.UTC(2026, 10, 27, 9, 0, 0);
+const rules = (over: Partial<PaceRules> = {}): PaceRules => ({
+  intervalMs: 1_000,
+  jitterMs: 0,
+  perChatMs: 3_000,
+  typingMsPerChar: 0,
+  typingMaxMs: 5_000,
+  warmupCaps: [],
+  linkedAt: null,
+  ...over,
+});
+const pacer = (random = () => 0) => new SessionPacer({ enabled: true, backoffBaseMs: 60_000, backoffMaxMs: 240_000, backoffResetMs: 600_000, random });
+
+describe('send pacer', () => {
+  it('spaces a session by the interval plus jitter, and a chat by its own spacing, keeping each chat in order', () => {
+    const p = pacer(() => 0.5);
+    const r = rules({ jitterMs: 400 });
+    expect(p.slot('s', 'a', r, 5, 'm1', T0)).toEqual({ at: T0, typingMs: 0 });
+    // the interval (1000) plus half the jitter (200)
+    expect(p.slot('s', 'b', r, 5, 'm2', T0).at).toBe(T0 + 1_200);
+    // chat a again: its own spacing (3000 after its last) is later than the session's next slot (2400)
+    expect(p.slot('s', 'a', r, 5, 'm3', T0).at).toBe(T0 + 3_000);
+    // another session is not held back
+    expect(p.slot('other', 'a', r, 5, 'x', T0).at).toBe(T0);
+    // a record keeps the slot it was given
+    expect(p.slot('s', 'a', r, 5, 'm3', T0 + 10).at).toBe(T0 + 3_000);
+    expect(p.health('s', T0).queued).toBe(2);
+    p.release('s', 'm3');
+    expect(p.health('s', T0).queued).toBe(1);
+  });
+
+  it('with no interval and no spacing, sends leave at once, but never before a message of the same chat still waiting', () => {
+    const p = pacer();
+    const idle = rules({ intervalMs: 0, perChatMs: 0 });
+    for (let i = 0; i < 5; i += 1) expect(p.slot('s', `c${i}`, idle, 5, `m${i}`, T0).at).toBe(T0);
+    expect(p.stats(T0)).toEqual({ paused: 0, waiting: 0 });
+    p.rateAnswer('s', T0);
+    const first = p.slot('s', 'c', idle, 5, 'q1', T0).at;
+    const second = p.slot('s', 'c', idle, 5, 'q2', T0).at;
+    expect(first).toBe(T0 + 60_000);
+    expect(second).toBeGreaterThan(first);
+  });
+
+  it('sizes "typing…" to the text, bounded, and counts it in the spacing', () => {
+    const p = pacer();
+    const r = rules({ typingMsPerChar: 50, typingMaxMs: 2_000 });
+    expect(p.slot('s', 'a', r, 10, 'm1', T0)).toEqual({ at: T0, typingMs: 500 });
+    // next slot: after the typing (500) and the interval (1000)
+    expect(p.slot('s', 'b', r, 100, 'm2', T0)).toEqual({ at: T0 + 1_500, typingMs: 2_000 });
+  });
+
+  it("caps a newly linked number's sends per day, and lets the rest go on the next day", () => {
+    const p = pacer();
+    const r = rules({ intervalMs: 0, perChatMs: 0, warmupCaps: [2, 3], linkedAt: new Date(T0 - 3_600_000) });
+    const linked = T0 - 3_600_000;
+    expect(p.slot('s', 'a', r, 1, 'm1', T0).at).toBe(T0);
+    expect(p.slot('s', 'b', r, 1, 'm2', T0).at).toBe(T0);
+    // day 0 is full: day 1 begins a day after the linking
+    expect(p.slot('s', 'c', r, 1, 'm3', T0).at).toBe(linked + DAY);
+    expect(p.slot('s', 'd', r, 1, 'm4', T0).at).toBe(linked + DAY);
+    expect(p.slot('s', 'e', r, 1, 'm5', T0).at).toBe(linked + DAY);
+    expect(p.slot('s', 'f', r, 1, 'm6', T0).at).toBe(linked + 2 * DAY);
+    // past the last capped day there is no cap
+    for (let i = 0; i < 10; i += 1) expect(p.slot('s', `g${i}`, r, 1, `n${i}`, T0).at).toBe(linked + 2 * DAY);
+  });
+
+  it('pauses on a rate answer, moves the waiting records behind the pause in order, and backs off exponentially', () => {
+    const p = pacer();
+    const r = rules();
+    p.slot('s', 'a', r, 1, 'm1', T0);
+    const m2 = p.slot('s', 'b', r, 1, 'm2', T0).at;
+    const m3 = p.slot('s', 'c', r, 1, 'm3', T0).at;
+    const until = p.rateAnswer('s', T0 + 100).getTime();
+    expect(until).toBe(T0 + 100 + 60_000);
+    // more answers of the same burst do not lengthen the pause
+    expect(p.rateAnswer('s', T0 + 200).getTime()).toBe(until);
+    expect(p.health('s', T0 + 200)).toMatchObject({ state: 'paused', rateAnswers: 2, queued: 2 });
+    const moved2 = p.slot('s', 'b', r, 1, 'm2', T0 + 300).at;
+    const moved3 = p.slot('s', 'c', r, 1, 'm3', T0 + 300).at;
+    expect(moved2).toBe(until);
+    expect(moved3 - moved2).toBe(m3 - m2);
+    // an answer soon after the pause doubles it; one long after starts again from the base
+    expect(p.rateAnswer('s', until + 1_000).getTime()).toBe(until + 1_000 + 120_000);
+    expect(p.rateAnswer('s', until + 1_000 + 120_000 + 700_000).getTime()).toBe(until + 1_000 + 120_000 + 700_000 + 60_000);
+    expect(p.stats(until + 1_000 + 120_000 + 700_000)).toEqual({ paused: 1, waiting: 2 });
+  });
+
+  it('reports a restriction or a ban until cleared', () => {
+    const p = pacer();
+    p.mark('s', 'restricted', 'error 463');
+    expect(p.health('s', T0)).toMatchObject({ state: 'restricted', reason: 'error 463' });
+    p.mark('s', 'ok', null);
+    expect(p.health('s', T0)).toMatchObject({ state: 'ok', reason: null });
+  });
+});
