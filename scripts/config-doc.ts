@@ -61,7 +61,8 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
   },
   {
     title: 'Send pacing and back-off',
-    intro: 'How every send is paced, how newly linked numbers warm up, and how a session backs off when the network pushes back; each session can override the pacing in its settings. See [ban-safety.md](ban-safety.md).',
+    intro:
+      'How every send is paced, how newly linked numbers warm up, and how a session backs off when the network pushes back; each session can override the pacing in its settings. See [ban-safety.md](ban-safety.md).',
     names: [
       'SEND_PACING',
       'PACING_INTERVAL_MS',

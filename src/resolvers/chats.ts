@@ -6,6 +6,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, toJid, USER_DOMAIN } from './jids.ts';
+import { forgetPaceRules } from './pacing.ts';
 import { perDatabase } from './per-database.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
@@ -67,16 +68,14 @@ export const settingsOf = (row: Session): SessionSettings => ({
  * process within SETTINGS_CACHE_MS.
  */
 export const SETTINGS_CACHE_MS = 5_000;
-type CachedSettings = SessionSettings & Pick<Session, 'accountId' | 'linkedAt'>;
-const cached = perDatabase<{ settings: CachedSettings | null; until: number }>();
+const cached = perDatabase<{ settings: (SessionSettings & { accountId: string }) | null; until: number }>();
 
-/** A session's settings (with its account and when its number was linked), as kept a moment. */
-export const cachedSettings = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<CachedSettings | null> => {
+const cachedSettings = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<(SessionSettings & { accountId: string }) | null> => {
   const cache = cached(deps.db);
   const hit = cache.get(sessionId);
   if (hit && hit.until > Date.now()) return hit.settings;
   const row = await deps.db.session.findUnique({ where: { id: sessionId } });
-  const settings = row ? { ...settingsOf(row), accountId: row.accountId, linkedAt: row.linkedAt } : null;
+  const settings = row ? { ...settingsOf(row), accountId: row.accountId } : null;
   cache.set(sessionId, { settings, until: Date.now() + SETTINGS_CACHE_MS });
   return settings;
 };
@@ -97,6 +96,7 @@ export const updateSessionSettings = async (ctx: RequestContext, sessionId: stri
   await ownSession(ctx, sessionId);
   const row = await ctx.db.session.update({ where: { id: sessionId }, data: changes });
   cached(ctx.db).delete(sessionId);
+  forgetPaceRules(ctx, sessionId);
   ctx.logger.info({ sessionId, changes }, 'session settings changed');
   return { ok: true, settings: settingsOf(row) };
 };

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink } from '../runtime/ports/network.ts';
 import type { SessionHealthEvent } from '../runtime/ports/events.ts';
 import type { PaceHealth, PaceRules, Slot } from '../runtime/ports/pacer.ts';
-import { cachedSettings } from './chats.ts';
+import { perDatabase } from './per-database.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { ownSession } from './sessions.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
@@ -19,9 +20,46 @@ export const typingMsFor = (rules: Pick<PaceRules, 'typingMsPerChar' | 'typingMa
 
 const capsOf = (setting: string): number[] => (setting ? setting.split(',').map(Number) : []);
 
+type PaceRow = Pick<
+  Session,
+  'accountId' | 'linkedAt' | 'sendIntervalMs' | 'sendJitterMs' | 'perChatIntervalMs' | 'typingMsPerChar' | 'warmup'
+>;
+
+/**
+ * A session's pacing settings, kept a moment so a busy session's sends do not each read its row; a
+ * change made here applies at once (forgetPaceRules), one made by another process within PACE_CACHE_MS.
+ */
+const PACE_CACHE_MS = 5_000;
+const paceRows = perDatabase<{ row: PaceRow | null; until: number }>();
+
+const paceRowOf = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<PaceRow | null> => {
+  const cache = paceRows(deps.db);
+  const hit = cache.get(sessionId);
+  if (hit && hit.until > Date.now()) return hit.row;
+  const row = await deps.db.session.findUnique({
+    where: { id: sessionId },
+    select: {
+      accountId: true,
+      linkedAt: true,
+      sendIntervalMs: true,
+      sendJitterMs: true,
+      perChatIntervalMs: true,
+      typingMsPerChar: true,
+      warmup: true,
+    },
+  });
+  cache.set(sessionId, { row, until: Date.now() + PACE_CACHE_MS });
+  return row;
+};
+
+/** The session's settings changed, or its number was linked: its pacing is read again. */
+export const forgetPaceRules = (deps: Pick<Deps, 'db'>, sessionId: string): void => {
+  paceRows(deps.db).delete(sessionId);
+};
+
 /** A session's pacing: its settings over the process defaults. */
 export const paceRules = async (deps: Pick<Deps, 'db' | 'settings'>, sessionId: string): Promise<PaceRules> => {
-  const own = await cachedSettings(deps, sessionId);
+  const own = await paceRowOf(deps, sessionId);
   const d = deps.settings;
   return {
     intervalMs: own?.sendIntervalMs ?? d.PACING_INTERVAL_MS,
@@ -81,7 +119,7 @@ const queueLengthOf = (deps: Pick<Deps, 'db'>, sessionId: string): Promise<numbe
 
 /** The session's health changed: a session.health webhook and subscription event. */
 export const announceHealth = async (deps: Deps, sessionId: string): Promise<SessionHealth | null> => {
-  const settings = await cachedSettings(deps, sessionId);
+  const settings = await paceRowOf(deps, sessionId);
   if (!settings) return null;
   const health = await healthOf(deps, sessionId);
   deps.events.publish('health', sessionId, health);
@@ -144,8 +182,9 @@ export const pushedBack = async (deps: Deps, sessionId: string, state: 'restrict
   await announceHealth(deps, sessionId);
 };
 
-/** A session linked again after a ban or a restriction: it starts with a clean slate. */
-export const pushbackCleared = async (deps: Deps, sessionId: string): Promise<void> => {
+/** A session's link opened: its pacing is read again (a new number starts its warm-up), and a ban or restriction noted before is over. */
+export const linkOpened = async (deps: Deps, sessionId: string): Promise<void> => {
+  forgetPaceRules(deps, sessionId);
   const { state } = deps.pacer.health(sessionId, deps.now().getTime());
   if (state !== 'banned' && state !== 'restricted') return;
   deps.pacer.mark(sessionId, 'ok', null);

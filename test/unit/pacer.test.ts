@@ -14,7 +14,8 @@ const rules = (over: Partial<PaceRules> = {}): PaceRules => ({
   linkedAt: null,
   ...over,
 });
-const pacer = (random = () => 0) => new SessionPacer({ enabled: true, backoffBaseMs: 60_000, backoffMaxMs: 240_000, backoffResetMs: 600_000, random });
+const pacer = (random = () => 0) =>
+  new SessionPacer({ enabled: true, backoffBaseMs: 60_000, backoffMaxMs: 240_000, backoffResetMs: 600_000, random });
 
 describe('send pacer', () => {
   it('spaces a session by the interval plus jitter, and a chat by its own spacing, keeping each chat in order', () => {

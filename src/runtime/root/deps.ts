@@ -9,7 +9,7 @@ import { announceChatEvent, ignoresChat } from '../../resolvers/chats.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
 import { urlRulesFor } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
-import { pushbackCleared, pushedBack } from '../../resolvers/pacing.ts';
+import { linkOpened, pushedBack } from '../../resolvers/pacing.ts';
 import { SessionPacer } from '../pacer.ts';
 import { searchContacts } from '../db/contact-search.ts';
 import { providerOf } from '../db/migrate.ts';
@@ -155,7 +155,7 @@ export const createDeps = (options: DepsOptions): Deps => {
       );
     },
     onConnected: (sessionId) => {
-      pushbackCleared(deps, sessionId).catch((err: unknown) => logger.error({ err, sessionId }, 'clearing a push-back failed'));
+      linkOpened(deps, sessionId).catch((err: unknown) => logger.error({ err, sessionId }, 'clearing a push-back failed'));
     },
     onPeople: (sessionId, people) => {
       accountOf(sessionId)
