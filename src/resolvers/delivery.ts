@@ -176,7 +176,7 @@ export const deliverNow = async (
   };
   let sender = link;
   const slot = await slotFor(ctx, session.id, delivery.to, delivery.summary.length, id);
-  if (slot && (slot.at > startedAt.getTime() || slot.typingMs > 0)) {
+  if (slot && (slot.at > ctx.now().getTime() || slot.typingMs > 0)) {
     if (!options.waitForSlot) return queueRecord(ctx, record, slot.at);
     await sleep(Math.max(0, slot.at - ctx.now().getTime()));
     ctx.pacer.release(session.id, id);

@@ -315,7 +315,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   }
   const chars = row.kind === 'status' ? 0 : row.content.length;
   const slot = await slotFor(deps, row.sessionId, row.toNumber, chars, row.id);
-  if (slot && slot.at > now.getTime()) {
+  if (slot && slot.at > deps.now().getTime()) {
     // Not its turn yet (the session's pace, a pause, the warm-up's cap): it waits, its time shown in the queue.
     const sendAt = new Date(slot.at);
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });

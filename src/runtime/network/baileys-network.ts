@@ -14,7 +14,7 @@ import makeWASocket, {
   jidNormalizedUser,
   proto,
 } from 'baileys';
-import type { CacheStore, UserFacingSocketConfig, WAMessage, WASocket } from 'baileys';
+import type { CacheStore, UserFacingSocketConfig, WAMessage, WAMessageKey, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Db } from '../db/client.ts';
@@ -375,17 +375,19 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         })
         .catch((err: unknown) => log.error({ err }, 'passing on receipts failed'));
     };
+    const refused = (key: WAMessageKey, status: number | null | undefined, stub: string[] | null | undefined) => {
+      if (!key.fromMe || !key.id || status !== proto.WebMessageInfo.Status.ERROR) return;
+      const code = stub?.[0];
+      callbacks.onSendError(key.id, `the network refused the message (error ${code ?? 'unknown'})`, code);
+    };
     sock.ev.on('messages.update', (updates) => {
-      for (const { key, update } of updates) {
-        if (key.fromMe && key.id && update.status === proto.WebMessageInfo.Status.ERROR) {
-          const code = update.messageStubParameters?.[0];
-          callbacks.onSendError(key.id, `the network refused the message (error ${code ?? 'unknown'})`, code);
-        }
-      }
+      for (const { key, update } of updates) refused(key, update.status, update.messageStubParameters);
       receipts(receiptsFromUpdates(updates));
     });
     sock.ev.on('message-receipt.update', (updates) => receipts(receiptsFromUserReceipts(updates)));
     sock.ev.on('messages.upsert', ({ messages, type }) => {
+      // An error ack that came while the send's own upsert was still buffered is merged into it (rc14's event buffer).
+      for (const message of messages) refused(message.key, message.status, message.messageStubParameters);
       receipts(receiptsFromUpserts(messages));
       if (type !== 'notify') return;
       for (const message of messages) {

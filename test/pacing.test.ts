@@ -1,0 +1,306 @@
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { RESTRICTED_REASON } from '../src/resolvers/pacing.ts';
+import { http } from './helpers/app.ts';
+import type { Json } from './helpers/app.ts';
+import type { Receiver } from './helpers/receiver.ts';
+import { startReceiver } from './helpers/receiver.ts';
+import type { Linked } from './helpers/sandbox.ts';
+import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+
+const ME = '15558840001';
+const RATED = '15558840002';
+const LIMITED = '15558840003';
+const BANNED = '15558840004';
+const FRIEND = '15558840101';
+const PAL = '15558840102';
+const STRANGER = '15558840103';
+const NEWCOMER = '15558840104';
+const jid = (n: string) => `${n}@s.whatsapp.net`;
+
+const METRICS_TOKEN = 'metrics-token-for-pacing-0123456789';
+
+// Pacing on, with short figures so a test sees each effect in seconds.
+const PACED = {
+  SEND_PACING: 'on' as const,
+  PACING_INTERVAL_MS: 400,
+  PACING_JITTER_MS: 0,
+  PACING_PER_CHAT_MS: 900,
+  PACING_WARMUP_CAPS: '',
+  PACING_BACKOFF_BASE_MS: 1_500,
+  METRICS_TOKEN,
+  WEBHOOK_ALLOW_PRIVATE: true,
+  WEBHOOK_RETRY_BASE_MS: 100,
+  WEBHOOK_POLL_MS: 50,
+};
+
+describe('send pacing, queue and back-off (sandbox push-back)', () => {
+  let ctx: Linked;
+  let receiver: Receiver;
+  const ids: Record<string, string> = {};
+  const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
+  const texts = (number: string, from: string) =>
+    ctx.sandbox.control
+      .inbox(number)
+      .filter((e) => e.from.startsWith(from) || e.from === ctx.sandbox.control.phone(from).lid)
+      .map((e) => e.content);
+  const events = (type: string, sessionId: string) =>
+    receiver.received.filter((r) => r.payload.type === type && r.payload.data.sessionId === sessionId).map((r) => r.payload.data as Json);
+  const record = async (sessionId: string, id: string) => (await call('GET', `/v1/sessions/${sessionId}/messages/${id}`)).body;
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox('sqlite', PACED);
+    for (const [n, name] of [
+      [FRIEND, 'Friend'],
+      [PAL, 'Pal'],
+      [STRANGER, 'Stranger'],
+      [NEWCOMER, 'Newcomer'],
+    ] as const)
+      ctx.sandbox.control.addPhone(n, name);
+    ids.me = await linkSession(ctx, ME, 'me');
+    ids.rated = await linkSession(ctx, RATED, 'rated');
+    ids.limited = await linkSession(ctx, LIMITED, 'limited');
+    ids.banned = await linkSession(ctx, BANNED, 'banned');
+    receiver = await startReceiver();
+    const hook = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['session.health', 'session.status', 'message.failed'] });
+    expect(hook.status).toBe(201);
+    receiver.verifyWith(hook.body.secret);
+  }, 90_000);
+  afterAll(async () => {
+    await receiver?.close();
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  it('answers at once, queues what is not due yet with its time, and sends each chat in order with the spacing asked', async () => {
+    const S = `/v1/sessions/${ids.me}`;
+    const answers: Json[] = [];
+    for (const [to, message] of [
+      [FRIEND, 'one'],
+      [FRIEND, 'two'],
+      [PAL, 'hello pal'],
+      [FRIEND, 'three'],
+    ])
+      answers.push((await call('POST', `${S}/send`, { to, message })).body);
+    // the first leaves at once, as without pacing; the others wait for their slot
+    expect(answers[0]).toEqual({ ok: true, id: expect.any(String) });
+    for (const answer of answers.slice(1))
+      expect(answer).toEqual({ ok: true, id: expect.any(String), status: 'PENDING', sendAt: expect.any(String) });
+    const queue = await call('GET', `${S}/queue`);
+    expect(queue.status).toBe(200);
+    expect(queue.body.count).toBe(3);
+    expect(queue.body.items.map((m: Json) => m.content)).toEqual(['two', 'hello pal', 'three']);
+    expect(queue.body.items.map((m: Json) => m.sendAt)).toEqual(answers.slice(1).map((a) => a.sendAt));
+    const times = answers.slice(1).map((a) => Date.parse(a.sendAt));
+    // the session's interval between any two slots, the chat's own spacing between two messages to Friend
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(400);
+    expect(times[2] - times[1]).toBeGreaterThanOrEqual(400);
+    expect(times[2] - times[0]).toBeGreaterThanOrEqual(900);
+    await waitUntil(
+      async () => texts(FRIEND, ME),
+      (t) => t.length === 3,
+    );
+    expect(texts(FRIEND, ME)).toEqual(['one', 'two', 'three']);
+    expect(texts(PAL, ME)).toEqual(['hello pal']);
+    const friendInbox = ctx.sandbox.control.inbox(FRIEND);
+    const arrived = friendInbox.map((e) => Date.parse(e.receivedAt));
+    expect(arrived[2] - arrived[1]).toBeGreaterThanOrEqual(850);
+    expect(friendInbox.every((e) => e.duplicates === 0)).toBe(true);
+    const sent = await waitUntil(
+      () => record(ids.me, answers[3].id),
+      (r) => r.status === 'SENT',
+    );
+    expect(sent.sendAt).toBe(answers[3].sendAt);
+    expect((await call('GET', `${S}/queue`)).body).toEqual({ ok: true, count: 0, items: [] });
+  });
+
+  it('takes per-session pacing settings, lists the queue and cancels a queued message (FAILED, never sent); 409 once sent, 404 unknown', async () => {
+    const S = `/v1/sessions/${ids.me}`;
+    const bad = await call('PATCH', `${S}/settings`, { sendIntervalMs: -1 });
+    expect(bad.status).toBe(400);
+    const patched = await call('PATCH', `${S}/settings`, { sendIntervalMs: 60_000, perChatIntervalMs: 0 });
+    expect(patched.status).toBe(200);
+    expect(patched.body.settings).toMatchObject({
+      sendIntervalMs: 60_000,
+      sendJitterMs: null,
+      perChatIntervalMs: 0,
+      typingMsPerChar: null,
+      warmup: true,
+    });
+    const first = (await call('POST', `${S}/send`, { to: PAL, message: 'right away' })).body;
+    const waiting = (await call('POST', `${S}/send`, { to: PAL, message: 'never' })).body;
+    expect(waiting.status).toBe('PENDING');
+    expect(Date.parse(waiting.sendAt) - Date.now()).toBeGreaterThan(50_000);
+    const cancelled = await call('DELETE', `${S}/queue/${waiting.id}`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.message).toMatchObject({ id: waiting.id, status: 'FAILED', error: 'cancelled by the client before it was sent' });
+    expect((await call('DELETE', `${S}/queue/${waiting.id}`)).status).toBe(409);
+    await waitUntil(
+      () => record(ids.me, first.id),
+      (r) => r.status === 'SENT',
+    );
+    expect((await call('DELETE', `${S}/queue/${first.id}`)).status).toBe(409);
+    expect((await call('DELETE', `${S}/queue/no-such-message`)).status).toBe(404);
+    expect(texts(PAL, ME)).toEqual(['hello pal', 'right away']);
+    // back to the process defaults (null)
+    const reset = await call('PATCH', `${S}/settings`, { sendIntervalMs: null, perChatIntervalMs: null });
+    expect(reset.body.settings).toMatchObject({ sendIntervalMs: null, perChatIntervalMs: null });
+  });
+
+  it('pauses a session the network answers rate-overlimit, with a session.health event, and sends everything once after the pause', async () => {
+    const S = `/v1/sessions/${ids.rated}`;
+    await call('PATCH', `${S}/settings`, { sendIntervalMs: 0, perChatIntervalMs: 0 });
+    ctx.sandbox.control.rateLimit(RATED, { messages: 2, windowMs: 2_000 });
+    const wanted = ['r1', 'r2', 'r3', 'r4', 'r5'];
+    const answers: Json[] = [];
+    for (const message of wanted) answers.push((await call('POST', `${S}/send`, { to: FRIEND, message })).body);
+    const paused = await waitUntil(
+      async () => events('session.health', ids.rated),
+      (e) => e.some((h) => h.state === 'paused'),
+    );
+    expect(paused.find((h) => h.state === 'paused')).toMatchObject({
+      state: 'paused',
+      reason: expect.stringContaining('rate'),
+      pausedUntil: expect.any(String),
+    });
+    const health = await call('GET', `${S}/health`);
+    expect(health.status).toBe(200);
+    expect(health.body.health.rateAnswers).toBeGreaterThanOrEqual(1);
+    await waitUntil(
+      async () => texts(FRIEND, RATED),
+      (t) => t.length === wanted.length,
+      30_000,
+    );
+    expect([...texts(FRIEND, RATED)].sort()).toEqual(wanted);
+    const inbox = ctx.sandbox.control.inbox(FRIEND).filter((e) => wanted.includes(e.content));
+    expect(inbox.every((e) => e.duplicates === 0)).toBe(true);
+    for (const answer of answers) {
+      const done = await waitUntil(
+        () => record(ids.rated, answer.id),
+        (r) => r.status === 'SENT',
+      );
+      expect(done.error).toBeNull();
+    }
+    expect(ctx.sandbox.control.phone(RATED).pushback.refused.messages).toBeGreaterThanOrEqual(1);
+    const metrics = await fetch(`${ctx.app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) =>
+      r.text(),
+    );
+    expect(metrics).toMatch(/wa_rate_answers_total [1-9]/);
+    ctx.sandbox.control.rateLimit(RATED, undefined);
+  }, 60_000);
+
+  it('a device look-up refused for the rate (usync 429) puts the message back in the queue; it goes once the pause is over', async () => {
+    const S = `/v1/sessions/${ids.rated}`;
+    await waitUntil(
+      () => call('GET', `${S}/health`),
+      (r) => r.body.health.state === 'ok',
+      10_000,
+    );
+    const before = receiver.received.length;
+    ctx.sandbox.control.rateLimit(RATED, { usync: 0, windowMs: 60_000 });
+    // Newcomer is new to this session: sending needs its device list, a usync query
+    const answer = await call('POST', `${S}/send`, { to: NEWCOMER, message: 'first words' });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ ok: true, id: expect.any(String), status: 'PENDING', sendAt: expect.any(String) });
+    expect(ctx.sandbox.control.phone(RATED).pushback.refused.usync).toBeGreaterThanOrEqual(1);
+    const paused = await waitUntil(
+      async () =>
+        receiver.received.slice(before).filter((r) => r.payload.type === 'session.health' && r.payload.data.sessionId === ids.rated),
+      (e) => e.length > 0,
+    );
+    expect(paused[0].payload.data).toMatchObject({ state: 'paused', queueLength: 1 });
+    ctx.sandbox.control.rateLimit(RATED, undefined);
+    const sent = await waitUntil(
+      () => record(ids.rated, answer.body.id),
+      (r) => r.status === 'SENT',
+      20_000,
+    );
+    expect(sent.sendAt).not.toBeNull();
+    expect(texts(NEWCOMER, RATED)).toEqual(['first words']);
+  }, 40_000);
+
+  it('marks a restricted number: the new chat FAILED with the reason, lastError and session.health say so, the queue ends, existing chats go on', async () => {
+    const S = `/v1/sessions/${ids.limited}`;
+    // an existing chat: Friend wrote first
+    await ctx.sandbox.control.sendText(FRIEND, LIMITED, 'hi limited');
+    await call('PATCH', `${S}/settings`, { sendIntervalMs: 0, perChatIntervalMs: 0 });
+    const later = await call('POST', `${S}/messages/schedule`, { to: FRIEND, message: 'scheduled', delayMs: 60_000 });
+    expect(later.status).toBe(200);
+    ctx.sandbox.control.restrict(LIMITED);
+    const refused = (await call('POST', `${S}/send`, { to: STRANGER, message: 'cold message' })).body;
+    const failed = await waitUntil(
+      () => record(ids.limited, refused.id),
+      (r) => r.status === 'FAILED',
+    );
+    expect(failed.error).toBe(RESTRICTED_REASON);
+    const health = await waitUntil(
+      async () => events('session.health', ids.limited),
+      (e) => e.some((h) => h.state === 'restricted'),
+    );
+    expect(health.find((h) => h.state === 'restricted')).toMatchObject({ reason: RESTRICTED_REASON, queueLength: 0 });
+    const status = await call('GET', `${S}/status`);
+    expect(status.body).toMatchObject({ status: 'CONNECTED', lastError: RESTRICTED_REASON });
+    expect(events('session.status', ids.limited).some((e) => e.lastError === RESTRICTED_REASON)).toBe(true);
+    expect(await record(ids.limited, later.body.messageId)).toMatchObject({ status: 'FAILED', error: RESTRICTED_REASON });
+    // the chat with earlier messages still works
+    const warm = (await call('POST', `${S}/send`, { to: FRIEND, message: 'still here' })).body;
+    await waitUntil(
+      () => record(ids.limited, warm.id),
+      (r) => r.status === 'SENT',
+    );
+    await waitUntil(
+      async () => texts(FRIEND, LIMITED),
+      (t) => t.includes('still here'),
+    );
+    expect(ctx.sandbox.control.inbox(STRANGER).some((e) => e.content === 'cold message')).toBe(false);
+    expect(texts(FRIEND, LIMITED)).not.toContain('scheduled');
+    ctx.sandbox.control.liftRestriction(LIMITED);
+  }, 60_000);
+
+  it('a banned number: DISCONNECTED with the reason, its queue FAILED, credentials kept; linked again once the ban ends', async () => {
+    const S = `/v1/sessions/${ids.banned}`;
+    const later = await call('POST', `${S}/messages/schedule`, { to: FRIEND, message: 'after the ban', delayMs: 60_000 });
+    expect(later.status).toBe(200);
+    const client = createClient({
+      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { 'x-api-key': ctx.key },
+    });
+    const seen: Json[] = [];
+    const ended = new Promise<void>((resolve, reject) => {
+      client.subscribe(
+        { query: `subscription($s: ID!) { sessionHealth(sessionId: $s) { state reason queueLength } }`, variables: { s: ids.banned } },
+        {
+          next: (value) => {
+            seen.push(value.data?.sessionHealth as Json);
+            if ((value.data?.sessionHealth as Json | undefined)?.state === 'banned') resolve();
+          },
+          error: reject,
+          complete: () => undefined,
+        },
+      );
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    ctx.sandbox.control.ban(BANNED);
+    const status = await waitUntil(
+      () => call('GET', `${S}/status`),
+      (r) => r.body.status === 'DISCONNECTED' && typeof r.body.lastError === 'string' && r.body.lastError.includes('banned'),
+      20_000,
+    );
+    expect(status.body.lastError).toMatch(/^The network banned this number \(failure 403\)/);
+    await ended;
+    expect(seen.at(-1)).toEqual({ state: 'banned', reason: status.body.lastError, queueLength: 0 });
+    await client.dispose();
+    expect(await record(ids.banned, later.body.messageId)).toMatchObject({ status: 'FAILED', error: status.body.lastError });
+    // the device stays registered: once unbanned, connect links again without a QR
+    ctx.sandbox.control.unban(BANNED);
+    expect((await call('POST', `${S}/connect`)).status).toBe(200);
+    await waitUntil(
+      () => call('GET', `${S}/status`),
+      (r) => r.body.status === 'CONNECTED',
+      20_000,
+    );
+    expect((await call('GET', `${S}/health`)).body.health).toMatchObject({ state: 'ok', reason: null });
+  }, 60_000);
+});
