@@ -119,6 +119,11 @@ describe('chats: number check, read marks, ignore filters, presence, calls', () 
         ignoreChannels: false,
         rejectCalls: false,
         rejectCallsMessage: null,
+        sendIntervalMs: null,
+        sendJitterMs: null,
+        perChatIntervalMs: null,
+        typingMsPerChar: null,
+        warmup: true,
       },
     });
 
