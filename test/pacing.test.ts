@@ -2,7 +2,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RESTRICTED_REASON } from '../src/resolvers/pacing.ts';
-import { http } from './helpers/app.ts';
+import { gql, http } from './helpers/app.ts';
 import type { Json } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
@@ -111,14 +111,46 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       () => record(ids.me, answers[3].id),
       (r) => r.status === 'SENT',
     );
-    expect(sent.sendAt).toBe(answers[3].sendAt);
+    // a job that fires late moves its slot later, never earlier
+    expect(Date.parse(sent.sendAt)).toBeGreaterThanOrEqual(Date.parse(answers[3].sendAt));
     expect((await call('GET', `${S}/queue`)).body).toEqual({ ok: true, count: 0, items: [] });
+  });
+
+  it('paces a campaign as it falls due: one slot after the other, every message once', async () => {
+    const S = `/v1/sessions/${ids.me}`;
+    const started = await call('POST', `${S}/messages/campaign`, {
+      contacts: [{ jid: jid(FRIEND) }, { jid: jid(PAL) }, { jid: jid(NEWCOMER) }],
+      template: 'campaign hello',
+    });
+    expect(started.status).toBe(200);
+    const history = await waitUntil(
+      async () => (await call('GET', `${S}/messages?limit=3`)).body.items as Json[],
+      (items) => items.length === 3 && items.every((m) => m.content === 'campaign hello' && m.status === 'SENT'),
+      20_000,
+    );
+    expect(history).toHaveLength(3);
+    // all three were due at once: the first went, the others were given the session's next slots
+    const slots = history.map((m) => Date.parse(m.sendAt)).sort((x, y) => x - y);
+    expect(slots[1] - slots[0]).toBeGreaterThanOrEqual(400);
+    expect(slots[2] - slots[1]).toBeGreaterThanOrEqual(400);
+    for (const n of [FRIEND, PAL, NEWCOMER]) {
+      const entries = await waitUntil(
+        async () => ctx.sandbox.control.inbox(n).filter((e) => e.content === 'campaign hello'),
+        (found) => found.length === 1,
+      );
+      expect(entries[0]?.duplicates).toBe(0);
+    }
   });
 
   it('takes per-session pacing settings, lists the queue and cancels a queued message (FAILED, never sent); 409 once sent, 404 unknown', async () => {
     const S = `/v1/sessions/${ids.me}`;
     const bad = await call('PATCH', `${S}/settings`, { sendIntervalMs: -1 });
     expect(bad.status).toBe(400);
+    // the campaign before this test has taken the session's next slots: let them pass
+    await new Promise((r) => setTimeout(r, 1_500));
+    const first = (await call('POST', `${S}/send`, { to: PAL, message: 'right away' })).body;
+    expect(first).toEqual({ ok: true, id: expect.any(String) });
+    // a longer interval counts from the last message that went
     const patched = await call('PATCH', `${S}/settings`, { sendIntervalMs: 60_000, perChatIntervalMs: 0 });
     expect(patched.status).toBe(200);
     expect(patched.body.settings).toMatchObject({
@@ -128,10 +160,19 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       typingMsPerChar: null,
       warmup: true,
     });
-    const first = (await call('POST', `${S}/send`, { to: PAL, message: 'right away' })).body;
     const waiting = (await call('POST', `${S}/send`, { to: PAL, message: 'never' })).body;
     expect(waiting.status).toBe('PENDING');
     expect(Date.parse(waiting.sendAt) - Date.now()).toBeGreaterThan(50_000);
+    const graph = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      'query($s: ID!) { session(id: $s) { queue(first: 5) { totalCount edges { node { id content status sendAt } } } health { state queueLength } } }',
+      { s: ids.me },
+    );
+    expect(graph.data?.session).toEqual({
+      queue: { totalCount: 1, edges: [{ node: { id: waiting.id, content: 'never', status: 'PENDING', sendAt: waiting.sendAt } }] },
+      health: { state: 'ok', queueLength: 1 },
+    });
     const cancelled = await call('DELETE', `${S}/queue/${waiting.id}`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.message).toMatchObject({ id: waiting.id, status: 'FAILED', error: 'cancelled by the client before it was sent' });
@@ -142,7 +183,7 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     );
     expect((await call('DELETE', `${S}/queue/${first.id}`)).status).toBe(409);
     expect((await call('DELETE', `${S}/queue/no-such-message`)).status).toBe(404);
-    expect(texts(PAL, ME)).toEqual(['hello pal', 'right away']);
+    expect(texts(PAL, ME)).toEqual(['hello pal', 'campaign hello', 'right away']);
     // back to the process defaults (null)
     const reset = await call('PATCH', `${S}/settings`, { sendIntervalMs: null, perChatIntervalMs: null });
     expect(reset.body.settings).toMatchObject({ sendIntervalMs: null, perChatIntervalMs: null });

@@ -277,6 +277,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     waMessageId?: string;
     sentMessage?: string | null;
   }) => {
+    deps.pacer.release(row.sessionId, row.id);
     const update = deps.db.outgoingMessage.update({ where: { id: row.id }, data });
     const event = messageEvent({ ...row, ...data });
     const { campaignId } = row;

@@ -3,10 +3,15 @@ import type { PaceHealth, PaceRules, PaceState, Pacer, Slot } from './ports/pace
 const DAY_MS = 24 * 3600 * 1000;
 /** past this many chats remembered, those whose spacing has passed are dropped */
 const CHATS_KEPT = 1_000;
+/** a waiting record this long past its slot is taken for gone (failed elsewhere) and stops holding its chat back */
+const STALE_MS = 5 * 60_000;
+/** how soon a record held back by an earlier one of its chat is looked at again */
+const BLOCKED_RETRY_MS = 250;
 
 interface Reserved {
   at: number;
   typingMs: number;
+  chatId: string;
 }
 
 interface SessionPace {
@@ -16,6 +21,11 @@ interface SessionPace {
   perChat: Map<string, number>;
   /** records waiting for their slot */
   reserved: Map<string, Reserved>;
+  /** per chat, its waiting records in the order they must go */
+  chatQueues: Map<string, string[]>;
+  /** when the session last let a message go, and each chat's last (times kept, not slots planned) */
+  lastGone: number;
+  goneToChat: Map<string, number>;
   /** slots counted per warm-up day (days since linkedAt) */
   days: Map<number, number>;
   pausedUntil: number;
@@ -54,6 +64,9 @@ export class SessionPacer implements Pacer {
         nextAt: 0,
         perChat: new Map(),
         reserved: new Map(),
+        chatQueues: new Map(),
+        lastGone: Number.NEGATIVE_INFINITY,
+        goneToChat: new Map(),
         days: new Map(),
         pausedUntil: 0,
         backoffMs: this.options.backoffBaseMs,
@@ -70,13 +83,13 @@ export class SessionPacer implements Pacer {
   slot(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId?: string, now = Date.now()): Slot {
     const pace = this.of(sessionId);
     const held = recordId === undefined ? undefined : pace.reserved.get(recordId);
-    if (held) return { at: held.at, typingMs: held.typingMs };
+    if (held && recordId !== undefined) return this.heldSlot(pace, recordId, held, rules, now);
     const typingMs = rules.typingMsPerChar > 0 ? Math.min(rules.typingMaxMs, chars * rules.typingMsPerChar) : 0;
     const lastOfChat = pace.perChat.get(chatId);
     // A chat's messages keep their order: a new one never shares or precedes a slot of the chat still ahead.
     const chatFree =
       lastOfChat === undefined ? 0 : lastOfChat > now ? lastOfChat + Math.max(1, rules.perChatMs) : lastOfChat + rules.perChatMs;
-    let at = Math.max(now, pace.nextAt, pace.pausedUntil, chatFree);
+    let at = Math.max(now, pace.nextAt, pace.pausedUntil, chatFree, this.floor(pace, chatId, rules));
     if (rules.linkedAt && rules.warmupCaps.length > 0) {
       const linked = rules.linkedAt.getTime();
       for (;;) {
@@ -94,12 +107,61 @@ export class SessionPacer implements Pacer {
     if (pace.perChat.size > CHATS_KEPT) {
       for (const [chat, last] of pace.perChat) if (last + rules.perChatMs < now) pace.perChat.delete(chat);
     }
-    if (recordId !== undefined && (at > now || typingMs > 0)) pace.reserved.set(recordId, { at, typingMs });
+    if (recordId !== undefined && (at > now || typingMs > 0)) {
+      pace.reserved.set(recordId, { at, typingMs, chatId });
+      const queue = pace.chatQueues.get(chatId);
+      if (queue) queue.push(recordId);
+      else pace.chatQueues.set(chatId, [recordId]);
+    } else if (at <= now) this.gone(pace, chatId, now);
     return { at, typingMs };
   }
 
+  /** No sooner than the interval after the last message that went, and the chat's spacing after its last. */
+  private floor(pace: SessionPace, chatId: string, rules: PaceRules): number {
+    return Math.max(pace.lastGone + rules.intervalMs, (pace.goneToChat.get(chatId) ?? Number.NEGATIVE_INFINITY) + rules.perChatMs);
+  }
+
+  private gone(pace: SessionPace, chatId: string, at: number): void {
+    pace.lastGone = at;
+    pace.goneToChat.set(chatId, at);
+    if (pace.goneToChat.size > CHATS_KEPT) {
+      for (const [chat, last] of pace.goneToChat) if (last < at - DAY_MS) pace.goneToChat.delete(chat);
+    }
+  }
+
+  /**
+   * A waiting record's slot, checked again when its job fires: a job that fired late must not bring it
+   * closer to the message before it than the rules allow, nor let it overtake an earlier one of its chat.
+   */
+  private heldSlot(pace: SessionPace, recordId: string, held: Reserved, rules: PaceRules, now: number): Slot {
+    const queue = pace.chatQueues.get(held.chatId) ?? [];
+    for (;;) {
+      const firstId = queue[0];
+      if (firstId === undefined || firstId === recordId) break;
+      const first = pace.reserved.get(firstId);
+      if (first && first.at + STALE_MS > now) {
+        // Its turn comes after the earlier one, whose own job may be late: asked again shortly.
+        held.at = Math.max(held.at, first.at + 1, now + BLOCKED_RETRY_MS);
+        return { at: held.at, typingMs: held.typingMs };
+      }
+      queue.shift();
+      pace.reserved.delete(firstId);
+    }
+    held.at = Math.max(held.at, pace.pausedUntil, this.floor(pace, held.chatId, rules));
+    if (held.at <= now) this.gone(pace, held.chatId, now + held.typingMs);
+    return { at: held.at, typingMs: held.typingMs };
+  }
+
   release(sessionId: string, recordId: string): void {
-    this.sessions.get(sessionId)?.reserved.delete(recordId);
+    const pace = this.sessions.get(sessionId);
+    const held = pace?.reserved.get(recordId);
+    if (!pace || !held) return;
+    pace.reserved.delete(recordId);
+    const queue = pace.chatQueues.get(held.chatId);
+    if (!queue) return;
+    const index = queue.indexOf(recordId);
+    if (index >= 0) queue.splice(index, 1);
+    if (queue.length === 0) pace.chatQueues.delete(held.chatId);
   }
 
   rateAnswer(sessionId: string, now = Date.now()): Date {

@@ -47,6 +47,24 @@ describe('send pacer', () => {
     expect(second).toBeGreaterThan(first);
   });
 
+  it('checks a waiting slot again when its job fires: a late job keeps the spacing after what went, and never overtakes its chat', () => {
+    const p = pacer();
+    const r = rules();
+    expect(p.slot('s', 'a', r, 1, 'm1', T0).at).toBe(T0);
+    const two = p.slot('s', 'a', r, 1, 'm2', T0).at;
+    const three = p.slot('s', 'a', r, 1, 'm3', T0).at;
+    expect([two, three]).toEqual([T0 + 3_000, T0 + 6_000]);
+    // m3's job fires on time while m2's is late: m3 waits for m2
+    expect(p.slot('s', 'a', r, 1, 'm3', three).at).toBe(three + 250);
+    // m2 goes 500 ms late, then m3 keeps its 3 s after it
+    expect(p.slot('s', 'a', r, 1, 'm2', two + 500).at).toBe(two);
+    p.release('s', 'm2');
+    expect(p.slot('s', 'a', r, 1, 'm3', three + 250).at).toBe(two + 500 + 3_000);
+    expect(p.slot('s', 'a', r, 1, 'm3', two + 3_500).at).toBe(two + 3_500);
+    p.release('s', 'm3');
+    expect(p.health('s', two + 3_500).queued).toBe(0);
+  });
+
   it('sizes "typing…" to the text, bounded, and counts it in the spacing', () => {
     const p = pacer();
     const r = rules({ typingMsPerChar: 50, typingMaxMs: 2_000 });
