@@ -6,6 +6,7 @@ import { contactGroupsRoutes } from './contact-groups.ts';
 import { contactsRoutes } from './contacts.ts';
 import { groupsRoutes } from './groups.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
+import { pollsRoutes } from './polls.ts';
 import type { Route } from './route.ts';
 import { schedulingRoutes } from './scheduling.ts';
 import { sessionsRoutes } from './sessions.ts';
@@ -29,6 +30,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   statusesRoutes,
   channelsRoutes,
   chatsRoutes,
+  pollsRoutes,
   messagesRoutes,
   sessionsRoutes,
   webhooksRoutes,
