@@ -141,6 +141,11 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
       { name: 'Sushi', votes: 1, voters: [jid(BOB)] },
       { name: 'Salad', votes: 0, voters: [] },
     ]);
+    // The vote is an incoming item too, naming the poll (its choice is only in the event and the tally).
+    const incoming = await call('GET', `${S()}/incoming?limit=100`);
+    expect(incoming.body.items.filter((i: Json) => i.type === 'poll_vote')).toEqual([
+      expect.objectContaining({ type: 'poll_vote', content: record.waMessageId, from: jid(BOB), fromLid: lid(BOB) }),
+    ]);
   });
 
   it('a multiple-choice poll in a group: two members vote, one changes the vote, the tally holds the latest of each', async () => {
