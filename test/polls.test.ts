@@ -64,11 +64,12 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
   /** A phone votes; resolves with the poll.vote webhook the vote raised. */
   const vote = async (number: string, to: string, pollWaMessageId: string, options: string[]): Promise<Json> => {
     const before = hooks().length;
-    await sandbox.control.vote(number, to, pollWaMessageId, options);
+    const { id } = await sandbox.control.vote(number, to, pollWaMessageId, options);
     const after = await waitUntil(
       async () => hooks(),
       (h) => h.length === before + 1,
     );
+    expect(after[before].waMessageId).toBe(id);
     return after[before];
   };
   const tally = async (messageId: string) => {
@@ -129,6 +130,7 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
       sessionId,
       messageId: record.id,
       pollWaMessageId: record.waMessageId,
+      waMessageId: expect.any(String),
       chatId: jid(BOB),
       voter: jid(BOB),
       voterLid: lid(BOB),
@@ -245,14 +247,14 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
     const stop = client.subscribe(
       {
         query:
-          'subscription($s: ID!) { pollVotes(sessionId: $s) { sessionId messageId pollWaMessageId chatId voter voterLid selectedOptions } }',
+          'subscription($s: ID!) { pollVotes(sessionId: $s) { sessionId messageId pollWaMessageId waMessageId chatId voter voterLid selectedOptions } }',
         variables: { s: sessionId },
       },
       { next: (msg) => pushed.push(msg.data?.pollVotes), error: () => undefined, complete: () => undefined },
     );
     try {
       await subscribed;
-      await vote(CAROL, ME, record.waMessageId, ['Coffee']);
+      const cast = await vote(CAROL, ME, record.waMessageId, ['Coffee']);
       const [update] = await waitUntil(
         async () => pushed.filter((p) => p?.messageId === id),
         (found) => found.length === 1,
@@ -261,6 +263,7 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
         sessionId,
         messageId: id,
         pollWaMessageId: record.waMessageId,
+        waMessageId: cast.waMessageId,
         chatId: jid(CAROL),
         voter: jid(CAROL),
         voterLid: lid(CAROL),

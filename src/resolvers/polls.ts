@@ -145,6 +145,7 @@ export const announcePollVote = async (
     sessionId: item.sessionId,
     messageId: poll.id,
     pollWaMessageId: vote.pollWaMessageId,
+    waMessageId: item.waMessageId,
     chatId: item.chatId,
     voter: item.from,
     voterLid: item.fromLid,

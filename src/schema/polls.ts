@@ -31,6 +31,7 @@ const PollVoteRef = builder.objectRef<PollVoteEvent>('PollVote').implement({
     sessionId: t.exposeID('sessionId'),
     messageId: t.exposeID('messageId', { description: 'our record of the poll' }),
     pollWaMessageId: t.exposeString('pollWaMessageId'),
+    waMessageId: t.exposeString('waMessageId', { description: 'the network id of the vote itself' }),
     chatId: t.exposeString('chatId', { description: 'the chat the poll is in: the person, or the group' }),
     voter: t.exposeString('voter', { description: 'the phone-number JID when known, else the LID JID' }),
     voterLid: t.exposeString('voterLid', { nullable: true }),

@@ -35,6 +35,8 @@ export interface PollVoteEvent {
   /** our record of the poll */
   messageId: string;
   pollWaMessageId: string;
+  /** the network id of the vote itself: a vote delivered again (after a crash before its receipt) carries the same one */
+  waMessageId: string;
   /** the chat the poll is in: the person, or the group */
   chatId: string;
   /** the voter: the phone-number JID when known, else the LID JID */
