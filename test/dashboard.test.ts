@@ -193,6 +193,33 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     expect(stored.body.items.map((m: { content: string }) => m.content)).toContain('hello from the dashboard');
   });
 
+  it("shows a poll's tally in the session's history, the phone's vote counted", { timeout: 120_000 }, async () => {
+    const sent = await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${sessionId}/messages/poll`, {
+      key: ctx.key,
+      body: { to: BOB, name: 'Dashboard lunch?', options: ['Pizza', 'Sushi'] },
+    });
+    expect(sent.status).toBe(200);
+    const record = await waitUntil(
+      () => http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages/${sent.body.id}`, { key: ctx.key }),
+      (r) => r.body.status === 'SENT',
+    );
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(BOB).some((e) => e.id === record.body.waMessageId),
+      (found) => found,
+    );
+    await ctx.sandbox.control.vote(BOB, ME, record.body.waMessageId, ['Sushi']);
+    const row = page.locator(`tr[data-message-id="${sent.body.id}"]`);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return (await row.count()) > 0 ? row.innerText() : '';
+        },
+        { timeout: 30_000 },
+      )
+      .toMatch(/Dashboard lunch\?[\s\S]*Poll, one choice: 1 voter[\s\S]*Pizza: 0 votes[\s\S]*Sushi: 1 vote/);
+  });
+
   it('imports a CSV of contacts through the bulk import and shows created, updated, skipped and errors', { timeout: 120_000 }, async () => {
     await http(ctx.app.baseUrl, 'POST', '/v1/contacts', { key: ctx.key, body: { phone: '15557000003', name: 'Old name' } });
     await page.getByRole('link', { name: 'Contacts' }).click();

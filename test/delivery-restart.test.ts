@@ -24,6 +24,7 @@ const TO = {
   contact: '15557770015',
   location: '15557770016',
   status: '15557770017',
+  poll: '15557770018',
   retried: '15557770019',
   written: '15557770021',
   later: '15557770020',
@@ -129,6 +130,7 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
         backgroundColor: '#112233',
         statusJidList: [TO.status],
       }),
+      call('POST', `${base}/messages/poll`, { to: TO.poll, name: 'Survives?', options: ['Yes', 'No'], selectableCount: 0 }),
     ].map((p) => p.catch(() => null));
     await waitUntil(
       () => db.outgoingMessage.count({ where: { sessionId, status: 'PENDING' } }),
@@ -161,6 +163,12 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     expect(JSON.stringify(contact[0]?.raw)).toContain('15557770099');
     const location = await arrived(TO.location);
     expect(location.map((e) => [e.kind, e.content])).toEqual([['location', '10.181,20 Depot 1 Quay Street']]);
+    const poll = await arrived(TO.poll);
+    expect(poll.map((e) => [e.kind, e.poll])).toEqual([['poll', { name: 'Survives?', options: ['Yes', 'No'], selectableCount: 0 }]]);
+    // The secret drawn before the crash is the one the resend carried: votes cast on either copy decrypt.
+    const pollRecord = await db.outgoingMessage.findFirstOrThrow({ where: { kind: 'poll', sessionId } });
+    const secret = ((poll[0]?.raw ?? {}) as { messageContextInfo?: { messageSecret?: Uint8Array } }).messageContextInfo?.messageSecret;
+    expect(Buffer.from(secret ?? []).toString('base64')).toBe(JSON.parse(pollRecord.payload).messageSecret);
     const status = await arrived(TO.status, 'status@broadcast');
     expect(status.map((e) => [e.kind, e.content])).toEqual([['text', 'status survives']]);
 
@@ -171,7 +179,7 @@ describe.each(dbKinds)('what a SIGKILL leaves in flight (%s)', (kind) => {
     );
     const records = await db.outgoingMessage.findMany({ where: { sessionId } });
     expect(records.map((r) => r.status)).toEqual(records.map(() => 'SENT'));
-    for (const entries of [text, image, document, buttons, contact, location, status]) {
+    for (const entries of [text, image, document, buttons, contact, location, poll, status]) {
       expect(entries.map((e) => e.duplicates)).toEqual([0]);
       // The network id chosen before the crash is the one the phone got.
       expect(records.map((r) => r.waMessageId)).toContain(entries[0]?.id);

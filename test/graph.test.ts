@@ -125,6 +125,20 @@ describe.each(dbKinds)('GraphQL as a graph (%s)', (kind) => {
     expect(small.count).toBe(count);
   });
 
+  it("loads the messages' poll tallies with them: one statement more for all their votes, whatever the page sizes", async () => {
+    const withPolls = sessionsWithMessages.replace('content status createdAt', 'content status createdAt poll { totalVoters }');
+    const countOf = async (variables: Record<string, unknown>) => {
+      statements.length = 0;
+      const res = await ask(withPolls, variables);
+      expect(res.errors).toBeUndefined();
+      expect(res.data.sessions.edges[0].node.messages.edges[0].node.poll).toBeNull();
+      return statements.filter(onTables(['Session', 'OutgoingMessage', 'PollVote'])).length;
+    };
+    // 400 messages: SQLite refuses a relation read over more ids than its parameter limit (receipts too).
+    expect(await countOf({ sessions: 20, messages: 20 })).toBe(4);
+    expect(await countOf({ sessions: 5, messages: 2 })).toBe(4);
+  });
+
   it('pages a session’s messages with cursors, filtered by status and recipient as REST filters them', async () => {
     const id = '00000000-0000-4000-8000-000000000003';
     const query = `query($id: ID!, $after: String) { session(id: $id) {

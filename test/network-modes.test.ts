@@ -52,6 +52,25 @@ describe.each([
     });
   });
 
+  it("decrypts a phone's vote on a poll where the link runs, and tallies it", async () => {
+    const sent = await call('POST', `/v1/sessions/${sessionId}/messages/poll`, { to: friend, name: 'Mode?', options: ['A', 'B'] });
+    expect(sent.status).toBe(200);
+    const record = await call('GET', `/v1/sessions/${sessionId}/messages/${sent.body.id}`);
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(friend).some((e) => e.id === record.body.waMessageId && e.kind === 'poll'),
+      (found) => found,
+    );
+    await ctx.sandbox.control.vote(friend, me, record.body.waMessageId, ['B']);
+    const tally = await waitUntil(
+      () => call('GET', `/v1/sessions/${sessionId}/messages/${sent.body.id}/poll`),
+      (r) => r.body.poll.totalVoters === 1,
+    );
+    expect(tally.body.poll.options).toEqual([
+      { name: 'A', votes: 0, voters: [] },
+      { name: 'B', votes: 1, voters: [`${friend}@s.whatsapp.net`] },
+    ]);
+  });
+
   it('keeps the Signal keys of a send, so the link comes back after a restart of the link and still sends', async () => {
     expect((await call('POST', `/v1/sessions/${sessionId}/disconnect`)).status).toBe(200);
     await call('POST', `/v1/sessions/${sessionId}/connect`);

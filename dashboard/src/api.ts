@@ -148,6 +148,14 @@ export const MessagesQuery = graphql(`
             deliveredAt
             readAt
             playedAt
+            poll {
+              selectableCount
+              totalVoters
+              options {
+                name
+                votes
+              }
+            }
           }
         }
       }

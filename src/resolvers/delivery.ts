@@ -66,7 +66,7 @@ export const storedContent = (content: OutgoingContent, mediaUrl?: string): Stor
   return { ...rest, url: mediaUrl, sha256: sha256(data) };
 };
 
-const storedKinds = new Set(['text', 'media', 'buttons', 'contact', 'location']);
+const storedKinds = new Set(['text', 'media', 'buttons', 'contact', 'location', 'poll']);
 
 /**
  * The message a record was accepted with, to send it again. Media is fetched again from its URL and

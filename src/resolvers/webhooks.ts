@@ -17,6 +17,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.reaction',
   'message.edited',
   'message.deleted',
+  'poll.vote',
   'presence.update',
   'call.received',
   'session.status',

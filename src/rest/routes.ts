@@ -6,6 +6,7 @@ import { contactGroupsRoutes } from './contact-groups.ts';
 import { contactsRoutes } from './contacts.ts';
 import { groupsRoutes } from './groups.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
+import { pollsRoutes } from './polls.ts';
 import { queueRoutes } from './queue.ts';
 import type { Route } from './route.ts';
 import { schedulingRoutes } from './scheduling.ts';
@@ -31,6 +32,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   channelsRoutes,
   chatsRoutes,
   queueRoutes,
+  pollsRoutes,
   messagesRoutes,
   sessionsRoutes,
   webhooksRoutes,

@@ -4,6 +4,7 @@ import './contact-groups.ts';
 import './sessions.ts';
 import './messages.ts';
 import './message-actions.ts';
+import './polls.ts';
 import './scheduling.ts';
 import './bulk.ts';
 import './groups.ts';

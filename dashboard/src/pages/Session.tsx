@@ -75,6 +75,29 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
   );
 };
 
+interface PollTally {
+  selectableCount: number;
+  totalVoters: number;
+  options: Array<{ name: string; votes: number }>;
+}
+
+/** A poll's current tally under its question: each option with its votes. */
+const PollResults = ({ poll }: { poll: PollTally }) => (
+  <div className="poll">
+    <span className="muted">
+      Poll, {poll.selectableCount === 1 ? 'one choice' : 'several choices'}: {poll.totalVoters}{' '}
+      {poll.totalVoters === 1 ? 'voter' : 'voters'}
+    </span>
+    <ul>
+      {poll.options.map((o) => (
+        <li key={o.name}>
+          {o.name}: {o.votes} {o.votes === 1 ? 'vote' : 'votes'}
+        </li>
+      ))}
+    </ul>
+  </div>
+);
+
 // An empty list names no type, so urql is told which mutations make it stale.
 const MESSAGE_LIST = { additionalTypenames: ['OutgoingMessage'] };
 
@@ -124,7 +147,10 @@ const History = ({ sessionId }: { sessionId: string }) => {
             {items.map((m) => (
               <tr key={m.id} data-message-id={m.id}>
                 <td>{m.toNumber}</td>
-                <td className="content">{m.content}</td>
+                <td className="content">
+                  {m.content}
+                  {m.poll ? <PollResults poll={m.poll} /> : null}
+                </td>
                 <td>
                   <StatusBadge status={m.status} />
                   {m.error ? <div className="last-error">{m.error}</div> : null}

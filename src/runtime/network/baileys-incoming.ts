@@ -52,6 +52,9 @@ export const describeMessage = (raw: proto.IMessage | null | undefined): Describ
     case 'pollCreationMessageV2':
     case 'pollCreationMessageV3':
       return { type: 'poll', content: (message[kind] as proto.Message.IPollCreationMessage | null)?.name ?? '[poll]' };
+    case 'pollUpdateMessage':
+      // The choice is encrypted with the poll's secret: the item names the poll, the vote comes decrypted beside it.
+      return { type: 'poll_vote', content: message.pollUpdateMessage?.pollCreationMessageKey?.id ?? '' };
     case 'buttonsResponseMessage':
       return { type: 'button_reply', content: message.buttonsResponseMessage?.selectedDisplayText ?? '' };
     case 'templateButtonReplyMessage':
@@ -116,10 +119,15 @@ export const mediaOf = (raw: proto.IMessage | null | undefined): ReceivedMedia |
 /** A message kept for quoting is at most this big; a larger one (a file with a large preview) is quoted by its text. */
 const QUOTABLE_MAX_BYTES = 8 * 1024;
 
-/** The message a reaction, an edit or a delete is about. */
+/** The message a reaction, an edit, a delete or a poll vote is about. */
 const refersToOf = (raw: proto.IMessage | null | undefined): string | undefined => {
   const message = normalizeMessageContent(raw);
-  return message?.reactionMessage?.key?.id ?? message?.protocolMessage?.key?.id ?? undefined;
+  return (
+    message?.reactionMessage?.key?.id ??
+    message?.protocolMessage?.key?.id ??
+    message?.pollUpdateMessage?.pollCreationMessageKey?.id ??
+    undefined
+  );
 };
 
 const quotableOf = (raw: proto.IMessage | null | undefined): string | undefined => {
@@ -135,7 +143,7 @@ const mediaOfMessage = (raw: proto.IMessage | null | undefined): { media?: Recei
 };
 
 /** The kinds of message that are about another message. */
-const REFERRING = new Set(['reaction', 'edit', 'revoke']);
+const REFERRING = new Set(['reaction', 'edit', 'revoke', 'poll_vote']);
 
 /** The session's own addresses: its phone-number JID and its LID (either may carry a device). */
 export interface OwnAddresses {

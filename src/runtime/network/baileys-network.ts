@@ -21,6 +21,7 @@ import type { Db } from '../db/client.ts';
 import { batchedCredsReader, clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming } from './baileys-incoming.ts';
+import { pollVoteOf } from './baileys-polls.ts';
 import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
 import type { Person } from './baileys-lids.ts';
@@ -266,15 +267,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       msgRetryCounterCache: retries,
       // A recipient that cannot decrypt a message asks for it again (a retry receipt): Baileys answers
       // from its cache of the last 512 sends, else from here, with exactly what went out.
-      getMessage: async (key) => {
-        if (!key.id) return undefined;
-        // A retry receipt can come before the SENT mark (which keeps the message) is written, and from the
-        // recipient's LID while Baileys' own cache keys the message by the number it was sent to.
-        const recent = await recentSends.get(key.id);
-        if (recent?.message) return proto.Message.decode(recent.message);
-        const row = await db.outgoingMessage.findFirst({ where: { sessionId, waMessageId: key.id }, select: { sentMessage: true } });
-        return row?.sentMessage ? proto.Message.decode(Buffer.from(row.sentMessage, 'base64')) : undefined;
-      },
+      getMessage: async (key) => (key.id ? sentMessage(key.id) : undefined),
       // Baileys tells the network a message arrived (after which it is never delivered again) before it
       // emits messages.upsert; so a received message is stored here first (the patch in patches/). A
       // rejection, or a write slower than the timeout, makes Baileys nack the message instead.
@@ -288,6 +281,15 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       ...options.socket,
     });
     let closed = false;
+    // A retry receipt can come before the SENT mark (which keeps the message) is written, and from the
+    // recipient's LID while Baileys' own cache keys the message by the number it was sent to. Votes on
+    // a poll are decrypted with the secret the poll went out with.
+    const sentMessage = async (waMessageId: string): Promise<proto.IMessage | undefined> => {
+      const recent = await recentSends.get(waMessageId);
+      if (recent?.message) return proto.Message.decode(recent.message);
+      const row = await db.outgoingMessage.findFirst({ where: { sessionId, waMessageId }, select: { sentMessage: true } });
+      return row?.sentMessage ? proto.Message.decode(Buffer.from(row.sentMessage, 'base64')) : undefined;
+    };
     const recentSends = new Map<string, Promise<SendResult | undefined>>();
     const lids = storedLidBook(auth.state.keys);
     const reach = reachFor(sock, knownUsersOf(sessionId), lids);
@@ -317,6 +319,10 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       const turn = handedOver.then(async () => {
         const item = await toIncoming(msg, ownAddresses(), lids);
         if (!item) return undefined;
+        if (item.type === 'poll_vote') {
+          const vote = await pollVoteOf(msg, item, ownAddresses(), sentMessage, log);
+          if (vote) item.pollVote = vote;
+        }
         learnFrom(item);
         return { stored: callbacks.onIncoming(item) };
       });

@@ -54,6 +54,15 @@ const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyM
           contacts: [{ displayName: content.displayName, vcard: vcardOf(content.displayName, content.phone) }],
         },
       };
+    case 'poll':
+      return {
+        poll: {
+          name: content.name,
+          values: content.options,
+          selectableCount: content.selectableCount,
+          messageSecret: Buffer.from(content.messageSecret, 'base64'),
+        },
+      };
     case 'location':
       return {
         location: {

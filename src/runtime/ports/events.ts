@@ -29,6 +29,26 @@ export interface MessageUpdate
   target: { waMessageId: string; messageId: string | null; chatId: string };
 }
 
+/** A vote on one of this session's polls, decrypted (the poll.vote event). */
+export interface PollVoteEvent {
+  sessionId: string;
+  /** our record of the poll */
+  messageId: string;
+  pollWaMessageId: string;
+  /** the network id of the vote itself: a vote delivered again (after a crash before its receipt) carries the same one */
+  waMessageId: string;
+  /** the chat the poll is in: the person, or the group */
+  chatId: string;
+  /** the voter: the phone-number JID when known, else the LID JID */
+  voter: string;
+  voterLid: string | null;
+  /** the options chosen now, in the poll's order; [] when the voter withdrew the vote */
+  selectedOptions: string[];
+  /** when the voter cast it */
+  at: string;
+  receivedAt: string;
+}
+
 /** A contact's presence the session subscribed to (the presence.update event). */
 export interface PresenceUpdate {
   sessionId: string;
@@ -73,6 +93,7 @@ export type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
   messageUpdates: [sessionId: string, payload: MessageUpdate];
+  pollVotes: [sessionId: string, payload: PollVoteEvent];
   presence: [sessionId: string, payload: PresenceUpdate];
   calls: [sessionId: string, payload: CallReceived];
   /** the session.health event (resolvers/pacing.ts) */

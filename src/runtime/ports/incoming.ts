@@ -40,9 +40,21 @@ export type ReceivedMessage = Omit<IncomingInput, 'media' | 'waMessageId'> & {
   key?: MessageKeyRef;
   /** the message (proto.Message, base64), for a reply that quotes it */
   quotable?: string;
-  /** reactions, edits and deletes: the network id of the message they are about */
+  /** reactions, edits, deletes and poll votes: the network id of the message they are about */
   refersTo?: string;
+  /** a vote on one of this session's polls, decrypted with the poll's secret (absent when it could not be) */
+  pollVote?: PollVoteReceived;
 };
+
+/** A decrypted vote: the options the voter chose now (none: the vote was withdrawn). */
+export interface PollVoteReceived {
+  /** the network id of the poll voted on */
+  pollWaMessageId: string;
+  /** the chosen options' names, in the poll's order */
+  selectedOptions: string[];
+  /** when the voter cast it (ms since the epoch), as the vote says */
+  votedAt: number;
+}
 
 /** A received message the service remembers (runtime/received-messages.ts), to react to it or quote it. */
 export interface RememberedMessage {

@@ -57,7 +57,22 @@ export type OutgoingContent =
   | { kind: 'media'; mediaType: MediaType; data: Buffer; mimetype?: string; caption?: string; fileName?: string; ptt?: boolean }
   | { kind: 'buttons'; body: string; header?: string; footer?: string; buttons: ButtonSpec[] }
   | { kind: 'contact'; displayName: string; phone: string }
-  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string };
+  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
+  | PollContent;
+
+/**
+ * A poll: its options in order, and how many may be chosen (1: one; 0: any number). The secret its votes
+ * are encrypted with is chosen before the send and kept with the record, so a resend after a crash
+ * carries the same one and votes cast on either copy decrypt.
+ */
+export interface PollContent {
+  kind: 'poll';
+  name: string;
+  options: string[];
+  selectableCount: number;
+  /** 32 random bytes, base64: the poll's messageSecret */
+  messageSecret: string;
+}
 
 export interface SendOptions {
   /** the network message id to use; a resend with the same id shows once on the phone */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
 import { announceReceived } from '../../resolvers/message-actions.ts';
+import { announcePollVote } from '../../resolvers/polls.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
 import { learnLids } from '../../resolvers/contacts.ts';
 import { announceChatEvent, ignoresChat } from '../../resolvers/chats.ts';
@@ -142,8 +143,11 @@ export const createDeps = (options: DepsOptions): Deps => {
     // Before the network's receipt for the message (see onIncoming in ports/network.ts).
     // waMessageId: a message the network delivers again (after a crash before its receipt) carries the
     // same one, so a receiver can tell it from a new message.
-    onReceived: async (item, message) =>
-      announceReceived({ db, webhooks, events, received }, await accountOf(item.sessionId), item, message),
+    onReceived: async (item, message) => {
+      const accountId = await accountOf(item.sessionId);
+      await announceReceived({ db, webhooks, events, received }, accountId, item, message);
+      await announcePollVote({ db, webhooks, events }, accountId, item, message);
+    },
     onSendError: (sessionId, waMessageId, reason, code) => {
       handleSendError(deps, sessionId, waMessageId, reason, code).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'recording a refused message failed'),

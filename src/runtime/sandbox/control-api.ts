@@ -14,6 +14,7 @@ const scanBody = z
 const codeBody = z.object({ code: z.string().regex(/^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$/) });
 const sendBody = z.object({ to: z.string().min(1), text: z.string().min(1) });
 const reactBody = z.object({ to: z.string().min(1), id: z.string().min(1), emoji: z.string() });
+const voteBody = z.object({ to: z.string().min(1), pollMessageId: z.string().min(1), options: z.array(z.string()) });
 const editBody = z.object({ to: z.string().min(1), id: z.string().min(1), text: z.string().min(1) });
 const revokeBody = z.object({ to: z.string().min(1), id: z.string().min(1) });
 const mediaBody = z.object({
@@ -85,6 +86,10 @@ export const startControlApi = async (
   app.post('/phones/:number/react', async (req, res) => {
     const body = reactBody.parse(req.body);
     res.json(await control.react(number(req), body.to, body.id, body.emoji));
+  });
+  app.post('/phones/:number/vote', async (req, res) => {
+    const body = voteBody.parse(req.body);
+    res.json(await control.vote(number(req), body.to, body.pollMessageId, body.options));
   });
   app.post('/phones/:number/edit', async (req, res) => {
     const body = editBody.parse(req.body);

@@ -7,6 +7,7 @@ import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
 import type { DeliveryView } from './routing.ts';
 import type { SandboxNetwork } from './network.ts';
+import { encryptPollVote, pollOf } from './polls.ts';
 import type { TraceEntry } from './trace.ts';
 
 export interface PhoneView {
@@ -73,6 +74,41 @@ export class SandboxControl {
     const to = toNumber.split('@')[0] ?? toNumber;
     const key = this.keyFor(phone, to, id);
     return this.network.router.fromPhone(phone, to, { reactionMessage: { key, text: emoji, senderTimestampMs: Date.now() } });
+  }
+
+  /**
+   * The phone votes on a poll it received from `toNumber`'s linked account (in their 1:1 chat, or in the
+   * group the poll was sent to), as WhatsApp does: the chosen options (by name; none withdraws the vote)
+   * encrypted with the poll's secret, in a pollUpdateMessage that names the poll. Which JIDs the key is
+   * derived from is a guess taken from Baileys' issues (see docs/sandbox.md): on a lid network the
+   * creator by LID, the voter by phone number in a 1:1 chat and by LID in a group (and whenever it hides
+   * its number).
+   */
+  vote(fromNumber: string, toNumber: string, pollMessageId: string, options: string[]): Promise<{ id: string; delivered: number }> {
+    const phone = this.network.requirePhone(fromNumber);
+    const to = toNumber.split('@')[0] ?? toNumber;
+    const entry = phone.inbox.find((e) => e.id === pollMessageId && e.kind === 'poll');
+    if (!entry) throw new Error(`${fromNumber} received no poll ${pollMessageId}`);
+    const poll = pollOf(entry.raw as proto.IMessage);
+    const creator = this.network.directory.find(entry.from);
+    if (!poll?.secret || !creator) throw new Error(`poll ${pollMessageId} carries no secret, so no vote on it can be encrypted`);
+    const unknown = options.filter((o) => !poll.options.includes(o));
+    if (unknown.length > 0) throw new Error(`poll ${pollMessageId} has no option ${unknown.map((o) => JSON.stringify(o)).join(', ')}`);
+    const group = entry.chat.endsWith('@g.us');
+    const lid = this.network.addressing.mode === 'lid';
+    const vote = encryptPollVote(
+      poll.options.filter((o) => options.includes(o)),
+      {
+        pollMsgId: pollMessageId,
+        pollCreatorJid: lid ? creator.lid : creator.jid,
+        voterJid: phone.hideNumber || (lid && group) ? phone.lid : phone.jid,
+        secret: poll.secret,
+      },
+    );
+    const message: proto.IMessage = {
+      pollUpdateMessage: { pollCreationMessageKey: this.keyFor(phone, to, pollMessageId), vote, senderTimestampMs: Date.now() },
+    };
+    return group ? this.network.router.fromPhoneToGroup(phone, entry.chat, message) : this.network.router.fromPhone(phone, to, message);
   }
 
   /** The phone edits a text it sent to `toNumber`. */

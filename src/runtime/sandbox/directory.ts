@@ -1,3 +1,4 @@
+import type { PollView } from './polls.ts';
 import { randomInt } from 'node:crypto';
 import { Curve } from 'baileys';
 import type { KeyPair } from 'baileys';
@@ -37,6 +38,8 @@ export interface InboxEntry {
   playedAt?: string;
   /** when the sender deleted it for everyone (a revoke arrived) */
   deletedAt?: string;
+  /** a poll: its question, options and how many may be chosen (0: any number) */
+  poll?: PollView;
 }
 
 /** A trusted-contact token a phone handed a linked account when it first wrote to it (see Router.handToken). */

@@ -7,6 +7,7 @@ import type { Directory, InboxEntry, IssuedToken, VirtualPhone } from './directo
 import type { Logger } from 'pino';
 import type { GroupService } from './groups.ts';
 import { sha256Hex } from './media.ts';
+import { pollOf } from './polls.ts';
 import type { MediaHost } from './media.ts';
 import type { Pushback } from './pushback.ts';
 import { bundleNode, takePreKey } from './prekeys.ts';
@@ -66,7 +67,9 @@ const splitJid = (directory: Directory, jid: string): { phone?: VirtualPhone; de
 };
 
 /** What a phone's inbox shows for a decrypted message: its kind and a readable content. */
-export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kind' | 'content' | 'caption' | 'mimetype' | 'fileName'> => {
+export const describeForInbox = (
+  message: proto.IMessage,
+): Pick<InboxEntry, 'kind' | 'content' | 'caption' | 'mimetype' | 'fileName' | 'poll'> => {
   const m = normalizeMessageContent(message) ?? message;
   if (m.conversation) return { kind: 'text', content: m.conversation };
   if (m.extendedTextMessage?.text) return { kind: 'text', content: m.extendedTextMessage.text };
@@ -117,6 +120,10 @@ export const describeForInbox = (message: proto.IMessage): Pick<InboxEntry, 'kin
   if (m.protocolMessage?.type === proto.Message.ProtocolMessage.Type.REVOKE)
     return { kind: 'revoke', content: m.protocolMessage.key?.id ?? '' };
   if (m.reactionMessage) return { kind: 'reaction', content: m.reactionMessage.text ?? '' };
+  const poll = pollOf(m);
+  if (poll)
+    return { kind: 'poll', content: poll.name, poll: { name: poll.name, options: poll.options, selectableCount: poll.selectableCount } };
+  if (m.pollUpdateMessage) return { kind: 'poll_vote', content: m.pollUpdateMessage.pollCreationMessageKey?.id ?? '' };
   return { kind: Object.keys(m)[0] ?? 'unknown', content: '' };
 };
 
@@ -596,6 +603,43 @@ export class Router {
         if (token) this.tellToken(conn, phone, recipient, token);
         for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
         await this.sendToDevice(conn, phone, id, plaintext, false);
+        delivered += 1;
+      }
+    }
+    return { id, delivered };
+  }
+
+  /**
+   * A phone writes in a group: every other member's linked devices get it from the group, with the phone
+   * as participant, encrypted pairwise by the phone (a `pkmsg`/`msg`, as WhatsApp sends a group message
+   * to a device that lacks the sender's key). Devices that are away do not get it later.
+   */
+  async fromPhoneToGroup(phone: VirtualPhone, groupId: string, message: proto.IMessage): Promise<{ id: string; delivered: number }> {
+    const members = this.network.groups.members(groupId);
+    if (!members.includes(phone)) throw new Error(`${phone.number} is not a member of ${groupId}`);
+    const id = newMessageId();
+    const plaintext = proto.Message.encode(message).finish();
+    let delivered = 0;
+    for (const member of members) {
+      if (member === phone) continue;
+      for (const conn of this.network.server.connectionsOf(member.number)) {
+        const device = conn.device;
+        if (!device) continue;
+        const { type, body } = await phone.signal.encrypt(
+          addressOf(`${member.number}:${device.deviceId}@s.whatsapp.net`),
+          plaintext,
+          () => ({
+            registrationId: device.registrationId,
+            identityPublic: device.identityPublic,
+            signedPreKey: device.signedPreKey,
+            preKey: takePreKey(device),
+          }),
+        );
+        conn.send({
+          tag: 'message',
+          attrs: { from: groupId, ...this.addressing.groupSender(phone, 0), id, t: now(), type: 'text', notify: phone.name },
+          content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
+        });
         delivered += 1;
       }
     }
