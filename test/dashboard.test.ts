@@ -220,6 +220,31 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
       .toMatch(/Dashboard lunch\?[\s\S]*Poll, one choice: 1 voter[\s\S]*Pizza: 0 votes[\s\S]*Sushi: 1 vote/);
   });
 
+  it("shows the session's sending health and its send queue, and cancels a queued message", { timeout: 120_000 }, async () => {
+    const scheduled = await http(ctx.app.baseUrl, 'POST', `/v1/sessions/${sessionId}/messages/schedule`, {
+      key: ctx.key,
+      body: { to: BOB, message: 'queued for later', delayMs: 3_600_000 },
+    });
+    expect(scheduled.status).toBe(200);
+    const queue = page.getByRole('region', { name: 'Send queue' });
+    const row = queue.locator(`tr[data-queued-id="${scheduled.body.messageId}"]`);
+    await expect
+      .poll(
+        async () => {
+          await queue.getByRole('button', { name: 'Refresh queue' }).click();
+          return (await row.count()) > 0 ? row.innerText() : '';
+        },
+        { timeout: 30_000 },
+      )
+      .toContain('queued for later');
+    expect(await queue.getByRole('status').innerText()).toMatch(/Sending normally\. 1 waiting/);
+    await row.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => row.count(), { timeout: 30_000 }).toBe(0);
+    const record = await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages/${scheduled.body.messageId}`, { key: ctx.key });
+    expect(record.body).toMatchObject({ status: 'FAILED', error: 'cancelled by the client before it was sent' });
+    expect(ctx.sandbox.control.inbox(BOB).some((e) => e.content === 'queued for later')).toBe(false);
+  });
+
   it('imports a CSV of contacts through the bulk import and shows created, updated, skipped and errors', { timeout: 120_000 }, async () => {
     await http(ctx.app.baseUrl, 'POST', '/v1/contacts', { key: ctx.key, body: { phone: '15557000003', name: 'Old name' } });
     await page.getByRole('link', { name: 'Contacts' }).click();

@@ -163,6 +163,42 @@ export const MessagesQuery = graphql(`
   }
 `);
 
+export const SendQueueQuery = graphql(`
+  query SendQueue($sessionId: ID!, $first: Int) {
+    session(id: $sessionId) {
+      id
+      health {
+        state
+        reason
+        pausedUntil
+        rateAnswers
+        queueLength
+      }
+      queue(first: $first) {
+        totalCount
+        edges {
+          node {
+            id
+            toNumber
+            content
+            sendAt
+          }
+        }
+      }
+    }
+  }
+`);
+
+export const CancelQueuedMessage = graphql(`
+  mutation CancelQueuedMessage($sessionId: ID!, $messageId: ID!) {
+    cancelQueuedMessage(sessionId: $sessionId, messageId: $messageId) {
+      id
+      status
+      error
+    }
+  }
+`);
+
 export const IncomingMessages = graphql(`
   subscription IncomingMessages($sessionId: ID!) {
     incomingMessages(sessionId: $sessionId) {

@@ -9,6 +9,8 @@ export const PAGE_SIZES = {
   messagesShown: 100,
   /** a session's pending (scheduled or queued) messages */
   pending: 50,
+  /** a session's send queue, in the order it goes */
+  queue: 20,
   /** the address book */
   contacts: 20,
 } as const;

@@ -1,6 +1,15 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
-import { IncomingMessages, MessagesQuery, SendInteractive, SendMedia, SendText, SessionQuery } from '../api.ts';
+import {
+  CancelQueuedMessage,
+  IncomingMessages,
+  MessagesQuery,
+  SendInteractive,
+  SendMedia,
+  SendQueueQuery,
+  SendText,
+  SessionQuery,
+} from '../api.ts';
 import { PAGE_SIZES } from '../page-sizes.ts';
 import type { IncomingMessagesSubscription, MessageStatus } from '../generated/graphql.ts';
 import { href } from '../route.ts';
@@ -179,6 +188,70 @@ const History = ({ sessionId }: { sessionId: string }) => {
   );
 };
 
+const HEALTH_TEXT: Record<string, string> = {
+  ok: 'Sending normally',
+  paused: 'Paused: the network answered rate-overlimit',
+  restricted: 'Restricted: new chats are refused',
+  banned: 'Banned',
+};
+
+/** The session's sending health and its send queue (paced and scheduled messages), each cancellable. */
+const SendQueue = ({ sessionId }: { sessionId: string }) => {
+  const [queue, refetch] = useQuery({ query: SendQueueQuery, context: MESSAGE_LIST, variables: { sessionId, first: PAGE_SIZES.queue } });
+  const [cancelState, cancel] = useMutation(CancelQueuedMessage);
+  const health = queue.data?.session.health;
+  const items = queue.data?.session.queue.edges.map((e) => e.node) ?? [];
+  return (
+    <Section title="Send queue">
+      <ErrorBox error={queue.error ?? cancelState.error} />
+      {health ? (
+        <p role="status" data-health={health.state}>
+          {HEALTH_TEXT[health.state] ?? health.state}
+          {health.pausedUntil ? ` until ${formatTime(health.pausedUntil)}` : ''}. {health.queueLength} waiting
+          {health.rateAnswers > 0 ? `, ${health.rateAnswers} rate answers so far` : ''}.
+          {health.reason && health.state !== 'ok' ? <span className="last-error"> {health.reason}</span> : null}
+        </p>
+      ) : null}
+      <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
+        Refresh queue
+      </button>
+      {items.length > 0 ? (
+        <TableWrap label="Send queue table">
+          <table>
+            <caption className="sr-only">Messages waiting to be sent, in the order they go</caption>
+            <thead>
+              <tr>
+                <th scope="col">To</th>
+                <th scope="col">Content</th>
+                <th scope="col">Goes at</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((m) => (
+                <tr key={m.id} data-queued-id={m.id}>
+                  <td>{m.toNumber}</td>
+                  <td className="content">{m.content}</td>
+                  <td>{m.sendAt ? formatTime(m.sendAt) : 'now'}</td>
+                  <td>
+                    <button type="button" onClick={() => cancel({ sessionId, messageId: m.id }, MESSAGE_LIST)}>
+                      Cancel
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : (
+        <p>Nothing waiting.</p>
+      )}
+    </Section>
+  );
+};
+
 const IncomingFeed = ({ sessionId }: { sessionId: string }) => {
   const [feed] = useSubscription(
     { query: IncomingMessages, variables: { sessionId } },
@@ -215,6 +288,7 @@ export const SessionPage = ({ id }: { id: string }) => {
           <div>
             <SessionControls initial={s} />
             <SendForms sessionId={id} />
+            <SendQueue sessionId={id} />
             <IncomingFeed sessionId={id} />
           </div>
           <History sessionId={id} />
