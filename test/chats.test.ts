@@ -123,7 +123,7 @@ describe('chats: number check, read marks, ignore filters, presence, calls', () 
         sendJitterMs: null,
         perChatIntervalMs: null,
         typingMsPerChar: null,
-        warmup: true,
+        warmup: null,
       },
     });
 

@@ -158,7 +158,7 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       sendJitterMs: null,
       perChatIntervalMs: 0,
       typingMsPerChar: null,
-      warmup: true,
+      warmup: null,
     });
     const waiting = (await call('POST', `${S}/send`, { to: PAL, message: 'never' })).body;
     expect(waiting.status).toBe('PENDING');
@@ -184,9 +184,23 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     expect((await call('DELETE', `${S}/queue/${first.id}`)).status).toBe(409);
     expect((await call('DELETE', `${S}/queue/no-such-message`)).status).toBe(404);
     expect(texts(PAL, ME)).toEqual(['hello pal', 'campaign hello', 'right away']);
-    // back to the process defaults (null)
+    // back to the defaults (null): the account's, then the process's
     const reset = await call('PATCH', `${S}/settings`, { sendIntervalMs: null, perChatIntervalMs: null });
     expect(reset.body.settings).toMatchObject({ sendIntervalMs: null, perChatIntervalMs: null });
+    expect((await call('PATCH', '/v1/accounts/me/settings', { sendIntervalMs: 'slow' })).status).toBe(400);
+    expect((await call('PATCH', '/v1/accounts/me/settings', { nope: 1 })).status).toBe(400);
+    const account = await call('PATCH', '/v1/accounts/me/settings', { sendIntervalMs: 45_000 });
+    expect(account.body).toEqual({
+      ok: true,
+      settings: { sendIntervalMs: 45_000, sendJitterMs: null, perChatIntervalMs: null, typingMsPerChar: null, warmup: null },
+    });
+    expect((await call('GET', '/v1/accounts/me/settings')).body).toEqual(account.body);
+    const byAccount = (await call('POST', `${S}/send`, { to: FRIEND, message: 'account paced' })).body;
+    expect(byAccount.status).toBe('PENDING');
+    expect(Date.parse(byAccount.sendAt) - Date.now()).toBeGreaterThan(30_000);
+    expect((await call('DELETE', `${S}/queue/${byAccount.id}`)).status).toBe(200);
+    const cleared = await call('PATCH', '/v1/accounts/me/settings', { sendIntervalMs: null });
+    expect(cleared.body.settings.sendIntervalMs).toBeNull();
   });
 
   it('pauses a session the network answers rate-overlimit, with a session.health event, and sends everything once after the pause', async () => {

@@ -6,7 +6,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, toJid, USER_DOMAIN } from './jids.ts';
-import { forgetPaceRules } from './pacing.ts';
+import { forgetPaceRules, pacingSettingsShape } from './pacing.ts';
 import { perDatabase } from './per-database.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
@@ -27,10 +27,8 @@ export interface SessionSettings {
   sendJitterMs: number | null;
   perChatIntervalMs: number | null;
   typingMsPerChar: number | null;
-  warmup: boolean;
+  warmup: boolean | null;
 }
-
-const paceMs = (max: number) => z.number().int().min(0).max(max).nullable().optional();
 
 export const sessionSettingsSchema = z.strictObject({
   sendReadReceipts: z.boolean().optional(),
@@ -40,11 +38,7 @@ export const sessionSettingsSchema = z.strictObject({
   ignoreChannels: z.boolean().optional(),
   rejectCalls: z.boolean().optional(),
   rejectCallsMessage: z.string().trim().min(1, 'must not be empty (null clears it)').max(4096).nullable().optional(),
-  sendIntervalMs: paceMs(3_600_000),
-  sendJitterMs: paceMs(3_600_000),
-  perChatIntervalMs: paceMs(3_600_000),
-  typingMsPerChar: paceMs(1_000),
-  warmup: z.boolean().optional(),
+  ...pacingSettingsShape,
 });
 
 export const settingsOf = (row: Session): SessionSettings => ({

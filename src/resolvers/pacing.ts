@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink } from '../runtime/ports/network.ts';
 import type { SessionHealthEvent } from '../runtime/ports/events.ts';
@@ -6,6 +7,7 @@ import type { PaceHealth, PaceRules, Slot } from '../runtime/ports/pacer.ts';
 import { perDatabase } from './per-database.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { ownSession } from './sessions.ts';
+import { parseInput } from './validate.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 
 /** The lastError and the reason of queued messages when the network restricts the number (ack 463). */
@@ -20,10 +22,16 @@ export const typingMsFor = (rules: Pick<PaceRules, 'typingMsPerChar' | 'typingMa
 
 const capsOf = (setting: string): number[] => (setting ? setting.split(',').map(Number) : []);
 
-type PaceRow = Pick<
-  Session,
-  'accountId' | 'linkedAt' | 'sendIntervalMs' | 'sendJitterMs' | 'perChatIntervalMs' | 'typingMsPerChar' | 'warmup'
->;
+/** The pacing fields a session and its account may each set (null: the level below decides). */
+export interface PacingDefaults {
+  sendIntervalMs: number | null;
+  sendJitterMs: number | null;
+  perChatIntervalMs: number | null;
+  typingMsPerChar: number | null;
+  warmup: boolean | null;
+}
+const PACING_FIELDS = { sendIntervalMs: true, sendJitterMs: true, perChatIntervalMs: true, typingMsPerChar: true, warmup: true } as const;
+type PaceRow = PacingDefaults & Pick<Session, 'accountId' | 'linkedAt'> & { account: PacingDefaults };
 
 /**
  * A session's pacing settings, kept a moment so a busy session's sends do not each read its row; a
@@ -38,15 +46,7 @@ const paceRowOf = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<Pac
   if (hit && hit.until > Date.now()) return hit.row;
   const row = await deps.db.session.findUnique({
     where: { id: sessionId },
-    select: {
-      accountId: true,
-      linkedAt: true,
-      sendIntervalMs: true,
-      sendJitterMs: true,
-      perChatIntervalMs: true,
-      typingMsPerChar: true,
-      warmup: true,
-    },
+    select: { accountId: true, linkedAt: true, ...PACING_FIELDS, account: { select: PACING_FIELDS } },
   });
   cache.set(sessionId, { row, until: Date.now() + PACE_CACHE_MS });
   return row;
@@ -57,19 +57,56 @@ export const forgetPaceRules = (deps: Pick<Deps, 'db'>, sessionId: string): void
   paceRows(deps.db).delete(sessionId);
 };
 
-/** A session's pacing: its settings over the process defaults. */
+/** A session's pacing: its settings over its account's defaults over the process defaults. */
 export const paceRules = async (deps: Pick<Deps, 'db' | 'settings'>, sessionId: string): Promise<PaceRules> => {
   const own = await paceRowOf(deps, sessionId);
+  const account = own?.account;
   const d = deps.settings;
   return {
-    intervalMs: own?.sendIntervalMs ?? d.PACING_INTERVAL_MS,
-    jitterMs: own?.sendJitterMs ?? d.PACING_JITTER_MS,
-    perChatMs: own?.perChatIntervalMs ?? d.PACING_PER_CHAT_MS,
-    typingMsPerChar: own?.typingMsPerChar ?? d.PACING_TYPING_MS_PER_CHAR,
+    intervalMs: own?.sendIntervalMs ?? account?.sendIntervalMs ?? d.PACING_INTERVAL_MS,
+    jitterMs: own?.sendJitterMs ?? account?.sendJitterMs ?? d.PACING_JITTER_MS,
+    perChatMs: own?.perChatIntervalMs ?? account?.perChatIntervalMs ?? d.PACING_PER_CHAT_MS,
+    typingMsPerChar: own?.typingMsPerChar ?? account?.typingMsPerChar ?? d.PACING_TYPING_MS_PER_CHAR,
     typingMaxMs: d.TYPING_MAX_MS,
-    warmupCaps: own?.warmup === false ? [] : capsOf(d.PACING_WARMUP_CAPS),
+    warmupCaps: (own?.warmup ?? account?.warmup ?? true) ? capsOf(d.PACING_WARMUP_CAPS) : [],
     linkedAt: own?.linkedAt ?? null,
   };
+};
+
+const paceMs = (max: number) => z.number().int().min(0).max(max).nullable().optional();
+
+/** The pacing fields as a session's or an account's settings take them: null puts one back to the level below. */
+export const pacingSettingsShape = {
+  sendIntervalMs: paceMs(3_600_000),
+  sendJitterMs: paceMs(3_600_000),
+  perChatIntervalMs: paceMs(3_600_000),
+  typingMsPerChar: paceMs(1_000),
+  warmup: z.boolean().nullable().optional(),
+};
+
+export const accountPacingSchema = z.strictObject(pacingSettingsShape);
+
+const pacingOf = (row: PacingDefaults): PacingDefaults => ({
+  sendIntervalMs: row.sendIntervalMs,
+  sendJitterMs: row.sendJitterMs,
+  perChatIntervalMs: row.perChatIntervalMs,
+  typingMsPerChar: row.typingMsPerChar,
+  warmup: row.warmup,
+});
+
+/** The account's pacing defaults for its sessions (extension: GET /v1/accounts/me/settings). */
+export const getAccountPacing = async (ctx: RequestContext): Promise<{ ok: true; settings: PacingDefaults }> => {
+  const row = await ctx.db.account.findUniqueOrThrow({ where: { id: ctx.caller.accountId }, select: PACING_FIELDS });
+  return { ok: true, settings: pacingOf(row) };
+};
+
+export const updateAccountPacing = async (ctx: RequestContext, input: unknown): Promise<{ ok: true; settings: PacingDefaults }> => {
+  const changes = parseInput(accountPacingSchema, input);
+  const row = await ctx.db.account.update({ where: { id: ctx.caller.accountId }, data: changes, select: PACING_FIELDS });
+  // Any session of the account may take these: all are read again.
+  paceRows(ctx.db).clear();
+  ctx.logger.info({ changes }, 'account pacing defaults changed');
+  return { ok: true, settings: pacingOf(row) };
 };
 
 /**

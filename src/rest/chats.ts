@@ -36,7 +36,10 @@ const settings = z
         .int()
         .nullable()
         .describe('"typing…" shown before each text, per character; null = PACING_TYPING_MS_PER_CHAR'),
-      warmup: z.boolean().describe("a newly linked number's sends are capped per day for its first days (PACING_WARMUP_CAPS)"),
+      warmup: z
+        .boolean()
+        .nullable()
+        .describe("a newly linked number's sends are capped per day for its first days (PACING_WARMUP_CAPS); null = the account's choice"),
     }),
   })
   .meta({ id: 'SessionSettings' });

@@ -7,7 +7,7 @@ import { contactsRoutes } from './contacts.ts';
 import { groupsRoutes } from './groups.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
 import { pollsRoutes } from './polls.ts';
-import { queueRoutes } from './queue.ts';
+import { pacingRoutes } from './pacing.ts';
 import type { Route } from './route.ts';
 import { schedulingRoutes } from './scheduling.ts';
 import { sessionsRoutes } from './sessions.ts';
@@ -31,7 +31,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   statusesRoutes,
   channelsRoutes,
   chatsRoutes,
-  queueRoutes,
+  pacingRoutes,
   pollsRoutes,
   messagesRoutes,
   sessionsRoutes,

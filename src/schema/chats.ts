@@ -27,7 +27,11 @@ const SessionSettingsRef = builder.objectRef<SessionSettings>('SessionSettings')
       nullable: true,
       description: '"typing…" shown before each text, per character; null = PACING_TYPING_MS_PER_CHAR',
     }),
-    warmup: t.exposeBoolean('warmup', { description: "a newly linked number's sends are capped per day for its first days" }),
+    warmup: t.exposeBoolean('warmup', {
+      nullable: true,
+      description:
+        "a newly linked number's sends are capped per day for its first days; null = the account's choice (on unless it says off)",
+    }),
   }),
 });
 
@@ -119,8 +123,8 @@ builder.mutationFields((t) => ({
     args: { sessionId: t.arg.id({ required: true }), input: t.arg({ type: SessionSettingsInput, required: true }) },
     resolve: async (_root, args, ctx) => {
       // null clears the message and puts a pacing field back to the process default; a flag's null is no change
-      const { rejectCallsMessage, sendIntervalMs, sendJitterMs, perChatIntervalMs, typingMsPerChar, ...flags } = args.input;
-      const clearable = { rejectCallsMessage, sendIntervalMs, sendJitterMs, perChatIntervalMs, typingMsPerChar };
+      const { rejectCallsMessage, sendIntervalMs, sendJitterMs, perChatIntervalMs, typingMsPerChar, warmup, ...flags } = args.input;
+      const clearable = { rejectCallsMessage, sendIntervalMs, sendJitterMs, perChatIntervalMs, typingMsPerChar, warmup };
       const input = { ...withoutNulls(flags), ...Object.fromEntries(Object.entries(clearable).filter(([, v]) => v !== undefined)) };
       return (await updateSessionSettings(ctx, String(args.sessionId), input)).settings;
     },

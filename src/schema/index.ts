@@ -11,7 +11,7 @@ import './groups.ts';
 import './statuses.ts';
 import './channels.ts';
 import './chats.ts';
-import './queue.ts';
+import './pacing.ts';
 import './webhooks.ts';
 import { builder } from './builder.ts';
 

@@ -1,8 +1,34 @@
-import { healthOf } from '../resolvers/pacing.ts';
-import type { SessionHealth } from '../resolvers/pacing.ts';
+import { getAccountPacing, healthOf, updateAccountPacing } from '../resolvers/pacing.ts';
+import type { PacingDefaults, SessionHealth } from '../resolvers/pacing.ts';
 import { cancelQueued, QUEUE_ORDER } from '../resolvers/queue.ts';
 import { ownSession } from '../resolvers/sessions.ts';
 import { builder } from './builder.ts';
+
+const AccountPacingRef = builder.objectRef<PacingDefaults>('AccountPacing').implement({
+  description: "The account's send pacing defaults for its sessions; null = the process default (docs/ban-safety.md).",
+  fields: (t) => ({
+    sendIntervalMs: t.exposeInt('sendIntervalMs', { nullable: true }),
+    sendJitterMs: t.exposeInt('sendJitterMs', { nullable: true }),
+    perChatIntervalMs: t.exposeInt('perChatIntervalMs', { nullable: true }),
+    typingMsPerChar: t.exposeInt('typingMsPerChar', { nullable: true }),
+    warmup: t.exposeBoolean('warmup', { nullable: true }),
+  }),
+});
+
+const AccountPacingInput = builder.inputType('AccountPacingInput', {
+  description: 'The pacing defaults to change; null puts one back to the process default, those left out are kept.',
+  fields: (t) => ({
+    sendIntervalMs: t.int(),
+    sendJitterMs: t.int(),
+    perChatIntervalMs: t.int(),
+    typingMsPerChar: t.int(),
+    warmup: t.boolean(),
+  }),
+});
+
+builder.prismaObjectFields('Account', (t) => ({
+  pacing: t.field({ type: AccountPacingRef, resolve: async (_row, _args, ctx) => (await getAccountPacing(ctx)).settings }),
+}));
 
 const HealthState = builder.enumType('SendHealthState', { values: ['ok', 'paused', 'restricted', 'banned'] as const });
 
@@ -30,6 +56,12 @@ builder.prismaObjectFields('Session', (t) => ({
 }));
 
 builder.mutationFields((t) => ({
+  updateAccountPacing: t.field({
+    type: AccountPacingRef,
+    args: { input: t.arg({ type: AccountPacingInput, required: true }) },
+    resolve: async (_root, args, ctx) =>
+      (await updateAccountPacing(ctx, Object.fromEntries(Object.entries(args.input).filter(([, v]) => v !== undefined)))).settings,
+  }),
   cancelQueuedMessage: t.prismaField({
     type: 'OutgoingMessage',
     description: 'Cancel a queued message: it becomes FAILED and its quota unit is given back.',

@@ -22,7 +22,7 @@ const health = z
   })
   .meta({ id: 'SessionHealth' });
 
-export const queueRoutes: Route[] = [
+export const pacingRoutes: Route[] = [
   route({
     method: 'get',
     path: `${S}/queue`,
