@@ -178,7 +178,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect
       .poll(
         async () => {
-          await page.getByRole('button', { name: 'Refresh' }).click();
+          await page.getByRole('button', { name: 'Refresh', exact: true }).click();
           return page.locator('tr[data-message-id]').first().innerText();
         },
         { timeout: 30_000 },
@@ -212,7 +212,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect
       .poll(
         async () => {
-          await page.getByRole('button', { name: 'Refresh' }).click();
+          await page.getByRole('button', { name: 'Refresh', exact: true }).click();
           return (await row.count()) > 0 ? row.innerText() : '';
         },
         { timeout: 30_000 },
@@ -356,7 +356,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect
       .poll(
         async () => {
-          await page.getByRole('button', { name: 'Refresh' }).click();
+          await page.getByRole('button', { name: 'Refresh', exact: true }).click();
           return page.locator('tbody').innerText();
         },
         { timeout: 30_000 },

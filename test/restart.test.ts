@@ -132,4 +132,35 @@ describe('a restarted service process', () => {
     expect(inbox()).toHaveLength(1);
     expect(inbox()[0]?.duplicates).toBe(0);
   });
+
+  it('keeps the send queue across a SIGKILL: each paced message goes once, in order', { timeout: 90_000 }, async () => {
+    const paced = { ...env(), SEND_PACING: 'on', PACING_INTERVAL_MS: '1500', PACING_JITTER_MS: '0', PACING_WARMUP_CAPS: '' };
+    await service?.stop('SIGTERM');
+    service = await spawnService(paced);
+    const id: string = (await call('GET', '/v1/sessions')).body[0].id;
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${id}/status`),
+      (r) => r.body.status === 'CONNECTED',
+      30_000,
+    );
+    const to = FRIENDS[2] ?? '';
+    const answers = [];
+    for (const message of ['queued one', 'queued two', 'queued three'])
+      answers.push((await call('POST', `/v1/sessions/${id}/send`, { to, message })).body);
+    expect(answers.slice(1).map((a) => a.status)).toEqual(['PENDING', 'PENDING']);
+    await service?.stop('SIGKILL');
+    service = await spawnService(paced);
+    const mine = () => sandbox.control.inbox(to).filter((e) => e.content.startsWith('queued '));
+    await waitUntil(
+      async () => mine().length,
+      (n) => n === 3,
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(mine().map((e) => e.content)).toEqual(['queued one', 'queued two', 'queued three']);
+    expect(mine().every((e) => e.duplicates === 0)).toBe(true);
+    for (const answer of answers) {
+      expect((await call('GET', `/v1/sessions/${id}/messages/${answer.id}`)).body.status).toBe('SENT');
+    }
+  });
 });

@@ -144,19 +144,28 @@ export const MessagesQuery = graphql(`
             status
             error
             createdAt
+            kind
             sendAt
             deliveredAt
             readAt
             playedAt
-            poll {
-              selectableCount
-              totalVoters
-              options {
-                name
-                votes
-              }
-            }
           }
+        }
+      }
+    }
+  }
+`);
+
+export const PollTallyQuery = graphql(`
+  query PollTally($sessionId: ID!, $id: ID!) {
+    message(sessionId: $sessionId, id: $id) {
+      id
+      poll {
+        selectableCount
+        totalVoters
+        options {
+          name
+          votes
         }
       }
     }

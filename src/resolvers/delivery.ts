@@ -179,7 +179,7 @@ export const deliverNow = async (
   if (slot && (slot.at > ctx.now().getTime() || slot.typingMs > 0)) {
     if (!options.waitForSlot) return queueRecord(ctx, record, slot.at);
     await sleep(Math.max(0, slot.at - ctx.now().getTime()));
-    ctx.pacer.release(session.id, id);
+    ctx.pacer.take(session.id, id, ctx.now().getTime());
     const current = ctx.sessions.link(session.id);
     if (!current) {
       await refundQuota(ctx, 1, takenAt);
@@ -187,7 +187,7 @@ export const deliverNow = async (
     }
     sender = current;
     if (slot.typingMs > 0) await showTyping(ctx, sender, delivery.to, slot.typingMs);
-  }
+  } else if (slot) ctx.pacer.take(session.id, id, ctx.now().getTime());
   await ctx.outgoing.pending({ ...record, waMessageId });
   let sent: SendResult;
   const sending = performance.now();

@@ -322,8 +322,8 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });
     return sendAt;
   }
+  deps.pacer.take(row.sessionId, row.id, deps.now().getTime());
   if (slot && slot.typingMs > 0) await showTyping(deps, link, row.toNumber, slot.typingMs);
-  deps.pacer.release(row.sessionId, row.id);
   const sending = performance.now();
   try {
     const networkId = row.waMessageId ?? undefined;
@@ -400,7 +400,18 @@ export const resumeScheduled = async (deps: Deps): Promise<number> => {
   await deps.db.outgoingMessage.updateMany({ where: { status: 'PENDING', claimedAt: { not: null } }, data: { claimedAt: null } });
   const pending = await deps.db.outgoingMessage.findMany({
     where: { status: 'PENDING' },
-    select: { id: true, jobId: true, sendAt: true, createdAt: true, campaignId: true, payload: true },
+    select: {
+      id: true,
+      jobId: true,
+      sendAt: true,
+      createdAt: true,
+      campaignId: true,
+      payload: true,
+      sessionId: true,
+      toNumber: true,
+      content: true,
+      kind: true,
+    },
     orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
   });
   // Of a spaced campaign only the earliest message is armed; it arms the next when it is done.
@@ -410,7 +421,14 @@ export const resumeScheduled = async (deps: Deps): Promise<number> => {
       if (chained.has(row.campaignId)) continue;
       chained.add(row.campaignId);
     }
-    await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, row.sendAt ?? row.createdAt);
+    let at = row.sendAt ?? row.createdAt;
+    // What fell due while the service was down takes its slot now, in the order the records go, so the
+    // jobs firing together cannot overtake one another within a chat.
+    if (at.getTime() <= deps.now().getTime()) {
+      const slot = await slotFor(deps, row.sessionId, row.toNumber, row.kind === 'status' ? 0 : row.content.length, row.id);
+      if (slot) at = new Date(Math.max(slot.at, deps.now().getTime()));
+    }
+    await deps.jobs.scheduleMessage(row.jobId ?? randomUUID(), row.id, at);
   }
   return pending.length;
 };

@@ -127,7 +127,7 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
   // A status waits for its slot here, as its answer says whether the network accepted it.
   const slot = await slotFor(ctx, session.id, STATUS_TARGET, 0, record.id);
   if (slot && slot.at > ctx.now().getTime()) await sleep(slot.at - ctx.now().getTime());
-  ctx.pacer.release(session.id, record.id);
+  ctx.pacer.take(session.id, record.id, ctx.now().getTime());
   const sending = performance.now();
   try {
     const sent = await (ctx.sessions.link(session.id) ?? link).sendStatus(content, recipients, { messageId: waMessageId });

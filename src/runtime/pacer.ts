@@ -107,12 +107,12 @@ export class SessionPacer implements Pacer {
     if (pace.perChat.size > CHATS_KEPT) {
       for (const [chat, last] of pace.perChat) if (last + rules.perChatMs < now) pace.perChat.delete(chat);
     }
-    if (recordId !== undefined && (at > now || typingMs > 0)) {
+    if (recordId !== undefined) {
       pace.reserved.set(recordId, { at, typingMs, chatId });
       const queue = pace.chatQueues.get(chatId);
       if (queue) queue.push(recordId);
       else pace.chatQueues.set(chatId, [recordId]);
-    } else if (at <= now) this.gone(pace, chatId, now);
+    }
     return { at, typingMs };
   }
 
@@ -148,8 +148,15 @@ export class SessionPacer implements Pacer {
       pace.reserved.delete(firstId);
     }
     held.at = Math.max(held.at, pace.pausedUntil, this.floor(pace, held.chatId, rules));
-    if (held.at <= now) this.gone(pace, held.chatId, now + held.typingMs);
     return { at: held.at, typingMs: held.typingMs };
+  }
+
+  take(sessionId: string, recordId: string, now = Date.now()): void {
+    const pace = this.sessions.get(sessionId);
+    const held = pace?.reserved.get(recordId);
+    if (!pace || !held) return;
+    this.gone(pace, held.chatId, now + held.typingMs);
+    this.release(sessionId, recordId);
   }
 
   release(sessionId: string, recordId: string): void {

@@ -57,6 +57,7 @@ builder.prismaObject('OutgoingMessage', {
     session: t.relation('session'),
     toNumber: t.exposeString('toNumber'),
     content: t.exposeString('content'),
+    kind: t.exposeString('kind', { description: 'text, image, video, audio, document, interactive, contact, location, poll, status' }),
     status: t.field({ type: MessageStatusEnum, select: { status: true }, resolve: (row) => messageStatusSchema.parse(row.status) }),
     error: t.exposeString('error', { nullable: true, description: 'Why a FAILED message failed.' }),
     waMessageId: t.exposeString('waMessageId', { nullable: true }),

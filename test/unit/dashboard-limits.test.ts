@@ -64,6 +64,7 @@ const pageVariables = (query: string): string[] => {
 const SENT_PAGE_SIZES: Record<string, number[]> = {
   Messages: [PAGE_SIZES.messages, PAGE_SIZES.messagesShown, PAGE_SIZES.pending],
   Contacts: [PAGE_SIZES.contacts],
+  SendQueue: [PAGE_SIZES.queue],
 };
 
 /**

@@ -22,6 +22,7 @@ describe('send pacer', () => {
     const p = pacer(() => 0.5);
     const r = rules({ jitterMs: 400 });
     expect(p.slot('s', 'a', r, 5, 'm1', T0)).toEqual({ at: T0, typingMs: 0 });
+    p.take('s', 'm1', T0);
     // the interval (1000) plus half the jitter (200)
     expect(p.slot('s', 'b', r, 5, 'm2', T0).at).toBe(T0 + 1_200);
     // chat a again: its own spacing (3000 after its last) is later than the session's next slot (2400)
@@ -38,7 +39,10 @@ describe('send pacer', () => {
   it('with no interval and no spacing, sends leave at once, but never before a message of the same chat still waiting', () => {
     const p = pacer();
     const idle = rules({ intervalMs: 0, perChatMs: 0 });
-    for (let i = 0; i < 5; i += 1) expect(p.slot('s', `c${i}`, idle, 5, `m${i}`, T0).at).toBe(T0);
+    for (let i = 0; i < 5; i += 1) {
+      expect(p.slot('s', `c${i}`, idle, 5, `m${i}`, T0).at).toBe(T0);
+      p.take('s', `m${i}`, T0);
+    }
     expect(p.stats(T0)).toEqual({ paused: 0, waiting: 0 });
     p.rateAnswer('s', T0);
     const first = p.slot('s', 'c', idle, 5, 'q1', T0).at;
@@ -51,6 +55,7 @@ describe('send pacer', () => {
     const p = pacer();
     const r = rules();
     expect(p.slot('s', 'a', r, 1, 'm1', T0).at).toBe(T0);
+    p.take('s', 'm1', T0);
     const two = p.slot('s', 'a', r, 1, 'm2', T0).at;
     const three = p.slot('s', 'a', r, 1, 'm3', T0).at;
     expect([two, three]).toEqual([T0 + 3_000, T0 + 6_000]);
@@ -58,10 +63,10 @@ describe('send pacer', () => {
     expect(p.slot('s', 'a', r, 1, 'm3', three).at).toBe(three + 250);
     // m2 goes 500 ms late, then m3 keeps its 3 s after it
     expect(p.slot('s', 'a', r, 1, 'm2', two + 500).at).toBe(two);
-    p.release('s', 'm2');
+    p.take('s', 'm2', two + 500);
     expect(p.slot('s', 'a', r, 1, 'm3', three + 250).at).toBe(two + 500 + 3_000);
     expect(p.slot('s', 'a', r, 1, 'm3', two + 3_500).at).toBe(two + 3_500);
-    p.release('s', 'm3');
+    p.take('s', 'm3', two + 3_500);
     expect(p.health('s', two + 3_500).queued).toBe(0);
   });
 
@@ -92,6 +97,7 @@ describe('send pacer', () => {
     const p = pacer();
     const r = rules();
     p.slot('s', 'a', r, 1, 'm1', T0);
+    p.take('s', 'm1', T0);
     const m2 = p.slot('s', 'b', r, 1, 'm2', T0).at;
     const m3 = p.slot('s', 'c', r, 1, 'm3', T0).at;
     const until = p.rateAnswer('s', T0 + 100).getTime();

@@ -4,6 +4,7 @@ import {
   CancelQueuedMessage,
   IncomingMessages,
   MessagesQuery,
+  PollTallyQuery,
   SendInteractive,
   SendMedia,
   SendQueueQuery,
@@ -90,6 +91,13 @@ interface PollTally {
   options: Array<{ name: string; votes: number }>;
 }
 
+/** A poll's tally, read on its own: in the history's query it would cost every row of the page. */
+const PollOf = ({ sessionId, id }: { sessionId: string; id: string }) => {
+  const [tally] = useQuery({ query: PollTallyQuery, context: MESSAGE_LIST, variables: { sessionId, id } });
+  const poll = tally.data?.message.poll;
+  return poll ? <PollResults poll={poll} /> : null;
+};
+
 /** A poll's current tally under its question: each option with its votes. */
 const PollResults = ({ poll }: { poll: PollTally }) => (
   <div className="poll">
@@ -158,7 +166,7 @@ const History = ({ sessionId }: { sessionId: string }) => {
                 <td>{m.toNumber}</td>
                 <td className="content">
                   {m.content}
-                  {m.poll ? <PollResults poll={m.poll} /> : null}
+                  {m.kind === 'poll' ? <PollOf sessionId={sessionId} id={m.id} /> : null}
                 </td>
                 <td>
                   <StatusBadge status={m.status} />

@@ -48,11 +48,14 @@ export interface Pacer {
   /** false when SEND_PACING=off: every send leaves at once */
   readonly enabled: boolean;
   /**
-   * Takes the next slot of `sessionId` for a message to `chatId` with `chars` characters. A record
-   * already holding a slot (`recordId`) gets it back, later only if a pause moved it.
+   * Takes the next slot of `sessionId` for a message to `chatId` with `chars` characters and holds it for
+   * `recordId` until the record is taken or released. A record already holding a slot gets it back,
+   * moved later when a pause, the messages that went since, or an earlier message of its chat require.
    */
   slot(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId?: string, now?: number): Slot;
-  /** A record left the queue (sent, failed or cancelled): its slot is freed. */
+  /** The record leaves now (after its typing, if any): the next slots count from here, and its slot is freed. */
+  take(sessionId: string, recordId: string, now?: number): void;
+  /** A record left the queue without being sent (failed or cancelled): its slot is freed. */
   release(sessionId: string, recordId: string): void;
   /**
    * The network answered with a rate answer: sending pauses, twice as long as the last pause when the
