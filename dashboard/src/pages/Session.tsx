@@ -232,9 +232,7 @@ const SendQueue = ({ sessionId }: { sessionId: string }) => {
                 <th scope="col">To</th>
                 <th scope="col">Content</th>
                 <th scope="col">Goes at</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
+                <th scope="col">Action</th>
               </tr>
             </thead>
             <tbody>
