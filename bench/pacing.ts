@@ -165,10 +165,10 @@ export const benchPacing = async (): Promise<PacingResult> => {
       const own = sinks.get(name) ?? [];
       const p = product(name);
       await p.loader.run(
-        own.map((sink, k) => p.send(session.get(name) as string, sink, `${name} first${k}`)),
+        own.map((sink, k) => p.send(session.get(name) as string, sink, `${name} first${k} 0`)),
         p.expect,
       );
-      for (const [k, sink] of own.entries()) await delivered(name, sink, `${name} first${k}`, 1);
+      for (const [k, sink] of own.entries()) await delivered(name, sink, `${name} first${k} `, 1);
       const sink = own[0] as string;
       await p.loader.run(texts(name, sink, `${name} warm `, TEXTS), p.expect);
       await delivered(name, sink, `${name} warm `, TEXTS);
