@@ -37,22 +37,31 @@ const IDLE_SECONDS = setting('PACING_BENCH_IDLE_SECONDS', 5);
 const MAX_MINUTES = setting('PACING_BENCH_MAX_MINUTES', 20);
 // PACING_BENCH_LOG_DIR=<dir>: each service's output is written there (<product>.log).
 const LOG_DIR = process.env.PACING_BENCH_LOG_DIR;
+// PACING_BENCH_AA=1: the second process runs with SEND_PACING=off too, so the ratio shows the run's own
+// noise (what a ratio of 1 looks like on this machine now) rather than the pacer.
+const AA = process.env.PACING_BENCH_AA === '1';
 /** The issue's goal: the idle pacer's CPU per text at most this share above SEND_PACING=off's. */
 const GOAL = 0.03;
 
 type PacingProduct = 'off' | 'idle';
+const OFF = { SEND_PACING: 'off' };
 const ENV: Record<PacingProduct, Record<string, string>> = {
-  off: { SEND_PACING: 'off' },
-  idle: {
-    SEND_PACING: 'on',
-    PACING_INTERVAL_MS: '0',
-    PACING_JITTER_MS: '0',
-    PACING_PER_CHAT_MS: '0',
-    PACING_TYPING_MS_PER_CHAR: '0',
-    PACING_WARMUP_CAPS: '',
-  },
+  off: OFF,
+  idle: AA
+    ? OFF
+    : {
+        SEND_PACING: 'on',
+        PACING_INTERVAL_MS: '0',
+        PACING_JITTER_MS: '0',
+        PACING_PER_CHAT_MS: '0',
+        PACING_TYPING_MS_PER_CHAR: '0',
+        PACING_WARMUP_CAPS: '',
+      },
 };
-const LABEL: Record<PacingProduct, string> = { off: 'SEND_PACING=off', idle: 'idle pacer (on, all spacings 0)' };
+const LABEL: Record<PacingProduct, string> = {
+  off: 'SEND_PACING=off',
+  idle: AA ? 'SEND_PACING=off again (PACING_BENCH_AA)' : 'idle pacer (on, all spacings 0)',
+};
 
 export interface PacingFigures {
   /** CPU ms per text of each round */
@@ -226,6 +235,7 @@ export const benchPacing = async (): Promise<PacingResult> => {
 };
 
 export const printPacingBench = (r: PacingResult): void => {
+  if (AA) console.log('pacing: PACING_BENCH_AA=1, both processes run with SEND_PACING=off: the ratio below is the run’s noise');
   console.log(
     `pacing: the send pacer idle (SEND_PACING=on; PACING_INTERVAL_MS, PACING_JITTER_MS, PACING_PER_CHAT_MS, PACING_TYPING_MS_PER_CHAR 0; no warm-up caps) beside SEND_PACING=off; ` +
       `Node ${process.version}, SQLite, one sandbox process, one linked session each; ${ROUNDS} alternating rounds of ${TEXTS} texts, ${IN_FLIGHT} in flight; ` +
