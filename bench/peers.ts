@@ -30,7 +30,7 @@ const settingList = (name: string, fallback: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-const setting = (name: string, fallback: number) => {
+export const setting = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number >= 0, got ${process.env[name]}`);
   return value;
@@ -58,18 +58,37 @@ const OUR_KEY = 'peers-bench-key-0123456789';
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// The benchmark using this machinery (`peers`, or `pacing` in bench/pacing.ts): the first word of its messages.
+let benchName = 'peers';
 let deadline = Number.POSITIVE_INFINITY;
+/**
+ * Bounds every wait below by `minutes` from now, and arms a watchdog that ends the process (and with it
+ * the processes it started) 2 minutes past them if something still hangs; answers the watchdog's stop.
+ */
+export const armDeadline = (name: string, minutes: number, knob: string): (() => void) => {
+  benchName = name;
+  deadline = Date.now() + minutes * 60_000;
+  const watchdog = setTimeout(
+    () => {
+      console.error(`${name}: still running after ${minutes + 2} minutes (${knob}); stopping`);
+      process.exit(1);
+    },
+    (minutes + 2) * 60_000,
+  );
+  watchdog.unref();
+  return () => clearTimeout(watchdog);
+};
 const waitUntil = async (what: string | (() => string), check: () => boolean | Promise<boolean>, ms: number, every = 50) => {
   const until = Math.min(Date.now() + ms, deadline);
   while (!(await check())) {
-    if (Date.now() > until) throw new Error(`peers: timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    if (Date.now() > until) throw new Error(`${benchName}: timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(every);
   }
 };
 const withTimeout = <T>(what: string, promise: Promise<T>, ms: number): Promise<T> =>
   new Promise<T>((resolvePromise, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`peers: timed out waiting for ${what}`)),
+      () => reject(new Error(`${benchName}: timed out waiting for ${what}`)),
       Math.min(ms, Math.max(0, deadline - Date.now())),
     );
     promise.then(
@@ -114,7 +133,7 @@ const request = async (
 };
 const expectOk = async (what: string, answer: Promise<{ status: number; body: Json }>) => {
   const { status, body } = await answer;
-  if (status < 200 || status > 299) throw new Error(`peers: ${what} answered ${status}: ${JSON.stringify(body).slice(0, 300)}`);
+  if (status < 200 || status > 299) throw new Error(`${benchName}: ${what} answered ${status}: ${JSON.stringify(body).slice(0, 300)}`);
   return body;
 };
 
@@ -169,8 +188,8 @@ const spawnUntil = async (
         }
       };
       child.stdout?.on('data', check);
-      child.once('error', (err) => reject(new Error(`peers: ${what} could not start (${command}): ${err.message}`)));
-      child.once('exit', (code) => reject(new Error(`peers: ${what} exited (${code}) before it was ready:\n${out.slice(-3000)}`)));
+      child.once('error', (err) => reject(new Error(`${benchName}: ${what} could not start (${command}): ${err.message}`)));
+      child.once('exit', (code) => reject(new Error(`${benchName}: ${what} exited (${code}) before it was ready:\n${out.slice(-3000)}`)));
     }),
     options.ms ?? 60_000,
   );
@@ -192,7 +211,7 @@ export const startSandbox = async () => {
   });
   const controlUrl = /Control API: (\S+)/.exec(output())?.[1];
   const socketUrl = /SOCKET_URL=(\S+)/.exec(output())?.[1];
-  if (!controlUrl || !socketUrl) throw new Error(`peers: the sandbox printed no URLs:\n${output()}`);
+  if (!controlUrl || !socketUrl) throw new Error(`${benchName}: the sandbox printed no URLs:\n${output()}`);
   return { child, controlUrl, socketUrl, output };
 };
 
@@ -258,7 +277,7 @@ export const quiet = async (roots: number[], idleShare: number, maxMs = 5_000) =
 
 // ---- the webhook receiver (both products) --------------------------------------------------------
 
-interface Receiver {
+export interface Receiver {
   url: string;
   /** webhook requests received so far, by product */
   posts: { ours: number; peer: number };
@@ -269,7 +288,7 @@ interface Receiver {
   close: () => Promise<void>;
 }
 
-type ProductName = 'ours' | 'peer';
+export type ProductName = 'ours' | 'peer';
 
 const peerText = (message: Json): string | undefined => {
   const content = message.message as Json | undefined;
@@ -277,7 +296,7 @@ const peerText = (message: Json): string | undefined => {
   return typeof text === 'string' ? text : undefined;
 };
 
-const startReceiver = async (): Promise<Receiver> => {
+export const startReceiver = async (): Promise<Receiver> => {
   const receiver: Receiver = {
     url: '',
     posts: { ours: 0, peer: 0 },
@@ -333,18 +352,19 @@ const startReceiver = async (): Promise<Receiver> => {
 
 // ---- load generator ------------------------------------------------------------------------------
 
-interface SendRequest {
+export interface SendRequest {
   path: string;
   body: Json;
 }
-const startLoader = async (baseUrl: string, headers: Record<string, string>) => {
+/** The load generator on a thread of its own: `concurrency` requests in flight. */
+export const startLoader = async (baseUrl: string, headers: Record<string, string>, concurrency = IN_FLIGHT) => {
   const worker = new Worker(new URL('./peer-load.mjs', import.meta.url), {
     name: 'load',
-    workerData: { baseUrl, headers, concurrency: IN_FLIGHT },
+    workerData: { baseUrl, headers, concurrency },
   });
   await withTimeout('the load generator', once(worker, 'message'), 30_000);
   return {
-    /** Posts every request (IN_FLIGHT at a time) and resolves once all are answered with `expect`. */
+    /** Posts every request (`concurrency` at a time) and resolves once all are answered with `expect`. */
     run: async (requests: SendRequest[], expect: number) => {
       const answer = await withTimeout(
         `${requests.length} sends to be answered`,
@@ -355,7 +375,8 @@ const startLoader = async (baseUrl: string, headers: Record<string, string>) => 
         }),
         Math.max(60_000, requests.length * 100),
       );
-      if (answer.failures.length > 0) throw new Error(`peers: ${answer.failures.length} sends failed (first: ${answer.failures[0]})`);
+      if (answer.failures.length > 0)
+        throw new Error(`${benchName}: ${answer.failures.length} sends failed (first: ${answer.failures[0]})`);
     },
     close: async () => {
       worker.postMessage('close');
@@ -366,7 +387,7 @@ const startLoader = async (baseUrl: string, headers: Record<string, string>) => 
 
 // ---- the two products ----------------------------------------------------------------------------
 
-interface Product {
+export interface Product {
   name: ProductName;
   /** processes whose CPU and memory are this product's */
   pids: () => number[];
@@ -389,9 +410,49 @@ export const control = (controlUrl: string) => ({
     expectOk(`phone ${from} sending`, request(`${controlUrl}/phones/${from}/send`, 'POST', { to, text })),
   scan: (number: string, scan: { qr?: string; qrCode?: string }) => request(`${controlUrl}/phones/${number}/scan`, 'POST', scan),
 });
-type Control = ReturnType<typeof control>;
+export type Control = ReturnType<typeof control>;
 
-const startOurs = async (controlUrl: string, receiver: Receiver, dir: string): Promise<Product> => {
+/**
+ * Waits until `sink` holds every text of `prefix` (0..n-1), or until none has arrived for STALL_MS.
+ * Answers when the last one arrived (to within the 50 ms poll), the texts that never arrived, and the
+ * copies the phone received twice.
+ */
+export const awaitDelivered = async (
+  phone: Control,
+  sink: string,
+  prefix: string,
+  n: number,
+): Promise<{ at: number; missing: string[]; duplicates: number }> => {
+  let seen = new Set<string>();
+  let duplicates = 0;
+  let progressAt = performance.now();
+  await waitUntil(
+    `${n} texts "${prefix}..." at ${sink}`,
+    async () => {
+      const inbox = await phone.inbox(sink);
+      const mine = inbox.filter((e) => typeof e.content === 'string' && e.content.startsWith(prefix));
+      const now = new Set(mine.map((e) => e.content as string));
+      if (now.size > seen.size) progressAt = performance.now();
+      seen = now;
+      duplicates = mine.reduce((sum, e) => sum + (e.duplicates ?? 0), 0);
+      return seen.size >= n || performance.now() - progressAt > STALL_MS;
+    },
+    Math.max(120_000, n * 100),
+  );
+  const missing = Array.from({ length: n }, (_, i) => `${prefix}${i}`).filter((text) => !seen.has(text));
+  return { at: progressAt, missing, duplicates };
+};
+
+/**
+ * Our service from dist/ on SQLite in `dir`, its webhook endpoint posting to `receiver`; `env` over the
+ * benchmark's settings below (bench/pacing.ts turns the pacer on), `inFlight` requests at a time.
+ */
+export const startOurs = async (
+  controlUrl: string,
+  receiver: Receiver,
+  dir: string,
+  options: { env?: Record<string, string>; inFlight?: number } = {},
+): Promise<Product> => {
   const service: ServiceProcess = await spawnService({
     DATABASE_URL: `file:${join(dir, 'app.db')}`,
     WA_SANDBOX_URL: controlUrl,
@@ -404,6 +465,7 @@ const startOurs = async (controlUrl: string, receiver: Receiver, dir: string): P
     // Throughput, as the peer measures it: the peer paces nothing.
     SEND_PACING: 'off',
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...options.env,
   });
   started.add(service.child);
   const api = (path: string, method = 'GET', body?: unknown) =>
@@ -439,7 +501,7 @@ const startOurs = async (controlUrl: string, receiver: Receiver, dir: string): P
     },
     send: (session, to, text) => ({ path: `/v1/sessions/${sessionIds.get(session)}/send`, body: { to, message: text } }),
     expect: 200,
-    loader: await startLoader(service.baseUrl, { 'x-api-key': OUR_KEY }),
+    loader: await startLoader(service.baseUrl, { 'x-api-key': OUR_KEY }, options.inFlight),
     output: service.output,
     stop: async () => {
       await stopChild(service.child, 10_000);
@@ -630,29 +692,9 @@ const benchCount = async (
       fig(p).perSessionMb = (now.rssMb - (fig(p).fixedRssMb ?? 0)) / count;
     });
 
-    /**
-     * Waits until `sink` holds every text of `prefix` (0..n-1), or until none has arrived for STALL_MS
-     * (a text the product lost: counted against it and the run goes on). Answers when the last one
-     * arrived (to within the 50 ms poll), and counts the copies the phone received twice.
-     */
+    // A text the product lost is counted against it and the run goes on.
     const delivered = async (p: Product, sink: string, prefix: string, n: number) => {
-      let seen = new Set<string>();
-      let duplicates = 0;
-      let progressAt = performance.now();
-      await waitUntil(
-        `${n} texts "${prefix}..." at ${sink}`,
-        async () => {
-          const inbox = await phone.inbox(sink);
-          const mine = inbox.filter((e) => typeof e.content === 'string' && e.content.startsWith(prefix));
-          const now = new Set(mine.map((e) => e.content as string));
-          if (now.size > seen.size) progressAt = performance.now();
-          seen = now;
-          duplicates = mine.reduce((sum, e) => sum + (e.duplicates ?? 0), 0);
-          return seen.size >= n || performance.now() - progressAt > STALL_MS;
-        },
-        Math.max(120_000, n * 100),
-      );
-      const missing = Array.from({ length: n }, (_, i) => `${prefix}${i}`).filter((text) => !seen.has(text));
+      const { at, missing, duplicates } = await awaitDelivered(phone, sink, prefix, n);
       if (missing.length > 0) {
         console.log(
           `  ${p.name}: ${missing.length} of ${n} texts never reached ${sink} (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})`,
@@ -660,7 +702,7 @@ const benchCount = async (
         fig(p).lost = (fig(p).lost ?? 0) + missing.length;
       }
       fig(p).duplicates = (fig(p).duplicates ?? 0) + duplicates;
-      return progressAt;
+      return at;
     };
     const sendAll = async (p: Product, texts: Array<{ session: string; sink: string; text: string }>) => {
       await p.loader.run(
@@ -824,15 +866,7 @@ export const benchPeers = async (): Promise<PeersResult> => {
   }
   const startedAt = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
-  deadline = Date.now() + MAX_MINUTES * 60_000;
-  const watchdog = setTimeout(
-    () => {
-      console.error(`peers: still running after ${MAX_MINUTES + 2} minutes (PEERS_MAX_MINUTES); stopping`);
-      process.exit(1);
-    },
-    (MAX_MINUTES + 2) * 60_000,
-  );
-  watchdog.unref();
+  const stopWatchdog = armDeadline('peers', MAX_MINUTES, 'PEERS_MAX_MINUTES');
   buildIfStale();
   const sandbox = await startSandbox();
   const receiver = await startReceiver();
@@ -856,7 +890,7 @@ export const benchPeers = async (): Promise<PeersResult> => {
       load: [loadAtStart, loadavg()[0] ?? 0],
     };
   } finally {
-    clearTimeout(watchdog);
+    stopWatchdog();
     await receiver.close();
     await stopChild(sandbox.child);
     if (LOG_DIR) writeFileSync(join(LOG_DIR, 'sandbox.log'), sandbox.output());

@@ -2,6 +2,7 @@ import '../src/runtime/node-version.ts';
 import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
+import { benchPacing, printPacingBench } from './pacing.ts';
 import { benchPeers, printPeersBench } from './peers.ts';
 import { benchFloor, printFloorBench } from './runtime-floor.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
@@ -38,6 +39,14 @@ if (only.includes('peers')) {
     process.exit(1);
   });
   printPeersBench(result);
+}
+// The send pacer idle beside SEND_PACING=off (issue 35): only when named.
+if (only.includes('pacing')) {
+  const result = await benchPacing().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  });
+  printPacingBench(result);
 }
 // The runtime alone (Node.js against Bun, one bare socket each; Bun from PEER_DIR): only when named.
 if (only.includes('floor')) {
