@@ -196,6 +196,11 @@ export interface ChatOps {
   setOwnPresence: (presence: 'available' | 'unavailable') => Promise<void>;
   /** Rejects an incoming call. */
   rejectCall: (callId: string, callerJid: string) => Promise<void>;
+  /**
+   * The URL of a person's or group's profile picture, full size (`image`) or its thumbnail (`preview`);
+   * null when there is none or its owner hides it from this account (the network does not say which).
+   */
+  profilePicture: (jid: string, size: 'image' | 'preview') => Promise<string | null>;
 }
 
 export interface LinkCallbacks {

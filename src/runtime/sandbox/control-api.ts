@@ -35,6 +35,12 @@ const presenceBody = z.object({
   to: z.string().min(1),
   presence: z.enum(['available', 'unavailable', 'composing', 'recording', 'paused']),
 });
+const pictureBody = z.object({
+  hidden: z.boolean().optional(),
+  /** the image's bytes, base64 (a blank PNG when left out) */
+  data: z.base64().min(1).optional(),
+  mimetype: z.string().min(1).optional(),
+});
 const callBody = z.object({ to: z.string().min(1), video: z.boolean().default(false) });
 const playBody = z.object({ ids: z.array(z.string().min(1)).min(1) });
 const rateBody = z
@@ -188,6 +194,22 @@ export const startControlApi = async (
     const found = control.call(req.params.callId);
     if (found) res.json(found);
     else res.status(404).json({ ok: false, error: 'no call with that id (or it was forgotten)' });
+  });
+  const picture = (owner: string, body: unknown) => {
+    const { data, ...options } = pictureBody.parse(body ?? {});
+    return control.setPicture(owner, { ...options, ...(data ? { data: Buffer.from(data, 'base64') } : {}) });
+  };
+  app.post('/phones/:number/picture', (req, res) => {
+    res.json(picture(number(req), req.body));
+  });
+  app.delete('/phones/:number/picture', (req, res) => {
+    res.json({ removed: control.removePicture(number(req)) });
+  });
+  app.post('/groups/:jid/picture', (req, res) => {
+    res.json(picture(String(req.params.jid), req.body));
+  });
+  app.delete('/groups/:jid/picture', (req, res) => {
+    res.json({ removed: control.removePicture(String(req.params.jid)) });
   });
   app.get('/trace', (_req, res) => {
     res.json(control.trace());

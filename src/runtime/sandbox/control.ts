@@ -3,6 +3,7 @@ import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
 import type { AccountPresence, CallView, PhonePresence, ReadMark } from './chats.ts';
 import type { GroupView } from './groups.ts';
+import type { PictureView } from './pictures.ts';
 import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
 import type { DeliveryView } from './routing.ts';
@@ -362,6 +363,23 @@ export class SandboxControl {
   /** A call a phone placed: ringing, or rejected by a linked device. */
   call(callId: string): CallView | undefined {
     return this.network.chats.call(callId);
+  }
+
+  /**
+   * A phone (by number) or a group (by JID) sets a new profile picture: a blank PNG unless `data` is
+   * given; `hidden` hides it from everyone else (the network answers 401 not-authorized).
+   */
+  setPicture(owner: string, options: { hidden?: boolean; data?: Buffer; mimetype?: string } = {}): PictureView {
+    return this.network.pictures.set(owner, options);
+  }
+
+  /** The phone or group removes its picture (the network answers 404 item-not-found); answers whether it had one. */
+  removePicture(owner: string): boolean {
+    return this.network.pictures.remove(owner);
+  }
+
+  picture(owner: string): PictureView | undefined {
+    return this.network.pictures.get(owner);
   }
 
   dispose(): void {
