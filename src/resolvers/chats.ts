@@ -310,7 +310,7 @@ export const announceChatEvent = async (deps: EventDeps, sessionId: string, even
     return;
   }
   // A call raises one event, when it rings; its later states (accepted elsewhere, ended) do not.
-  if (event.status !== 'offer') return;
+  if (event.kind !== 'call' || event.status !== 'offer') return;
   let rejected = false;
   if (settings.rejectCalls && !event.offline) {
     rejected = await rejectCall(deps, sessionId, event.callerJid, event.callId, event.from, settings.rejectCallsMessage).catch(

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
-import type { MessageUpdate } from '../runtime/ports/events.ts';
+import type { MessageUpdate, MessageWaiting } from '../runtime/ports/events.ts';
 import type { IncomingItem, MessageKeyRef, ReceivedMessage } from '../runtime/ports/incoming.ts';
-import type { QuotedMessage } from '../runtime/ports/network.ts';
+import type { ChatEvent, QuotedMessage } from '../runtime/ports/network.ts';
+import { ignoresChat } from './chats.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
@@ -185,6 +186,37 @@ export const messageUpdateOf = async (
     messageTimestamp: item.messageTimestamp,
     receivedAt: item.receivedAt,
   };
+};
+
+/**
+ * A message the link could not decrypt yet: message.waiting (webhook and subscription), once per message,
+ * unless an ignore filter drops its chat. It is noted before anything is awaited, so the resend, which
+ * comes after, finds it and its message.received carries waitingSince.
+ */
+export const announceWaiting = async (
+  deps: Pick<Deps, 'db' | 'webhooks' | 'events' | 'waiting' | 'logger' | 'now'>,
+  accountOf: (sessionId: string) => Promise<string | null>,
+  sessionId: string,
+  event: Extract<ChatEvent, { kind: 'waiting' }>,
+): Promise<void> => {
+  const at = deps.now().toISOString();
+  if (!deps.waiting.note(sessionId, event.waMessageId, at)) return;
+  if (await ignoresChat(deps, sessionId, event.chatJid)) return;
+  const waiting: MessageWaiting = {
+    sessionId,
+    waMessageId: event.waMessageId,
+    chatId: event.chatJid,
+    chatLid: event.chatLid,
+    from: event.from,
+    fromLid: event.fromLid,
+    fromMe: event.fromMe,
+    messageTimestamp: event.messageTimestamp,
+    at,
+  };
+  deps.logger.info({ sessionId, waMessageId: event.waMessageId }, 'a received message cannot be decrypted yet; waiting for its resend');
+  deps.events.publish('messageWaiting', sessionId, waiting);
+  const accountId = await accountOf(sessionId);
+  if (accountId) await deps.webhooks.emit({ accountId, sessionId, type: 'message.waiting', data: waiting });
 };
 
 /**

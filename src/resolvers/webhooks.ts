@@ -17,6 +17,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.reaction',
   'message.edited',
   'message.deleted',
+  'message.waiting',
   'presence.update',
   'call.received',
   'session.status',

@@ -103,6 +103,12 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
       description: 'set on messages that carry a file',
       resolve: (m) => m.media ?? null,
     }),
+    waitingSince: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'the message first arrived undecryptable: when its message.waiting (same waMessageId) was raised',
+      resolve: (m) => (m.waitingSince ? new Date(m.waitingSince) : null),
+    }),
   }),
 });
 

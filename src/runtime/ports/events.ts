@@ -29,6 +29,14 @@ export interface MessageUpdate
   target: { waMessageId: string; messageId: string | null; chatId: string };
 }
 
+/** A message the session's link could not decrypt yet (the message.waiting event); its resend keeps waMessageId. */
+export interface MessageWaiting
+  // what is known of it: who sent it, in which chat, when; addressed as an incoming message is
+  extends Pick<IncomingItem, 'sessionId' | 'chatId' | 'chatLid' | 'from' | 'fromLid' | 'fromMe' | 'messageTimestamp' | 'waMessageId'> {
+  /** when the link found it could not decrypt it */
+  at: string;
+}
+
 /** A contact's presence the session subscribed to (the presence.update event). */
 export interface PresenceUpdate {
   sessionId: string;
@@ -62,6 +70,7 @@ export type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
   messageUpdates: [sessionId: string, payload: MessageUpdate];
+  messageWaiting: [sessionId: string, payload: MessageWaiting];
   presence: [sessionId: string, payload: PresenceUpdate];
   calls: [sessionId: string, payload: CallReceived];
   /** keyed by campaignTopic(accountId, campaignId): progress ids belong to an account */

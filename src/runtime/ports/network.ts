@@ -151,7 +151,7 @@ export interface NumberOnNetwork {
 /** A contact's presence as the network tells it: online or not, typing, recording a voice note. */
 export type PresenceState = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
 
-/** What a link hears about chats beside messages (chats.ts on the service side). */
+/** What a link hears about chats beside messages, and messages it cannot read yet (chats.ts on the service side). */
 export type ChatEvent =
   | {
       kind: 'presence';
@@ -179,6 +179,19 @@ export type ChatEvent =
       offline: boolean;
       /** when (ms since the epoch) */
       at: number;
+    }
+  | {
+      /** a message the link could not decrypt yet; it asked the sender for it again, and a resend keeps this id */
+      kind: 'waiting';
+      waMessageId: string;
+      /** the chat and the sender, as a received message names them (phone-number JID when known, else LID) */
+      chatJid: string;
+      chatLid: string | null;
+      from: string;
+      fromLid: string | null;
+      fromMe: boolean;
+      /** the message's time as the network stamped it (Unix seconds) */
+      messageTimestamp: number;
     };
 
 /** Operations on chats beside sends (extensions: number check, read marks, presence, calls). */
@@ -220,7 +233,7 @@ export interface LinkCallbacks {
   onReceipts: (receipts: Receipt[]) => void;
   /** people whose phone number and LID the network told together (each pair once per link) */
   onPeople: (people: KnownPerson[]) => void;
-  /** presence updates and calls (optional: a link opened only to log out hears none) */
+  /** presence updates, calls and waiting messages (optional: a link opened only to log out hears none) */
   onChatEvent?: (event: ChatEvent) => void;
 }
 

@@ -141,6 +141,10 @@ export const startControlApi = async (
     control.failDecryption(number(req), z.object({ fail: z.boolean().default(true) }).parse(req.body ?? {}).fail);
     res.json({ ok: true });
   });
+  app.post('/phones/:number/undecryptable', (req, res) => {
+    control.undecryptable(number(req), z.object({ count: z.number().int().min(0).default(1) }).parse(req.body ?? {}).count);
+    res.json({ ok: true });
+  });
   app.post('/phones/:number/freeze', (req, res) => {
     res.json({ frozen: control.freeze(number(req), faultBody.parse(req.body ?? {}).deviceId) });
   });

@@ -208,6 +208,16 @@ export class SandboxControl {
     this.network.requirePhone(number).signal.failDecryption = fail;
   }
 
+  /**
+   * The phone's next `count` messages reach the linked devices they go to in a form those cannot
+   * decrypt (a new session naming a prekey the device does not have, as after the phone restored an old
+   * backup): each device shows the message as waiting, asks for it again with a retry receipt, and the
+   * phone sends it again under the same id on a good session.
+   */
+  undecryptable(number: string, count = 1): void {
+    this.network.requirePhone(number).signal.undecryptable = count;
+  }
+
   /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
   setAcks(number: string, options: { delayMs?: number; withhold?: boolean }): number {
     const conns = this.network.server.connectionsOf(number);

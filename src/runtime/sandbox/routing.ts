@@ -588,12 +588,15 @@ export class Router {
     remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
     let delivered = 0;
     const token = phone === recipient ? undefined : this.tokenFor(phone, recipient);
+    const spoiled = phone.signal.undecryptable > 0;
+    if (spoiled) phone.signal.undecryptable -= 1;
     for (const device of recipient.devices.values()) {
       if (device.loggedOut) continue;
       const pending = this.pendingFor(recipient.number, device.deviceId);
       remember(pending, id, { from: phone, plaintext }, UNRECEIPTED_PER_DEVICE);
       for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
         if (token) this.tellToken(conn, phone, recipient, token);
+        if (spoiled) phone.signal.spoilSession(addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`));
         for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
         await this.sendToDevice(conn, phone, id, plaintext, false);
         delivered += 1;
