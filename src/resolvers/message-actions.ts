@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
 import type { MessageUpdate, MessageWaiting } from '../runtime/ports/events.ts';
 import type { IncomingItem, MessageKeyRef, ReceivedMessage } from '../runtime/ports/incoming.ts';
-import type { ChatEvent, QuotedMessage } from '../runtime/ports/network.ts';
+import type { ChatEvent, QuotedMessage, ReplyContext } from '../runtime/ports/network.ts';
 import { ignoresChat } from './chats.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
@@ -35,7 +35,7 @@ export const emojiSchema = z
 export const reactSchema = z.object({ emoji: emojiSchema });
 
 const MENTION = /^\d{5,20}$/;
-/** People mentioned in a group message: numbers (digits) or user JIDs (phone-number or LID). */
+/** People a message mentions: numbers (digits) or user JIDs (phone-number or LID). */
 export const mentionsSchema = z
   .array(
     z
@@ -94,6 +94,26 @@ export const quotedMessage = async (ctx: RequestContext, sessionId: string, ref:
     return { key: found.key, text: found.row.content, ...(found.row.sentMessage ? { message: found.row.sentMessage } : {}) };
   }
   return { key: found.key, text: found.content, ...(found.quotable ? { message: found.quotable } : {}) };
+};
+
+/** A send's reply fields (extensions): the message it quotes, and the people it mentions. */
+export const replyFields = {
+  quotedMessageId: messageRefSchema
+    .optional()
+    .describe('extension: a reply quoting a message this session sent (its record id) or received (its waMessageId)'),
+  mentions: mentionsSchema
+    .optional()
+    .describe('extension: people mentioned, by number (digits) or JID (phone-number or LID); write @<number> in the text to show where'),
+};
+
+/** The quote and mentions a send carries; the quoted message is found first (an unknown one is a 404). */
+export const replyContext = async (
+  ctx: RequestContext,
+  sessionId: string,
+  extras: { quotedMessageId?: string; mentions?: string[] },
+): Promise<ReplyContext> => {
+  const quoted = extras.quotedMessageId ? await quotedMessage(ctx, sessionId, extras.quotedMessageId) : undefined;
+  return { ...(quoted ? { quoted } : {}), ...(extras.mentions ? { mentions: extras.mentions } : {}) };
 };
 
 export interface ReactAnswer {

@@ -41,6 +41,10 @@ export type InteractiveInput = {
   chatId: string;
   footer?: string | null | undefined;
   header?: string | null | undefined;
+  /** people mentioned, by number (digits) or JID (phone-number or LID) */
+  mentions?: Array<string> | null | undefined;
+  /** a reply quoting a message this session sent (record id) or received (waMessageId) */
+  quotedMessageId?: string | null | undefined;
   sections?: Array<SectionInput> | null | undefined;
 };
 
@@ -48,8 +52,12 @@ export type MediaInput = {
   caption?: string | null | undefined;
   filename?: string | null | undefined;
   mediaType: MediaType;
+  /** people mentioned, by number (digits) or JID (phone-number or LID) */
+  mentions?: Array<string> | null | undefined;
   mimetype?: string | null | undefined;
   ptt?: boolean | null | undefined;
+  /** a reply quoting a message this session sent (record id) or received (waMessageId) */
+  quotedMessageId?: string | null | undefined;
   to: string;
   url: string;
 };

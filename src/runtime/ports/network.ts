@@ -50,12 +50,20 @@ export interface QuotedMessage {
   text: string;
 }
 
-export type OutgoingContent =
-  | { kind: 'text'; text: string; quoted?: QuotedMessage; mentions?: string[] }
+/** A reply's quote and the people a message mentions (user JIDs): every kind of message below carries them. */
+export interface ReplyContext {
+  quoted?: QuotedMessage;
+  mentions?: string[];
+}
+
+export type OutgoingContent = (
+  | { kind: 'text'; text: string }
   | { kind: 'media'; mediaType: MediaType; data: Buffer; mimetype?: string; caption?: string; fileName?: string; ptt?: boolean }
   | { kind: 'buttons'; body: string; header?: string; footer?: string; buttons: ButtonSpec[] }
   | { kind: 'contact'; displayName: string; phone: string }
-  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string };
+  | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
+) &
+  ReplyContext;
 
 export interface SendOptions {
   /** the network message id to use; a resend with the same id shows once on the phone */
