@@ -1,4 +1,4 @@
-import { getContentType, normalizeMessageContent, proto } from 'baileys';
+import { getContentType, isLidUser, isPnUser, normalizeMessageContent, proto } from 'baileys';
 import type { WAMessage } from 'baileys';
 import { completePerson, personOf, shownAddress } from './baileys-lids.ts';
 import type { LidBook, Person } from './baileys-lids.ts';
@@ -141,13 +141,16 @@ const peopleOf = async (
   own: OwnAddresses,
   book?: LidBook,
 ): Promise<{ chat: Person; chatId: string; sender: Person } | null> => {
-  const chat = await completePerson(personOf(msg.key.remoteJid, msg.key.remoteJidAlt), book);
+  // rc14 files the sender's other address as remoteJidAlt in every chat that is not a group: in a
+  // status or broadcast list it belongs to the participant, not to the chat.
+  const oneToOne = isPnUser(msg.key.remoteJid ?? '') || isLidUser(msg.key.remoteJid ?? '');
+  const chat = oneToOne ? await completePerson(personOf(msg.key.remoteJid, msg.key.remoteJidAlt), book) : personOf(msg.key.remoteJid);
   const chatId = shownAddress(chat);
   if (!chatId) return null;
   const sender = msg.key.fromMe
     ? personOf(own.jid, own.lid)
     : msg.key.participant
-      ? await completePerson(personOf(msg.key.participant, msg.key.participantAlt), book)
+      ? await completePerson(personOf(msg.key.participant, msg.key.participantAlt ?? (oneToOne ? undefined : msg.key.remoteJidAlt)), book)
       : chat;
   return { chat, chatId, sender };
 };

@@ -41,6 +41,7 @@ const pictureBody = z.object({
   data: z.base64().min(1).optional(),
   mimetype: z.string().min(1).optional(),
 });
+const chatPostBody = z.object({ to: z.array(z.string().min(1)).min(1), text: z.string().min(1) });
 const callBody = z.object({ to: z.string().min(1), video: z.boolean().default(false) });
 const playBody = z.object({ ids: z.array(z.string().min(1)).min(1) });
 const rateBody = z
@@ -87,6 +88,25 @@ export const startControlApi = async (
   app.post('/phones/:number/send', async (req, res) => {
     const body = sendBody.parse(req.body);
     res.json(await control.sendText(number(req), body.to, body.text));
+  });
+  app.post('/phones/:number/status', async (req, res) => {
+    const body = chatPostBody.parse(req.body);
+    res.json(await control.postStatus(number(req), body.to, body.text));
+  });
+  app.post('/phones/:number/broadcast', async (req, res) => {
+    const body = chatPostBody
+      .extend({
+        listId: z
+          .string()
+          .regex(/^\d{1,20}$/)
+          .optional(),
+      })
+      .parse(req.body);
+    res.json(await control.sendBroadcast(number(req), body.to, body.text, body.listId));
+  });
+  app.post('/channels/:jid/post', (req, res) => {
+    const body = chatPostBody.parse(req.body);
+    res.json(control.postToChannel(String(req.params.jid), body.to, body.text));
   });
   app.post('/phones/:number/react', async (req, res) => {
     const body = reactBody.parse(req.body);

@@ -50,9 +50,54 @@ export class SandboxControl {
     return this.network.scanQr(number, qr);
   }
 
-  /** The phone sends a text to a number; every companion linked to that number receives it. */
-  sendText(fromNumber: string, toNumber: string, text: string): Promise<{ id: string; delivered: number }> {
-    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
+  /**
+   * The phone sends a text to a number (every companion linked to that number receives it) or into a
+   * group it is a member of (the other members' linked devices receive it).
+   */
+  sendText(fromNumber: string, to: string, text: string): Promise<{ id: string; delivered: number }> {
+    return this.sendMessage(this.network.requirePhone(fromNumber), to, { conversation: text });
+  }
+
+  private sendMessage(phone: VirtualPhone, to: string, message: proto.IMessage): Promise<{ id: string; delivered: number }> {
+    if (!to.endsWith('@g.us')) return this.network.router.fromPhone(phone, to.split('@')[0] ?? to, message);
+    const group = this.network.groups.groups.get(to);
+    if (!group) throw new Error(`no group ${to}`);
+    if (!group.participants.has(phone.jid)) throw new Error(`${phone.number} is not a member of ${to}`);
+    const members = [...group.participants.keys()].map((jid) => this.network.directory.find(jid)).filter((p) => p !== undefined);
+    return this.network.router.fromPhoneToChat(phone, to, members, message);
+  }
+
+  private phonesOf(numbers: string[]): VirtualPhone[] {
+    return numbers.map((n) => this.network.requirePhone(n.split('@')[0] ?? n));
+  }
+
+  /** The phone posts a text status (`status@broadcast`) that these numbers' linked devices receive. */
+  postStatus(fromNumber: string, toNumbers: string[], text: string): Promise<{ id: string; delivered: number }> {
+    return this.network.router.fromPhoneToChat(this.network.requirePhone(fromNumber), 'status@broadcast', this.phonesOf(toNumbers), {
+      extendedTextMessage: { text },
+    });
+  }
+
+  /**
+   * The phone sends a text through one of its broadcast lists (`<listId>@broadcast`): each listed
+   * number's linked devices receive it from the list, the phone as its sender.
+   */
+  sendBroadcast(
+    fromNumber: string,
+    toNumbers: string[],
+    text: string,
+    listId = String(Date.now()),
+  ): Promise<{ id: string; delivered: number; chat: string }> {
+    const chat = `${listId}@broadcast`;
+    return this.network.router
+      .fromPhoneToChat(this.network.requirePhone(fromNumber), chat, this.phonesOf(toNumbers), { conversation: text })
+      .then((sent) => ({ ...sent, chat }));
+  }
+
+  /** A channel (`<id>@newsletter`) posts a text that these followers' linked devices receive. */
+  postToChannel(channelJid: string, toNumbers: string[], text: string): { id: string; delivered: number } {
+    if (!channelJid.endsWith('@newsletter')) throw new Error('a channel JID ends with @newsletter');
+    return this.network.router.channelPost(channelJid, this.phonesOf(toNumbers), { conversation: text });
   }
 
   /**
@@ -68,12 +113,16 @@ export class SandboxControl {
     return { remoteJid: `${toNumber}@s.whatsapp.net`, fromMe: true, id };
   }
 
-  /** The phone reacts to a message (one it received, or one it sent to `toNumber`); '' removes its reaction. */
+  /**
+   * The phone reacts to a message (one it received, in its chat, a group's included, or one it sent to
+   * `toNumber`); '' removes its reaction.
+   */
   react(fromNumber: string, toNumber: string, id: string, emoji: string): Promise<{ id: string; delivered: number }> {
     const phone = this.network.requirePhone(fromNumber);
     const to = toNumber.split('@')[0] ?? toNumber;
     const key = this.keyFor(phone, to, id);
-    return this.network.router.fromPhone(phone, to, { reactionMessage: { key, text: emoji, senderTimestampMs: Date.now() } });
+    const chat = key.remoteJid?.endsWith('@g.us') ? key.remoteJid : to;
+    return this.sendMessage(phone, chat, { reactionMessage: { key, text: emoji, senderTimestampMs: Date.now() } });
   }
 
   /** The phone edits a text it sent to `toNumber`. */

@@ -191,6 +191,8 @@ export class Router {
   private readonly retriesAsked = new Map<string, number>();
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
   private readonly retriesAnswered = new Map<string, number>();
+  /** Messages phones sent into a group, a status or a broadcast list, by id: their sender, for the devices' receipts. */
+  private readonly chatSends = new Map<string, VirtualPhone>();
 
   constructor(private readonly network: RouterParts) {}
 
@@ -605,6 +607,70 @@ export class Router {
     return { id, delivered };
   }
 
+  /**
+   * A phone writes into a group, its status (`status@broadcast`) or a broadcast list (`<id>@broadcast`):
+   * each recipient's linked devices get the message with the chat as `from` and the phone as
+   * `participant`. It is encrypted pairwise for each device, the form WhatsApp resends a group message
+   * in and that Baileys decrypts in any chat, where WhatsApp sends a group's or a status's first copy
+   * under the sender key (see docs/sandbox.md, "Where we guessed"). Not held for devices that are away,
+   * nor sent again on a retry receipt.
+   */
+  async fromPhoneToChat(
+    phone: VirtualPhone,
+    chat: string,
+    recipients: VirtualPhone[],
+    message: proto.IMessage,
+  ): Promise<{ id: string; delivered: number }> {
+    const id = newMessageId();
+    const plaintext = proto.Message.encode(message).finish();
+    remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: chat, plaintext }, REMEMBERED_SENDS);
+    remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
+    remember(this.chatSends, id, phone, REMEMBERED_SENDS);
+    let delivered = 0;
+    for (const recipient of recipients) {
+      if (recipient === phone) continue;
+      for (const conn of this.network.server.connectionsOf(recipient.number)) {
+        const device = conn.device;
+        if (!device || device.loggedOut) continue;
+        const { type, body } = await phone.signal.encrypt(
+          addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`),
+          plaintext,
+          () => ({
+            registrationId: device.registrationId,
+            identityPublic: device.identityPublic,
+            signedPreKey: device.signedPreKey,
+            preKey: takePreKey(device),
+          }),
+        );
+        conn.send({
+          tag: 'message',
+          attrs: { from: chat, ...this.addressing.groupSender(phone, 0), id, t: now(), type: 'text', notify: phone.name },
+          content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
+        });
+        delivered += 1;
+      }
+    }
+    return { id, delivered };
+  }
+
+  /** A channel's post reaches its followers' linked devices as WhatsApp sends it: unencrypted (`<plaintext>`). */
+  channelPost(channel: string, followers: VirtualPhone[], message: proto.IMessage): { id: string; delivered: number } {
+    const id = newMessageId();
+    const serverId = String(Math.floor(Math.random() * 1_000_000));
+    let delivered = 0;
+    for (const follower of followers) {
+      for (const conn of this.network.server.connectionsOf(follower.number)) {
+        conn.send({
+          tag: 'message',
+          attrs: { from: channel, id, server_id: serverId, t: now(), type: 'text' },
+          content: [{ tag: 'plaintext', attrs: {}, content: proto.Message.encode(message).finish() }],
+        });
+        delivered += 1;
+      }
+    }
+    return { id, delivered };
+  }
+
   /** A phone's message to one linked device, encrypted by the phone now; `offline` marks a delivery from the queue. */
   private async sendToDevice(conn: Connection, phone: VirtualPhone, id: string, plaintext: Uint8Array, offline: boolean): Promise<void> {
     const device = conn.device;
@@ -645,6 +711,8 @@ export class Router {
     const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((item) => item.attrs.id)];
     const pending = this.pendingFor(number, deviceId);
     for (const id of ids) {
+      const intoChat = id ? this.chatSends.get(id) : undefined;
+      if (id && intoChat) this.receiptedBy.get(`${intoChat.number}\u0000${id}`)?.push({ deviceId, at: new Date().toISOString() });
       const held = id ? pending.get(id) : undefined;
       if (!id || !held) continue;
       pending.delete(id);
