@@ -66,15 +66,6 @@ export class SandboxPictures {
     return this.view(owner, picture);
   }
 
-  /** The owner shows or hides its picture; answers it, or undefined when it has none. */
-  hide(owner: string, hidden: boolean): PictureView | undefined {
-    this.requireOwner(owner);
-    const picture = this.pictures.get(owner);
-    if (!picture) return undefined;
-    picture.hidden = hidden;
-    return this.view(owner, picture);
-  }
-
   /** The owner removes its picture: its URLs answer 404 from then on. */
   remove(owner: string): boolean {
     const picture = this.pictures.get(owner);
