@@ -130,4 +130,50 @@ describe.each(dbKinds)('waiting messages: a message the link cannot decrypt yet,
       await client.dispose();
     }
   });
+
+  it('does the same in a group, and raises nothing for a group the ignore filter drops', async () => {
+    const created = await call('POST', `${S()}/groups`, { subject: 'waiting', participants: [ANN] });
+    expect(created.status).toBe(200);
+    const groupId: string = created.body.id;
+
+    // ignored: the message waits and is resent, and neither raises anything
+    expect((await call('PATCH', `${S()}/settings`, { ignoreGroups: true })).body.settings.ignoreGroups).toBe(true);
+    ctx.sandbox.control.undecryptable(ANN);
+    const ignored = await ctx.sandbox.control.sendText(ANN, groupId, 'ignored while waiting');
+    expect(ignored.delivered).toBe(1);
+    // the linked device's delivery receipt comes for the resend it could read
+    await waitUntil(
+      async () => ctx.sandbox.control.delivery(ANN, ignored.id)?.receipted.length ?? 0,
+      (n) => n > 0,
+    );
+    expect((await call('PATCH', `${S()}/settings`, { ignoreGroups: false })).body.settings.ignoreGroups).toBe(false);
+
+    ctx.sandbox.control.undecryptable(ANN);
+    const sent = await ctx.sandbox.control.sendText(ANN, groupId, 'group after a retry');
+    const received = await waitUntil(
+      async () => events().find((e) => e.type === 'message.received' && e.data.waMessageId === sent.id),
+      (e) => e !== undefined,
+    );
+    const waiting = events().filter((e) => e.type === 'message.waiting' && e.data.chatId === groupId);
+    expect(waiting.map((e) => e.data)).toEqual([
+      {
+        sessionId,
+        waMessageId: sent.id,
+        chatId: groupId,
+        chatLid: null,
+        from: jid(ANN),
+        fromLid: ctx.sandbox.control.phone(ANN).lid,
+        fromMe: false,
+        messageTimestamp: expect.any(Number),
+        at: expect.any(String),
+      },
+    ]);
+    expect(received?.data).toMatchObject({
+      chatId: groupId,
+      from: jid(ANN),
+      content: 'group after a retry',
+      waitingSince: waiting[0]?.data.at,
+    });
+    expect(events().some((e) => e.data.waMessageId === ignored.id)).toBe(false);
+  });
 });

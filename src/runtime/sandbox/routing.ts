@@ -181,8 +181,11 @@ export class Router {
   /** Told when a phone's message, encrypted on the phone, enters the network on its way to a device. */
   readonly phoneMessageListeners = new Set<(entry: { id: string; from: string; to: string }) => void>();
 
-  /** What each phone sent, by `<number>\u0000<id>`: the plaintext and the number it went to. */
-  private readonly sentByPhones = new Map<string, { to: string; plaintext: Uint8Array }>();
+  /**
+   * What each phone sent, by `<number>\u0000<id>`: the plaintext and the number it went to, or the
+   * group, status or broadcast list it went into and the numbers it reached there.
+   */
+  private readonly sentByPhones = new Map<string, { to: string; plaintext: Uint8Array; recipients?: Set<string> }>();
   /** Per linked device (`<number>:<deviceId>`), the phones' messages it has not receipted, by id. */
   private readonly unreceipted = new Map<string, Map<string, Unreceipted>>();
   /** Delivery receipts from linked devices for phones' messages, by `<number>\u0000<id>` of the sending phone. */
@@ -445,11 +448,15 @@ export class Router {
    * a sender re-fetches prekeys) and sends the same message under the same id.
    */
   async retryToCompanion(conn: Connection, node: BinaryNode): Promise<void> {
-    const phone = this.directory.find(node.attrs.to ?? '');
+    // For a message in a group, a status or a broadcast list, rc14's receipt names the chat in `to` and the sender as `participant`.
+    const to = node.attrs.to ?? '';
+    const chat = to.endsWith('@g.us') || to.endsWith('@broadcast') ? to : undefined;
+    const phone = this.directory.find(chat ? (node.attrs.participant ?? '') : to);
     const device = conn.device;
     const id = node.attrs.id ?? '';
     const sent = phone ? this.sentByPhones.get(`${phone.number}\u0000${id}`) : undefined;
-    if (!phone || !device || !conn.phone || !sent || sent.to !== conn.phone.number) {
+    const sentHere = chat ? sent?.to === chat && conn.phone && sent.recipients?.has(conn.phone.number) : sent?.to === conn.phone?.number;
+    if (!phone || !device || !conn.phone || !sent || !sentHere) {
       this.network.logger.warn({ to: node.attrs.to, id }, 'a retry receipt for a message the phone does not remember');
       return;
     }
@@ -470,7 +477,13 @@ export class Router {
     }));
     conn.send({
       tag: 'message',
-      attrs: { ...this.addressing.sender(phone), id, t: now(), type: 'text', notify: phone.name },
+      attrs: {
+        ...(chat ? { from: chat, ...this.addressing.groupSender(phone, 0) } : this.addressing.sender(phone)),
+        id,
+        t: now(),
+        type: 'text',
+        notify: phone.name,
+      },
       content: [{ tag: 'enc', attrs: { v: '2', type, count: String(count) }, content: body }],
     });
   }
@@ -612,8 +625,8 @@ export class Router {
    * each recipient's linked devices get the message with the chat as `from` and the phone as
    * `participant`. It is encrypted pairwise for each device, the form WhatsApp resends a group message
    * in and that Baileys decrypts in any chat, where WhatsApp sends a group's or a status's first copy
-   * under the sender key (see docs/sandbox.md, "Where we guessed"). Not held for devices that are away,
-   * nor sent again on a retry receipt.
+   * under the sender key (see docs/sandbox.md, "Where we guessed"). Sent again on a device's retry
+   * receipt; not held for devices that are away.
    */
   async fromPhoneToChat(
     phone: VirtualPhone,
@@ -623,15 +636,19 @@ export class Router {
   ): Promise<{ id: string; delivered: number }> {
     const id = newMessageId();
     const plaintext = proto.Message.encode(message).finish();
-    remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: chat, plaintext }, REMEMBERED_SENDS);
+    const reached = new Set(recipients.filter((r) => r !== phone).map((r) => r.number));
+    remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: chat, plaintext, recipients: reached }, REMEMBERED_SENDS);
     remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
     remember(this.chatSends, id, phone, REMEMBERED_SENDS);
+    const spoiled = phone.signal.undecryptable > 0;
+    if (spoiled) phone.signal.undecryptable -= 1;
     let delivered = 0;
     for (const recipient of recipients) {
       if (recipient === phone) continue;
       for (const conn of this.network.server.connectionsOf(recipient.number)) {
         const device = conn.device;
         if (!device || device.loggedOut) continue;
+        if (spoiled) phone.signal.spoilSession(addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`));
         const { type, body } = await phone.signal.encrypt(
           addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`),
           plaintext,
