@@ -245,6 +245,57 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     expect(ctx.sandbox.control.inbox(BOB).some((e) => e.content === 'queued for later')).toBe(false);
   });
 
+  it('reacts to, replies to and deletes for everyone messages from the session page; the phone sees each', {
+    timeout: 120_000,
+  }, async () => {
+    const feed = page.getByRole('region', { name: 'Incoming (live)' });
+    const history = page.getByRole('region', { name: 'Outgoing messages' });
+    const sent = await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages`, { key: ctx.key });
+    const record = sent.body.items.find((m: { content: string }) => m.content === 'hello from the dashboard');
+    const row = history.locator(`tr[data-message-id="${record.id}"]`);
+
+    // a reaction to our sent message
+    await row.getByRole('button', { name: 'React 👍 to “hello from the dashboard”' }).click();
+    await row.getByRole('status').filter({ hasText: 'You reacted 👍' }).waitFor();
+    const reaction = await waitUntil(
+      async () => ctx.sandbox.control.inbox(BOB).find((e) => e.kind === 'reaction' && e.content === '👍'),
+      (e) => e !== undefined,
+      30_000,
+    );
+    expect(((reaction?.raw ?? {}) as { reactionMessage?: { key?: { id?: string } } }).reactionMessage?.key?.id).toBe(record.waMessageId);
+
+    // a reply to a received message, quoting it
+    const question = await ctx.sandbox.control.sendText(BOB, ME, 'question from Bob');
+    await expect.poll(() => feed.innerText(), { timeout: 30_000 }).toContain('question from Bob');
+    await feed.getByRole('button', { name: 'Reply to “question from Bob”' }).click();
+    await page.getByText('Replying to “question from Bob”').waitFor();
+    expect(await page.getByLabel('To (phone number or JID)').inputValue()).toBe(`${BOB}@s.whatsapp.net`);
+    await page.getByLabel('Message', { exact: true }).fill('answer from the dashboard');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Queued as' }).waitFor();
+    const answer = await waitUntil(
+      async () => ctx.sandbox.control.inbox(BOB).find((e) => e.content === 'answer from the dashboard'),
+      (e) => e !== undefined,
+      30_000,
+    );
+    const context = ((answer?.raw ?? {}) as { extendedTextMessage?: { contextInfo?: { stanzaId?: string } } }).extendedTextMessage
+      ?.contextInfo;
+    expect(context?.stanzaId).toBe(question.id);
+    expect(await page.getByText('Replying to').count()).toBe(0);
+
+    // delete for everyone, after confirming
+    await row.getByRole('button', { name: 'Delete for everyone' }).click();
+    await row.getByRole('button', { name: 'Yes, delete for everyone' }).click();
+    await expect.poll(() => row.innerText(), { timeout: 30_000 }).toContain('Deleted for everyone');
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(BOB).find((e) => e.kind === 'revoke' && e.content === record.waMessageId),
+      (e) => e !== undefined,
+      30_000,
+    );
+    expect(await row.getByRole('button', { name: 'Delete for everyone' }).count()).toBe(0);
+    await shoot(page, 'session-actions');
+  });
+
   it('imports a CSV of contacts through the bulk import and shows created, updated, skipped and errors', { timeout: 120_000 }, async () => {
     await http(ctx.app.baseUrl, 'POST', '/v1/contacts', { key: ctx.key, body: { phone: '15557000003', name: 'Old name' } });
     await page.getByRole('link', { name: 'Contacts' }).click();

@@ -1,4 +1,6 @@
 import { createClient } from 'graphql-ws';
+import { http as mswHttp, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
@@ -20,14 +22,35 @@ interface Quoted {
 /** The quoted message's text: Baileys sends a text as an extendedTextMessage, a phone may as a conversation. */
 const quotedText = (q: Quoted | undefined) => q?.conversation ?? q?.extendedTextMessage?.text;
 
+interface ContextInfo {
+  stanzaId?: string;
+  participant?: string;
+  mentionedJid?: string[];
+  quotedMessage?: Quoted;
+}
 interface Raw {
   reactionMessage?: { key?: { id?: string; remoteJid?: string; fromMe?: boolean }; text?: string };
-  extendedTextMessage?: {
-    text?: string;
-    contextInfo?: { stanzaId?: string; participant?: string; mentionedJid?: string[]; quotedMessage?: Quoted };
-  };
+  extendedTextMessage?: { text?: string; contextInfo?: ContextInfo };
+  imageMessage?: { caption?: string; contextInfo?: ContextInfo };
+  documentMessage?: { fileName?: string; contextInfo?: ContextInfo };
+  locationMessage?: { degreesLatitude?: number; contextInfo?: ContextInfo };
+  interactiveMessage?: { body?: { text?: string }; contextInfo?: ContextInfo };
   protocolMessage?: { key?: { id?: string }; type?: number | string };
 }
+
+const PHOTO = Buffer.from('not really a jpeg, but bytes the phone decrypts');
+const files = setupServer(
+  mswHttp.get('https://files.example.com/reply.jpg', () =>
+    HttpResponse.arrayBuffer(PHOTO.buffer.slice(PHOTO.byteOffset, PHOTO.byteOffset + PHOTO.length), {
+      headers: { 'content-type': 'image/jpeg' },
+    }),
+  ),
+  mswHttp.get('https://files.example.com/reply.pdf', () =>
+    HttpResponse.arrayBuffer(PHOTO.buffer.slice(PHOTO.byteOffset, PHOTO.byteOffset + PHOTO.length), {
+      headers: { 'content-type': 'application/pdf' },
+    }),
+  ),
+);
 
 describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on the LID-first sandbox (%s)', (kind) => {
   let ctx: Linked;
@@ -67,6 +90,7 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
   const hooks = (type: string) => receiver.received.filter((r) => r.payload.type === type).map((r) => r.payload.data as Json);
 
   beforeAll(async () => {
+    files.listen({ onUnhandledRequest: 'bypass' });
     ctx = await startWithSandbox(kind, { WEBHOOK_ALLOW_PRIVATE: true });
     sessionId = await linkSession(ctx, ME);
     ctx.sandbox.control.addPhone(BOB, 'Bob');
@@ -83,6 +107,7 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
     await ctx?.app.close();
     await ctx?.sandbox.close();
     await receiver?.close();
+    files.close();
   });
 
   it('reacts to a sent message by record id and removes the reaction: the phone decrypts the emoji and the key', async () => {
@@ -288,6 +313,113 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
     await new Promise((r) => setTimeout(r, 300));
     expect(inboxOf(BOB).length).toBe(before);
     expect((await call('GET', `${S()}/messages?limit=50`)).body.items.filter((m: Json) => m.content === 'x')).toEqual([]);
+  });
+
+  it('replies with mentions on a media send and mentions in a 1:1 text: the phone decrypts the quote and mentionedJid', async () => {
+    const item = await fromBob('send me the photo');
+    const res = await call('POST', `${S()}/send-media`, {
+      to: BOB,
+      mediaType: 'image',
+      url: 'https://files.example.com/reply.jpg',
+      caption: `here it is @${CAROL}`,
+      quotedMessageId: item.waMessageId,
+      mentions: [CAROL],
+    });
+    expect(res.status).toBe(200);
+    const record = (
+      await waitUntil(
+        () => call('GET', `${S()}/messages/${res.body.id}`),
+        (r) => r.body.status === 'SENT',
+      )
+    ).body;
+    const image = await arrived(BOB, (e) => e.id === record.waMessageId);
+    expect({ kind: image.kind, caption: image.caption, size: image.size }).toEqual({
+      kind: 'image',
+      caption: `here it is @${CAROL}`,
+      size: PHOTO.length,
+    });
+    const context = raw(image).imageMessage?.contextInfo;
+    expect(context).toMatchObject({ stanzaId: item.waMessageId, mentionedJid: [jid(CAROL)] });
+    expect([jid(BOB), lid(BOB)]).toContain(context?.participant);
+    expect(quotedText(context?.quotedMessage)).toBe('send me the photo');
+
+    // a mention in a 1:1 chat, with a quote of our own message
+    const text = await send(`@${CAROL} says hi`, { mentions: [CAROL], quotedMessageId: record.id });
+    const entry = await arrived(BOB, (e) => e.id === text.waMessageId);
+    expect(raw(entry).extendedTextMessage?.contextInfo).toMatchObject({
+      mentionedJid: [jid(CAROL)],
+      stanzaId: record.waMessageId,
+      participant: jid(ME),
+    });
+
+    // GraphQL: the same fields on sendMedia's input and sendText
+    const q = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      `mutation($s: ID!, $q: String) {
+        doc: sendMedia(sessionId: $s, input: { to: "${BOB}", mediaType: document, url: "https://files.example.com/reply.pdf", filename: "reply.pdf", quotedMessageId: $q, mentions: ["${CAROL}"] }) { id }
+        text: sendText(sessionId: $s, to: "${BOB}", message: "graph mention", mentions: ["${lid(CAROL)}"]) { id }
+      }`,
+      { s: sessionId, q: item.waMessageId },
+    );
+    expect(q.errors).toBeUndefined();
+    const doc = await arrived(BOB, (e) => e.fileName === 'reply.pdf');
+    expect(raw(doc).documentMessage?.contextInfo).toMatchObject({ stanzaId: item.waMessageId, mentionedJid: [jid(CAROL)] });
+    const mention = await arrived(BOB, (e) => e.content === 'graph mention');
+    expect(raw(mention).extendedTextMessage?.contextInfo?.mentionedJid).toEqual([lid(CAROL)]);
+
+    // mentions on a voice note (no caption to show them) are a 400; an unknown quote a 404; nothing is sent
+    const before = inboxOf(BOB).length;
+    const audio = await call('POST', `${S()}/send-media`, {
+      to: BOB,
+      mediaType: 'audio',
+      url: 'https://files.example.com/reply.jpg',
+      mentions: [CAROL],
+    });
+    expect({ status: audio.status, details: audio.body.error.details }).toEqual({
+      status: 400,
+      details: [{ path: 'mentions', message: 'only apply to an image, a video or a document (their caption)' }],
+    });
+    const unknown = await call('POST', `${S()}/send-media`, {
+      to: BOB,
+      mediaType: 'image',
+      url: 'https://files.example.com/reply.jpg',
+      quotedMessageId: '3EB0FFFFFFFFFFFFFFFFFE',
+    });
+    expect(unknown.status).toBe(404);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(inboxOf(BOB).length).toBe(before);
+  });
+
+  it('quotes on an interactive send (with mentions) and on a rich location: the phone decrypts each contextInfo', async () => {
+    const item = await fromBob('which option?');
+    const res = await call('POST', `${S()}/send-interactive`, {
+      chatId: BOB,
+      body: `pick one, @${CAROL} too`,
+      buttons: [{ type: 'reply', text: 'Yes' }],
+      quotedMessageId: item.waMessageId,
+      mentions: [CAROL],
+    });
+    expect(res.status).toBe(200);
+    const record = (
+      await waitUntil(
+        () => call('GET', `${S()}/messages/${res.body.id}`),
+        (r) => r.body.status === 'SENT',
+      )
+    ).body;
+    const buttons = await arrived(BOB, (e) => e.id === record.waMessageId);
+    expect(buttons.kind).toBe('buttons');
+    expect(raw(buttons).interactiveMessage?.contextInfo).toMatchObject({ stanzaId: item.waMessageId, mentionedJid: [jid(CAROL)] });
+    expect(quotedText(raw(buttons).interactiveMessage?.contextInfo?.quotedMessage)).toBe('which option?');
+
+    const rich = await call('POST', `${S()}/messages/rich`, { to: BOB, latitude: 48.85, longitude: 2.35, quotedMessageId: record.id });
+    expect(rich.status).toBe(200);
+    const location = await waitUntil(
+      () => call('GET', `${S()}/messages/${rich.body.id}`),
+      (r) => r.body.status === 'SENT',
+    );
+    const entry = await arrived(BOB, (e) => e.id === location.body.waMessageId);
+    expect(raw(entry).locationMessage).toMatchObject({ degreesLatitude: 48.85, contextInfo: { stanzaId: record.waMessageId } });
   });
 
   it('deletes a sent message for everyone: the phone gets the revoke, the record shows deletedAt (REST and GraphQL)', async () => {

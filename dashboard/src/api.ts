@@ -105,9 +105,29 @@ export const RequestPairingCode = graphql(`
 `);
 
 export const SendText = graphql(`
-  mutation SendText($sessionId: ID!, $to: String!, $message: String!) {
-    sendText(sessionId: $sessionId, to: $to, message: $message) {
+  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {
+    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {
       id
+    }
+  }
+`);
+
+export const ReactToMessage = graphql(`
+  mutation ReactToMessage($sessionId: ID!, $messageId: ID!, $emoji: String!) {
+    reactToMessage(sessionId: $sessionId, messageId: $messageId, emoji: $emoji) {
+      ok
+      emoji
+      targetWaMessageId
+    }
+  }
+`);
+
+export const DeleteMessage = graphql(`
+  mutation DeleteMessage($sessionId: ID!, $id: ID!) {
+    deleteMessage(sessionId: $sessionId, id: $id) {
+      ok
+      id
+      deletedAt
     }
   }
 `);
@@ -149,6 +169,7 @@ export const MessagesQuery = graphql(`
             deliveredAt
             readAt
             playedAt
+            deletedAt
           }
         }
       }
@@ -212,6 +233,7 @@ export const IncomingMessages = graphql(`
   subscription IncomingMessages($sessionId: ID!) {
     incomingMessages(sessionId: $sessionId) {
       eventId
+      waMessageId
       from
       pushName
       type

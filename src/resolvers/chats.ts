@@ -260,6 +260,33 @@ export const setOwnPresence = async (
   return { ok: true, presence };
 };
 
+/* ---------------------------------------------------------------- profile pictures */
+
+export const pictureQuerySchema = z.object({
+  size: z.enum(['image', 'preview'], { message: 'must be "image" (full size) or "preview" (thumbnail)' }).default('image'),
+});
+
+export interface PictureAnswer {
+  ok: true;
+  chatId: string;
+  /** null when the person or group has no picture, or hides it from this account (the network does not say which) */
+  url: string | null;
+}
+
+/** The URL of a person's or group's profile picture, as the network gives it (its links expire). */
+export const profilePicture = async (
+  ctx: RequestContext,
+  sessionId: string,
+  chatIdParam: string,
+  input: unknown,
+): Promise<PictureAnswer> => {
+  const chatId = chatJidFrom(chatIdParam);
+  const { size } = parseInput(pictureQuerySchema, input ?? {});
+  const link = requireLink(ctx, await ownSession(ctx, sessionId));
+  const url = await onNetwork('give the profile picture', () => link.chats.profilePicture(chatId, size));
+  return { ok: true, chatId, url };
+};
+
 /* ---------------------------------------------------------------- events */
 
 type EventDeps = Pick<Deps, 'db' | 'webhooks' | 'events' | 'sessions' | 'logger'>;
@@ -297,7 +324,7 @@ export const announceChatEvent = async (deps: EventDeps, sessionId: string, even
     return;
   }
   // A call raises one event, when it rings; its later states (accepted elsewhere, ended) do not.
-  if (event.status !== 'offer') return;
+  if (event.kind !== 'call' || event.status !== 'offer') return;
   let rejected = false;
   if (settings.rejectCalls && !event.offline) {
     rejected = await rejectCall(deps, sessionId, event.callerJid, event.callId, event.from, settings.rejectCallsMessage).catch(

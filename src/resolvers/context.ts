@@ -9,7 +9,7 @@ import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
 import type { Pacer } from '../runtime/ports/pacer.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
-import type { IncomingMediaFiles, ReceivedMessages } from '../runtime/ports/incoming.ts';
+import type { IncomingMediaFiles, ReceivedMessages, WaitingMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
 import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
@@ -28,6 +28,8 @@ export interface Deps {
   incomingMedia: IncomingMediaFiles;
   /** the last received messages of each session, to react to them or quote them */
   received: ReceivedMessages;
+  /** messages the links could not decrypt yet (message.waiting), until their resend arrives */
+  waiting: WaitingMessages;
   fetchMedia: MediaFetcher;
   buttons: Buttons;
   jobs: Jobs;

@@ -5,7 +5,7 @@ import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
 import type { SendAnswer } from './messages.ts';
-import { mentionsSchema, messageRefSchema } from './message-actions.ts';
+import { replyContext, replyFields } from './message-actions.ts';
 import { groupInteractiveSchema, groupMediaSchema, mediaDelivery, sendAnswer, sendInteractiveTo, textDelivery } from './messages.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
@@ -38,10 +38,7 @@ export const promoteSchema = z.object({ participants: participantsSchema });
 export const privacySchema = z.object({ adminOnly: z.boolean({ message: 'is required (true or false)' }) });
 export const textSchema = z.object({
   message: z.string().min(1, 'cannot be empty').max(65_536),
-  quotedMessageId: messageRefSchema
-    .optional()
-    .describe('extension: a reply quoting a message this session sent (its record id) or received (its waMessageId)'),
-  mentions: mentionsSchema.optional().describe('extension: members mentioned, by number (digits) or JID (phone-number or LID)'),
+  ...replyFields,
 });
 /** Group path segments take a group JID or its bare id. */
 export const groupJidFrom = (value: string): string => {
@@ -229,12 +226,13 @@ export const sendMediaToGroup = async (
   input: unknown,
 ): Promise<SendAnswer> => {
   const groupId = groupJidFrom(groupIdParam);
-  const body = parseInput(groupMediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  const { quotedMessageId, mentions, ...body } = parseInput(groupMediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   await admit(ctx);
   const session = await ownSession(ctx, sessionId);
+  const reply = await replyContext(ctx, sessionId, { quotedMessageId, mentions });
   // before the download: no media is fetched for a group we cannot send to
   await memberGroup(requireLink(ctx, session), groupId);
-  const row = await deliverNow(ctx, session, await mediaDelivery(ctx, groupId, body));
+  const row = await deliverNow(ctx, session, await mediaDelivery(ctx, groupId, body, 'url', reply));
   return sendAnswer(row);
 };
 
@@ -247,6 +245,9 @@ export const sendInteractiveToGroup = async (
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(groupInteractiveSchema, input);
   await admit(ctx);
+  await ownSession(ctx, sessionId);
+  // an unknown quoted message is a 404, before the 409 of a session that is not connected
+  await replyContext(ctx, sessionId, { quotedMessageId: body.quotedMessageId });
   // a refusal inside sendInteractiveTo would count against buttons and could turn them off for the session
   await memberGroup(await connectedLink(ctx, sessionId), groupId);
   return sendInteractiveTo(ctx, sessionId, groupId, body);

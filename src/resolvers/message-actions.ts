@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
-import type { MessageUpdate } from '../runtime/ports/events.ts';
+import type { MessageUpdate, MessageWaiting } from '../runtime/ports/events.ts';
 import type { IncomingItem, MessageKeyRef, ReceivedMessage } from '../runtime/ports/incoming.ts';
-import type { QuotedMessage } from '../runtime/ports/network.ts';
+import type { ChatEvent, QuotedMessage, ReplyContext } from '../runtime/ports/network.ts';
+import { ignoresChat } from './chats.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
@@ -34,7 +35,7 @@ export const emojiSchema = z
 export const reactSchema = z.object({ emoji: emojiSchema });
 
 const MENTION = /^\d{5,20}$/;
-/** People mentioned in a group message: numbers (digits) or user JIDs (phone-number or LID). */
+/** People a message mentions: numbers (digits) or user JIDs (phone-number or LID). */
 export const mentionsSchema = z
   .array(
     z
@@ -93,6 +94,26 @@ export const quotedMessage = async (ctx: RequestContext, sessionId: string, ref:
     return { key: found.key, text: found.row.content, ...(found.row.sentMessage ? { message: found.row.sentMessage } : {}) };
   }
   return { key: found.key, text: found.content, ...(found.quotable ? { message: found.quotable } : {}) };
+};
+
+/** A send's reply fields (extensions): the message it quotes, and the people it mentions. */
+export const replyFields = {
+  quotedMessageId: messageRefSchema
+    .optional()
+    .describe('extension: a reply quoting a message this session sent (its record id) or received (its waMessageId)'),
+  mentions: mentionsSchema
+    .optional()
+    .describe('extension: people mentioned, by number (digits) or JID (phone-number or LID); write @<number> in the text to show where'),
+};
+
+/** The quote and mentions a send carries; the quoted message is found first (an unknown one is a 404). */
+export const replyContext = async (
+  ctx: RequestContext,
+  sessionId: string,
+  extras: { quotedMessageId?: string; mentions?: string[] },
+): Promise<ReplyContext> => {
+  const quoted = extras.quotedMessageId ? await quotedMessage(ctx, sessionId, extras.quotedMessageId) : undefined;
+  return { ...(quoted ? { quoted } : {}), ...(extras.mentions ? { mentions: extras.mentions } : {}) };
 };
 
 export interface ReactAnswer {
@@ -185,6 +206,37 @@ export const messageUpdateOf = async (
     messageTimestamp: item.messageTimestamp,
     receivedAt: item.receivedAt,
   };
+};
+
+/**
+ * A message the link could not decrypt yet: message.waiting (webhook and subscription), once per message,
+ * unless an ignore filter drops its chat. It is noted before anything is awaited, so the resend, which
+ * comes after, finds it and its message.received carries waitingSince.
+ */
+export const announceWaiting = async (
+  deps: Pick<Deps, 'db' | 'webhooks' | 'events' | 'waiting' | 'logger' | 'now'>,
+  accountOf: (sessionId: string) => Promise<string | null>,
+  sessionId: string,
+  event: Extract<ChatEvent, { kind: 'waiting' }>,
+): Promise<void> => {
+  const at = deps.now().toISOString();
+  if (!deps.waiting.note(sessionId, event.waMessageId, at)) return;
+  if (await ignoresChat(deps, sessionId, event.chatJid)) return;
+  const waiting: MessageWaiting = {
+    sessionId,
+    waMessageId: event.waMessageId,
+    chatId: event.chatJid,
+    chatLid: event.chatLid,
+    from: event.from,
+    fromLid: event.fromLid,
+    fromMe: event.fromMe,
+    messageTimestamp: event.messageTimestamp,
+    at,
+  };
+  deps.logger.info({ sessionId, waMessageId: event.waMessageId }, 'a received message cannot be decrypted yet; waiting for its resend');
+  deps.events.publish('messageWaiting', sessionId, waiting);
+  const accountId = await accountOf(sessionId);
+  if (accountId) await deps.webhooks.emit({ accountId, sessionId, type: 'message.waiting', data: waiting });
 };
 
 /**

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { IncomingItem } from '../runtime/ports/incoming.ts';
-import type { ButtonSpec, MediaType, NetworkLink } from '../runtime/ports/network.ts';
+import type { ButtonSpec, MediaType, NetworkLink, ReplyContext } from '../runtime/ports/network.ts';
 import type { RequestContext } from './context.ts';
 import { deliverAfter, deliverNow, requireLink } from './delivery.ts';
 import type { Delivery } from './delivery.ts';
@@ -13,7 +13,7 @@ import { integerInput, limitSchema } from './paging.ts';
 import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
-import { messageRefSchema, quotedMessage } from './message-actions.ts';
+import { replyContext, replyFields } from './message-actions.ts';
 
 export interface MessageRecordView {
   id: string;
@@ -98,13 +98,7 @@ export const withJid = <T extends { to: string; isGroup?: boolean }>(v: T): T & 
   jid: toJid(v.to, v.isGroup === true) ?? v.to,
 });
 
-export const sendSchema = z.object({
-  to: jidSchema,
-  message: text,
-  quotedMessageId: messageRefSchema
-    .optional()
-    .describe('extension: a reply quoting a message this session sent (its record id) or received (its waMessageId)'),
-});
+export const sendSchema = z.object({ to: jidSchema, message: text, ...replyFields });
 /** The shortcut routes carry the session in the body: checked with the rest, so every fault is listed at once. */
 export const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is required'), ...sendSchema.shape });
 /** A media message's fields; group sends take the same, with the group from the path instead of `to`. */
@@ -124,9 +118,14 @@ const mediaShape = (allowPrivate: boolean) => ({
   caption: z.string().max(4096).optional(),
   filename: z.string().min(1).max(255).optional(),
   ptt: z.boolean().optional(),
+  ...replyFields,
 });
-const pttOnlyForAudio = (v: { ptt?: boolean; mediaType: string }, ctx: z.RefinementCtx): void => {
+const pttOnlyForAudio = (v: { ptt?: boolean; mediaType: string; mentions?: string[] }, ctx: z.RefinementCtx): void => {
   if (v.ptt && v.mediaType !== 'audio') ctx.addIssue({ code: 'custom', path: ['ptt'], message: 'only applies to audio' });
+  // WhatsApp shows mentions in a caption, which audio has not
+  if (v.mentions && v.mediaType === 'audio') {
+    ctx.addIssue({ code: 'custom', path: ['mentions'], message: 'only apply to an image, a video or a document (their caption)' });
+  }
 };
 export const mediaSchema = bySetting((allowPrivate) =>
   z.object({ to: jidSchema, ...mediaShape(allowPrivate) }).superRefine(pttOnlyForAudio),
@@ -157,6 +156,7 @@ const sectionSchema = z.object({
 });
 
 const interactiveFields = {
+  ...replyFields,
   body: text,
   header: z.string().max(60).optional(),
   footer: z.string().max(60, 'must be at most 60 characters').optional(),
@@ -185,6 +185,7 @@ export const richSchema = bySetting((allowPrivate) =>
       longitude: z.number().min(-180).max(180).optional(),
       locationName: z.string().max(200).optional(),
       locationAddress: z.string().max(500).optional(),
+      quotedMessageId: replyFields.quotedMessageId,
     })
     .superRefine((v, ctx) => {
       checkRecipient(v, ctx);
@@ -259,32 +260,31 @@ export const textDelivery = async (
   to: string,
   message: string,
   extras: { quotedMessageId?: string; mentions?: string[] } = {},
-): Promise<Delivery> => {
-  const quoted = extras.quotedMessageId ? await quotedMessage(ctx, sessionId, extras.quotedMessageId) : undefined;
-  return {
-    to,
-    content: { kind: 'text', text: message, ...(quoted ? { quoted } : {}), ...(extras.mentions ? { mentions: extras.mentions } : {}) },
-    summary: message,
-    kind: 'text',
-  };
-};
+): Promise<Delivery> => ({
+  to,
+  content: { kind: 'text', text: message, ...(await replyContext(ctx, sessionId, extras)) },
+  summary: message,
+  kind: 'text',
+});
 
-const deliverText = async (ctx: RequestContext, sessionId: string, to: string, message: string, quotedMessageId?: string) => {
+type ReplyInput = { quotedMessageId?: string; mentions?: string[] };
+
+const deliverText = async (ctx: RequestContext, sessionId: string, to: string, message: string, extras: ReplyInput) => {
   const session = await ownSessionId(ctx, sessionId);
-  return answer(await deliverNow(ctx, session, await textDelivery(ctx, sessionId, to, message, { quotedMessageId })));
+  return answer(await deliverNow(ctx, session, await textDelivery(ctx, sessionId, to, message, extras)));
 };
 
 export const sendText = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
-  const { to, message, quotedMessageId } = parseInput(sendSchema, input);
+  const { to, message, ...extras } = parseInput(sendSchema, input);
   await admit(ctx);
-  return deliverText(ctx, sessionId, to, message, quotedMessageId);
+  return deliverText(ctx, sessionId, to, message, extras);
 };
 
 /** POST /whatsapp/send and /sessions/api/send: `sessionId`, `to` and `message` in the body. */
 export const sendTextShortcut = async (ctx: RequestContext, input: unknown): Promise<SendAnswer> => {
-  const { sessionId, to, message, quotedMessageId } = parseInput(shortcutSendSchema, input);
+  const { sessionId, to, message, ...extras } = parseInput(shortcutSendSchema, input);
   await admit(ctx);
-  return deliverText(ctx, sessionId, to, message, quotedMessageId);
+  return deliverText(ctx, sessionId, to, message, extras);
 };
 
 /** Media bytes come from the caller's URL, fetched only after the request passed every other check. */
@@ -293,11 +293,13 @@ export const mediaDelivery = async (
   to: string,
   media: { mediaType: MediaType; url: string; mimetype?: string; caption?: string; filename?: string; ptt?: boolean },
   field = 'url',
+  reply: ReplyContext = {},
 ): Promise<Delivery> => {
   const fetched = await ctx.fetchMedia(media.url, field);
   return {
     to,
     content: {
+      ...reply,
       kind: 'media',
       mediaType: media.mediaType,
       data: fetched.data,
@@ -313,11 +315,12 @@ export const mediaDelivery = async (
 };
 
 export const sendMedia = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<SendAnswer> => {
-  const body = parseInput(mediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
+  const { quotedMessageId, mentions, ...body } = parseInput(mediaSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
+  const reply = await replyContext(ctx, sessionId, { quotedMessageId, mentions });
   requireLink(ctx, session);
-  return answer(await deliverNow(ctx, session, await mediaDelivery(ctx, body.to, body)));
+  return answer(await deliverNow(ctx, session, await mediaDelivery(ctx, body.to, body, 'url', reply)));
 };
 
 type InteractiveInput = z.output<typeof groupInteractiveSchema>;
@@ -327,12 +330,13 @@ export const sendInteractiveTo = async (
   ctx: RequestContext,
   sessionId: string,
   to: string,
-  body: InteractiveInput,
+  { quotedMessageId, mentions, ...body }: InteractiveInput,
 ): Promise<SendAnswer> => {
   const session = await ownSessionId(ctx, sessionId);
+  const reply = await replyContext(ctx, sessionId, { quotedMessageId, mentions });
   requireLink(ctx, session);
   const plainText = body.header ? `${body.header}\n\n${body.body}` : body.body;
-  const plain: Delivery = { to, content: { kind: 'text', text: plainText }, summary: body.body, kind: 'text' };
+  const plain: Delivery = { to, content: { kind: 'text', text: plainText, ...reply }, summary: body.body, kind: 'text' };
   const buttons: ButtonSpec[] | undefined = body.buttons?.map((b, i) => ({
     ...b,
     type: b.type as ButtonSpec['type'],
@@ -342,7 +346,7 @@ export const sendInteractiveTo = async (
   try {
     const row = await deliverNow(ctx, session, {
       to,
-      content: { kind: 'buttons', body: body.body, header: body.header, footer: body.footer, buttons },
+      content: { kind: 'buttons', body: body.body, header: body.header, footer: body.footer, buttons, ...reply },
       summary: body.body,
       kind: 'interactive',
     });
@@ -365,6 +369,7 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
   const body = parseInput(richSchema(ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
+  const reply = await replyContext(ctx, sessionId, { quotedMessageId: body.quotedMessageId });
   requireLink(ctx, session);
   let delivery: Delivery;
   if (body.documentUrl) {
@@ -373,11 +378,12 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
       body.jid,
       { mediaType: 'document', url: body.documentUrl, filename: body.fileName, mimetype: body.mimetype },
       'documentUrl',
+      reply,
     );
   } else if (body.contactName && body.contactPhone) {
     delivery = {
       to: body.jid,
-      content: { kind: 'contact', displayName: body.contactName, phone: body.contactPhone },
+      content: { kind: 'contact', displayName: body.contactName, phone: body.contactPhone, ...reply },
       summary: `${body.contactName} (${body.contactPhone})`,
       kind: 'contact',
     };
@@ -385,7 +391,7 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
     const { latitude = 0, longitude = 0, locationName, locationAddress } = body;
     delivery = {
       to: body.jid,
-      content: { kind: 'location', latitude, longitude, name: locationName, address: locationAddress },
+      content: { kind: 'location', latitude, longitude, name: locationName, address: locationAddress, ...reply },
       summary: [`${latitude},${longitude}`, locationName, locationAddress].filter(Boolean).join(' '),
       kind: 'location',
     };

@@ -18,6 +18,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.edited',
   'message.deleted',
   'poll.vote',
+  'message.waiting',
   'presence.update',
   'call.received',
   'session.status',

@@ -6,6 +6,8 @@ import {
   markReadSchema,
   numbersCheckSchema,
   ownPresenceSchema,
+  pictureQuerySchema,
+  profilePicture,
   sessionSettingsSchema,
   setOwnPresence,
   subscribePresence,
@@ -67,6 +69,17 @@ const read = z
   })
   .meta({ id: 'MarkReadAnswer' });
 
+const picture = z
+  .object({
+    ok: z.literal(true),
+    chatId: z.string().describe('the person or group, as a JID'),
+    url: z
+      .string()
+      .nullable()
+      .describe('the picture on the network media host (the link expires); null when there is none or its owner hides it'),
+  })
+  .meta({ id: 'ProfilePicture' });
+
 export const chatsRoutes: Route[] = [
   route({
     method: 'get',
@@ -102,6 +115,15 @@ export const chatsRoutes: Route[] = [
     body: markReadSchema,
     response: read,
     handler: ({ ctx, params, body }) => markChatRead(ctx, params.sessionId, params.chatId, body),
+  }),
+  route({
+    method: 'get',
+    path: `${S}/chats/:chatId/picture`,
+    summary: "Extension: the URL of a person's or group's profile picture (null when none or hidden)",
+    tag,
+    query: pictureQuerySchema,
+    response: picture,
+    handler: ({ ctx, params, query }) => profilePicture(ctx, params.sessionId, params.chatId, query),
   }),
   route({
     method: 'post',

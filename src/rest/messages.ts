@@ -89,6 +89,9 @@ const incomingItem = z
       .optional()
       .describe('extension: only on messages that carry a file (image, video, audio, voice note, document, sticker)')
       .meta({ id: 'IncomingMedia' }),
+    waitingSince: dateTime
+      .optional()
+      .describe('extension: only on a message that first arrived undecryptable: when its message.waiting (same waMessageId) was raised'),
   })
   .meta({ id: 'IncomingMessage' });
 

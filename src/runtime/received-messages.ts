@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ReceivedMessage, ReceivedMessages, RememberedMessage } from './ports/incoming.ts';
+import type { ReceivedMessage, ReceivedMessages, RememberedMessage, WaitingMessages } from './ports/incoming.ts';
 
 /**
  * At most this many received messages, and this many bytes of them (quotable bodies are most of it), for
@@ -42,5 +42,28 @@ export class RecentReceived implements ReceivedMessages {
 
   forget(sessionId: string): void {
     for (const [key, message] of this.recent.entries()) if (message.sessionId === sessionId) this.recent.delete(key);
+  }
+}
+
+/** Waiting messages kept at most (all sessions), and for how long: a sender resends within seconds, or gives up. */
+const WAITING = 10_000;
+const WAITING_MS = 24 * 60 * 60 * 1000;
+
+/** Messages a link could not decrypt yet, so the resend's message.received can refer to its message.waiting. */
+export class RecentWaiting implements WaitingMessages {
+  private readonly waiting = new LRUCache<string, string>({ max: WAITING, ttl: WAITING_MS });
+
+  note(sessionId: string, waMessageId: string, at: string): boolean {
+    const key = `${sessionId}\u0000${waMessageId}`;
+    if (this.waiting.has(key)) return false;
+    this.waiting.set(key, at);
+    return true;
+  }
+
+  take(sessionId: string, waMessageId: string): string | undefined {
+    const key = `${sessionId}\u0000${waMessageId}`;
+    const since = this.waiting.get(key);
+    this.waiting.delete(key);
+    return since;
   }
 }

@@ -1,6 +1,14 @@
 import type { CallReceived, PresenceUpdate } from '../runtime/ports/events.ts';
 import type { MarkReadAnswer, NumberCheck, SessionSettings } from '../resolvers/chats.ts';
-import { checkNumbers, markChatRead, setOwnPresence, settingsOf, subscribePresence, updateSessionSettings } from '../resolvers/chats.ts';
+import {
+  checkNumbers,
+  markChatRead,
+  profilePicture,
+  setOwnPresence,
+  settingsOf,
+  subscribePresence,
+  updateSessionSettings,
+} from '../resolvers/chats.ts';
 import { ownSession } from '../resolvers/sessions.ts';
 import { builder, withoutNulls } from './builder.ts';
 
@@ -74,6 +82,11 @@ const PresenceState = builder.enumType('PresenceState', {
   values: ['available', 'unavailable', 'composing', 'recording', 'paused'] as const,
 });
 
+const PictureSize = builder.enumType('PictureSize', {
+  description: 'image: the full picture; preview: its thumbnail',
+  values: ['image', 'preview'] as const,
+});
+
 const OwnPresence = builder.enumType('OwnPresence', { values: ['available', 'unavailable'] as const });
 
 const PresenceUpdateRef = builder.objectRef<PresenceUpdate>('PresenceUpdate').implement({
@@ -114,6 +127,21 @@ builder.queryFields((t) => ({
     description: 'Which of up to 50 phone numbers are on WhatsApp, with their JID and LID.',
     args: { sessionId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
     resolve: async (_root, args, ctx) => (await checkNumbers(ctx, String(args.sessionId), { numbers: args.numbers })).numbers,
+  }),
+}));
+
+builder.queryFields((t) => ({
+  profilePictureUrl: t.string({
+    nullable: true,
+    description:
+      "The URL of a person's or group's profile picture (the link expires); null when there is none or its owner hides it from this account.",
+    args: {
+      sessionId: t.arg.id({ required: true }),
+      chatId: t.arg.string({ required: true, description: 'a number, user JID, LID JID or group JID' }),
+      size: t.arg({ type: PictureSize, defaultValue: 'image' }),
+    },
+    resolve: async (_root, args, ctx) =>
+      (await profilePicture(ctx, String(args.sessionId), args.chatId, { size: args.size ?? 'image' })).url,
   }),
 }));
 

@@ -17,7 +17,7 @@ import {
   updateParticipants,
 } from '../resolvers/groups.ts';
 import { builder, withoutNulls, once } from './builder.ts';
-import { ButtonInput, cleanButtons, mediaFields, SectionInput, SendResultRef } from './messages.ts';
+import { ButtonInput, cleanButtons, mediaFields, replyInputFields, SectionInput, SendResultRef } from './messages.ts';
 
 const ParticipantActionEnum = builder.enumType('ParticipantAction', { values: participantActionSchema.options });
 const GroupAdminRole = builder.enumType('GroupAdminRole', { values: ['admin', 'superadmin'] as const });
@@ -59,6 +59,7 @@ const GroupInteractiveInput = builder.inputType('GroupInteractiveInput', {
     footer: t.string(),
     buttons: t.field({ type: [ButtonInput] }),
     sections: t.field({ type: [SectionInput] }),
+    ...replyInputFields(t),
   }),
 });
 

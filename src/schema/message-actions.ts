@@ -1,4 +1,4 @@
-import type { MessageUpdate } from '../runtime/ports/events.ts';
+import type { MessageUpdate, MessageWaiting } from '../runtime/ports/events.ts';
 import type { DeleteAnswer, ReactAnswer } from '../resolvers/message-actions.ts';
 import { deleteMessage, reactToMessage } from '../resolvers/message-actions.ts';
 import { ownSession } from '../resolvers/sessions.ts';
@@ -85,5 +85,34 @@ builder.subscriptionField('messageUpdates', (t) =>
       return ctx.events.subscribe('messageUpdates', String(args.sessionId));
     },
     resolve: (update) => update,
+  }),
+);
+
+const MessageWaitingRef = builder.objectRef<MessageWaiting>('MessageWaiting').implement({
+  description:
+    'A message the session could not decrypt yet (the message.waiting webhook); when its resend arrives, that message carries waitingSince and the same waMessageId.',
+  fields: (t) => ({
+    sessionId: t.exposeID('sessionId'),
+    waMessageId: t.exposeString('waMessageId', { description: 'the network id the message will arrive under' }),
+    chatId: t.exposeString('chatId'),
+    chatLid: t.exposeString('chatLid', { nullable: true }),
+    from: t.exposeString('from', { description: 'the phone-number JID when known, else the LID JID' }),
+    fromLid: t.exposeString('fromLid', { nullable: true }),
+    fromMe: t.exposeBoolean('fromMe'),
+    messageTimestamp: t.exposeInt('messageTimestamp', { description: 'when it was sent, as the network stamped it (Unix seconds)' }),
+    at: t.field({ type: 'DateTime', description: 'when the session found it could not decrypt it', resolve: (w) => new Date(w.at) }),
+  }),
+});
+
+builder.subscriptionField('waitingMessages', (t) =>
+  t.field({
+    type: MessageWaitingRef,
+    description: 'Each received message the session cannot decrypt yet ("waiting for this message").',
+    args: { sessionId: t.arg.id({ required: true }) },
+    subscribe: async (_root, args, ctx) => {
+      await ownSession(ctx, String(args.sessionId));
+      return ctx.events.subscribe('messageWaiting', String(args.sessionId));
+    },
+    resolve: (waiting) => waiting,
   }),
 );

@@ -114,6 +114,12 @@ const IncomingMessage = builder.objectRef<IncomingItem>('IncomingMessage').imple
       description: 'set on messages that carry a file',
       resolve: (m) => m.media ?? null,
     }),
+    waitingSince: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'the message first arrived undecryptable: when its message.waiting (same waMessageId) was raised',
+      resolve: (m) => (m.waitingSince ? new Date(m.waitingSince) : null),
+    }),
   }),
 });
 
@@ -125,6 +131,12 @@ const IncomingPage = builder.objectRef<{ count: number; consumed: boolean; items
   }),
 });
 
+/** A send's reply fields (extensions), shared by every kind of send. */
+export const replyInputFields = (t: InputFields) => ({
+  quotedMessageId: t.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
+  mentions: t.stringList({ description: 'people mentioned, by number (digits) or JID (phone-number or LID)' }),
+});
+
 /** The media fields of a send, shared by 1:1 and group sends. */
 export const mediaFields = (t: InputFields) => ({
   mediaType: t.field({ type: MediaTypeEnum, required: true }),
@@ -133,6 +145,7 @@ export const mediaFields = (t: InputFields) => ({
   caption: t.string(),
   filename: t.string(),
   ptt: t.boolean(),
+  ...replyInputFields(t),
 });
 
 const MediaInput = builder.inputType('MediaInput', {
@@ -166,6 +179,7 @@ const InteractiveInput = builder.inputType('InteractiveInput', {
     footer: t.string(),
     buttons: t.field({ type: [ButtonInput] }),
     sections: t.field({ type: [SectionInput] }),
+    ...replyInputFields(t),
   }),
 });
 
@@ -182,6 +196,7 @@ const RichInput = builder.inputType('RichInput', {
     longitude: t.float(),
     locationName: t.string(),
     locationAddress: t.string(),
+    quotedMessageId: t.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
   }),
 });
 
@@ -224,6 +239,7 @@ builder.mutationFields((t) => ({
       to: t.arg.string({ required: true }),
       message: t.arg.string({ required: true }),
       quotedMessageId: t.arg.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
+      mentions: t.arg.stringList({ description: 'people mentioned, by number (digits) or JID (phone-number or LID)' }),
     },
     resolve: (_root, args, ctx, info) =>
       once(ctx, info, args, (ctx, { sessionId, ...args }) => sendText(ctx, String(sessionId), withoutNulls(args))),

@@ -1,10 +1,13 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
+import type { ReactNode } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import {
   CancelQueuedMessage,
+  DeleteMessage,
   IncomingMessages,
   MessagesQuery,
   PollTallyQuery,
+  ReactToMessage,
   SendInteractive,
   SendMedia,
   SendQueueQuery,
@@ -14,14 +17,70 @@ import {
 import { PAGE_SIZES } from '../page-sizes.ts';
 import type { IncomingMessagesSubscription, MessageStatus } from '../generated/graphql.ts';
 import { href } from '../route.ts';
-import { ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
+import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 import { SessionControls } from './Sessions.tsx';
 
 type Incoming = IncomingMessagesSubscription['incomingMessages'];
 
-const SendForms = ({ sessionId }: { sessionId: string }) => {
+/** A message the send form answers: its record id (ours) or network id (received), its chat and text. */
+interface ReplyTarget {
+  ref: string;
+  to: string;
+  content: string;
+}
+
+const REACTIONS = ['👍', '❤️', '😂'];
+
+/** React to a message (ours by record id, a received one by waMessageId) and start a reply to it. */
+const MessageActions = ({
+  sessionId,
+  target,
+  onReply,
+  children,
+}: {
+  sessionId: string;
+  target: ReplyTarget;
+  onReply: (target: ReplyTarget) => void;
+  children?: ReactNode;
+}) => {
+  const [reacted, react] = useMutation(ReactToMessage);
+  const short = target.content.length > 30 ? `${target.content.slice(0, 30)}…` : target.content;
+  return (
+    <div className="message-actions">
+      {REACTIONS.map((emoji) => (
+        <button
+          key={emoji}
+          type="button"
+          className="small"
+          aria-label={`React ${emoji} to “${short}”`}
+          onClick={() => void react({ sessionId, messageId: target.ref, emoji })}
+        >
+          {emoji}
+        </button>
+      ))}
+      <button type="button" className="small" aria-label={`Reply to “${short}”`} onClick={() => onReply(target)}>
+        Reply
+      </button>
+      {children}
+      {reacted.data ? (
+        <span role="status" className="muted">
+          You reacted {reacted.data.reactToMessage.emoji}
+        </span>
+      ) : null}
+      <ErrorBox error={reacted.error} />
+    </div>
+  );
+};
+
+const SendForms = ({ sessionId, replyTo, onReplyDone }: { sessionId: string; replyTo: ReplyTarget | null; onReplyDone: () => void }) => {
   const [kind, setKind] = useState('text');
   const [to, setTo] = useState('');
+  // A reply is a text to the chat of the message it quotes.
+  useEffect(() => {
+    if (!replyTo) return;
+    setKind('text');
+    setTo(replyTo.to);
+  }, [replyTo]);
   const [text, setText] = useState('');
   const [url, setUrl] = useState('');
   const [buttons, setButtons] = useState('Yes, No');
@@ -33,14 +92,25 @@ const SendForms = ({ sessionId }: { sessionId: string }) => {
   const context = { additionalTypenames: ['OutgoingMessage'] };
   return (
     <Section title="Send">
+      {replyTo ? (
+        <p className="replying">
+          Replying to “{replyTo.content}”{' '}
+          <button type="button" className="small" onClick={onReplyDone}>
+            Cancel reply
+          </button>
+        </p>
+      ) : null}
       <form
         onSubmit={async (e) => {
           e.preventDefault();
           setSentId(null);
           const target = to.trim();
           let id: string | undefined;
-          if (kind === 'text') id = (await sendText({ sessionId, to: target, message: text }, context)).data?.sendText.id;
-          else if (kind === 'image') {
+          if (kind === 'text') {
+            const quoted = replyTo ? { quotedMessageId: replyTo.ref } : {};
+            id = (await sendText({ sessionId, to: target, message: text, ...quoted }, context)).data?.sendText.id;
+            if (id) onReplyDone();
+          } else if (kind === 'image') {
             const input = { to: target, url: url.trim(), mediaType: 'image' as const, ...(text ? { caption: text } : {}) };
             id = (await sendMedia({ sessionId, input }, context)).data?.sendMedia.id;
           } else {
@@ -118,7 +188,22 @@ const PollResults = ({ poll }: { poll: PollTally }) => (
 // An empty list names no type, so urql is told which mutations make it stale.
 const MESSAGE_LIST = { additionalTypenames: ['OutgoingMessage'] };
 
-const History = ({ sessionId }: { sessionId: string }) => {
+/** Deletes one of our sent messages for everyone, after a confirmation. */
+const DeleteForEveryone = ({ sessionId, id, content }: { sessionId: string; id: string; content: string }) => {
+  const [deleted, remove] = useMutation(DeleteMessage);
+  return (
+    <>
+      <ConfirmButton
+        label="Delete for everyone"
+        question={`Delete “${content.length > 30 ? `${content.slice(0, 30)}…` : content}” for everyone?`}
+        onConfirm={() => void remove({ sessionId, id }, MESSAGE_LIST)}
+      />
+      <ErrorBox error={deleted.error} />
+    </>
+  );
+};
+
+const History = ({ sessionId, onReply }: { sessionId: string; onReply: (target: ReplyTarget) => void }) => {
   const [status, setStatus] = useState('');
   const [to, setTo] = useState('');
   const [limit, setLimit] = useState<number>(PAGE_SIZES.messages);
@@ -158,6 +243,7 @@ const History = ({ sessionId }: { sessionId: string }) => {
               <th scope="col">Content</th>
               <th scope="col">Status</th>
               <th scope="col">Created</th>
+              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
@@ -174,8 +260,16 @@ const History = ({ sessionId }: { sessionId: string }) => {
                   {m.deliveredAt ? <div className="muted">Delivered {formatTime(m.deliveredAt)}</div> : null}
                   {m.readAt ? <div className="muted">Read {formatTime(m.readAt)}</div> : null}
                   {m.playedAt ? <div className="muted">Played {formatTime(m.playedAt)}</div> : null}
+                  {m.deletedAt ? <div className="muted">Deleted for everyone {formatTime(m.deletedAt)}</div> : null}
                 </td>
                 <td>{formatTime(m.createdAt)}</td>
+                <td>
+                  {m.status === 'SENT' && !m.deletedAt ? (
+                    <MessageActions sessionId={sessionId} target={{ ref: m.id, to: m.toNumber, content: m.content }} onReply={onReply}>
+                      <DeleteForEveryone sessionId={sessionId} id={m.id} content={m.content} />
+                    </MessageActions>
+                  ) : null}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -258,7 +352,7 @@ const SendQueue = ({ sessionId }: { sessionId: string }) => {
   );
 };
 
-const IncomingFeed = ({ sessionId }: { sessionId: string }) => {
+const IncomingFeed = ({ sessionId, onReply }: { sessionId: string; onReply: (target: ReplyTarget) => void }) => {
   const [feed] = useSubscription(
     { query: IncomingMessages, variables: { sessionId } },
     (previous: Incoming[] = [], event: IncomingMessagesSubscription) => [event.incomingMessages, ...previous].slice(0, 200),
@@ -272,6 +366,9 @@ const IncomingFeed = ({ sessionId }: { sessionId: string }) => {
           <li key={m.eventId} data-event-id={m.eventId}>
             <span className="from">{m.pushName || m.from}</span> <span className="when">{formatTime(m.receivedAt)}</span>
             <div className="content">{m.content || `(${m.type})`}</div>
+            {m.type !== 'reaction' && m.type !== 'edit' && m.type !== 'revoke' ? (
+              <MessageActions sessionId={sessionId} target={{ ref: m.waMessageId, to: m.from, content: m.content }} onReply={onReply} />
+            ) : null}
           </li>
         ))}
       </ul>
@@ -281,6 +378,7 @@ const IncomingFeed = ({ sessionId }: { sessionId: string }) => {
 
 export const SessionPage = ({ id }: { id: string }) => {
   const [session] = useQuery({ query: SessionQuery, variables: { id } });
+  const [replyTo, setReplyTo] = useState<ReplyTarget | null>(null);
   const s = session.data?.session;
   return (
     <>
@@ -293,11 +391,11 @@ export const SessionPage = ({ id }: { id: string }) => {
         <div className="columns">
           <div>
             <SessionControls initial={s} />
-            <SendForms sessionId={id} />
+            <SendForms sessionId={id} replyTo={replyTo} onReplyDone={() => setReplyTo(null)} />
             <SendQueue sessionId={id} />
-            <IncomingFeed sessionId={id} />
+            <IncomingFeed sessionId={id} onReply={setReplyTo} />
           </div>
-          <History sessionId={id} />
+          <History sessionId={id} onReply={setReplyTo} />
         </div>
       ) : null}
     </>

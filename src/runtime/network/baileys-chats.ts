@@ -39,6 +39,13 @@ export class UnreadMessages {
   }
 }
 
+/**
+ * The network's answers for a picture it will not show: 404 item-not-found (none) and 401
+ * not-authorized (hidden from us); rc14's query() throws them as a Boom whose data is the code.
+ */
+const noPicture = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && 'data' in err && (err.data === 404 || err.data === 401);
+
 const presenceOf = (value: string): PresenceState =>
   value === 'unavailable' || value === 'composing' || value === 'recording' || value === 'paused' ? value : 'available';
 
@@ -151,6 +158,14 @@ export const baileysChats = ({ sock, reach, lids, learn, onEvent, log }: ChatsDe
     },
     rejectCall: async (callId, callerJid) => {
       await sock.rejectCall(callId, callerJid);
+    },
+    profilePicture: async (jid, size) => {
+      try {
+        return (await sock.profilePictureUrl(jid, size)) ?? null;
+      } catch (err) {
+        if (noPicture(err)) return null;
+        throw err;
+      }
     },
   };
 };

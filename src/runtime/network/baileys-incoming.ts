@@ -1,8 +1,9 @@
-import { getContentType, normalizeMessageContent, proto } from 'baileys';
+import { getContentType, isLidUser, isPnUser, normalizeMessageContent, proto } from 'baileys';
 import type { WAMessage } from 'baileys';
 import { completePerson, personOf, shownAddress } from './baileys-lids.ts';
-import type { LidBook } from './baileys-lids.ts';
+import type { LidBook, Person } from './baileys-lids.ts';
 import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from '../ports/incoming.ts';
+import type { ChatEvent } from '../ports/network.ts';
 
 interface Described {
   type: string;
@@ -142,6 +143,54 @@ const mediaOfMessage = (raw: proto.IMessage | null | undefined): { media?: Recei
   return media ? { media } : {};
 };
 
+/** The chat of a received message and its sender, each by phone-number JID when known (see toIncoming). */
+const peopleOf = async (
+  msg: WAMessage,
+  own: OwnAddresses,
+  book?: LidBook,
+): Promise<{ chat: Person; chatId: string; sender: Person } | null> => {
+  // rc14 files the sender's other address as remoteJidAlt in every chat that is not a group: in a
+  // status or broadcast list it belongs to the participant, not to the chat.
+  const oneToOne = isPnUser(msg.key.remoteJid ?? '') || isLidUser(msg.key.remoteJid ?? '');
+  const chat = oneToOne ? await completePerson(personOf(msg.key.remoteJid, msg.key.remoteJidAlt), book) : personOf(msg.key.remoteJid);
+  const chatId = shownAddress(chat);
+  if (!chatId) return null;
+  const sender = msg.key.fromMe
+    ? personOf(own.jid, own.lid)
+    : msg.key.participant
+      ? await completePerson(personOf(msg.key.participant, msg.key.participantAlt ?? (oneToOne ? undefined : msg.key.remoteJidAlt)), book)
+      : chat;
+  return { chat, chatId, sender };
+};
+
+/**
+ * A message this link could not decrypt (yet): rc14 hands it over as a stub of type CIPHERTEXT, without
+ * content, after it asked the sender for it again (a retry receipt); the sender's resend arrives under
+ * the same id. Null for anything else, and for a message of our own devices' protocol traffic ('peer').
+ */
+export const waitingOf = async (
+  msg: WAMessage,
+  own: OwnAddresses,
+  book?: LidBook,
+): Promise<Extract<ChatEvent, { kind: 'waiting' }> | null> => {
+  if (msg.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT || msg.message || msg.category === 'peer' || !msg.key.id) {
+    return null;
+  }
+  const people = await peopleOf(msg, own, book);
+  if (!people) return null;
+  const { chat, chatId, sender } = people;
+  return {
+    kind: 'waiting',
+    waMessageId: msg.key.id,
+    chatJid: chatId,
+    chatLid: chat.lid ?? null,
+    from: shownAddress(sender) ?? '',
+    fromLid: sender.lid ?? null,
+    fromMe: Boolean(msg.key.fromMe),
+    messageTimestamp: Number(msg.messageTimestamp ?? 0),
+  };
+};
+
 /** The kinds of message that are about another message. */
 const REFERRING = new Set(['reaction', 'edit', 'revoke', 'poll_vote']);
 
@@ -162,14 +211,9 @@ export interface OwnAddresses {
 export const toIncoming = async (msg: WAMessage, own: OwnAddresses, book?: LidBook): Promise<ReceivedMessage | null> => {
   const described = describeMessage(msg.message);
   if (!described) return null;
-  const chat = await completePerson(personOf(msg.key.remoteJid, msg.key.remoteJidAlt), book);
-  const chatId = shownAddress(chat);
-  if (!chatId) return null;
-  const sender = msg.key.fromMe
-    ? personOf(own.jid, own.lid)
-    : msg.key.participant
-      ? await completePerson(personOf(msg.key.participant, msg.key.participantAlt), book)
-      : chat;
+  const people = await peopleOf(msg, own, book);
+  if (!people) return null;
+  const { chat, chatId, sender } = people;
   return {
     chatId,
     chatLid: chat.lid ?? null,

@@ -20,7 +20,7 @@ import type { Dispatcher } from 'undici';
 import type { Db } from '../db/client.ts';
 import { batchedCredsReader, clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
-import { toIncoming } from './baileys-incoming.ts';
+import { toIncoming, waitingOf } from './baileys-incoming.ts';
 import { pollVoteOf } from './baileys-polls.ts';
 import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
@@ -318,7 +318,12 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // The store's promise inside an object, so the next turn waits for this hand-over only, not the store.
       const turn = handedOver.then(async () => {
         const item = await toIncoming(msg, ownAddresses(), lids);
-        if (!item) return undefined;
+        if (!item) {
+          // In the same turn, so a message's waiting event reaches the service before the message itself.
+          const waiting = await waitingOf(msg, ownAddresses(), lids);
+          if (waiting) callbacks.onChatEvent?.(waiting);
+          return undefined;
+        }
         if (item.type === 'poll_vote') {
           const vote = await pollVoteOf(msg, item, ownAddresses(), sentMessage, log);
           if (vote) item.pollVote = vote;

@@ -1,5 +1,5 @@
 import { generateWAMessageFromContent, proto } from 'baileys';
-import type { AnyMessageContent, WASocket } from 'baileys';
+import type { AnyMessageContent, WAMessage, WASocket } from 'baileys';
 import type { MessageKeyRef } from '../ports/incoming.ts';
 import type { ButtonSpec, OutgoingContent, SendOptions, SendResult, StatusContent } from '../ports/network.ts';
 
@@ -23,15 +23,16 @@ const vcardOf = (displayName: string, phone: string): string =>
   ['BEGIN:VCARD', 'VERSION:3.0', `FN:${displayName}`, `TEL;type=CELL;waid=${phone}:+${phone}`, 'END:VCARD'].join('\n');
 
 const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyMessageContent => {
+  const mentions = content.mentions?.length ? { mentions: content.mentions } : {};
   switch (content.kind) {
     case 'text':
-      return content.mentions?.length ? { text: content.text, mentions: content.mentions } : { text: content.text };
+      return { text: content.text, ...mentions };
     case 'media':
       switch (content.mediaType) {
         case 'image':
-          return { image: content.data, caption: content.caption, mimetype: content.mimetype };
+          return { image: content.data, caption: content.caption, mimetype: content.mimetype, ...mentions };
         case 'video':
-          return { video: content.data, caption: content.caption, mimetype: content.mimetype };
+          return { video: content.data, caption: content.caption, mimetype: content.mimetype, ...mentions };
         case 'audio':
           return {
             audio: content.data,
@@ -44,6 +45,8 @@ const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyM
             mimetype: content.mimetype ?? 'application/octet-stream',
             fileName: content.fileName ?? 'file',
             caption: content.caption,
+            // Baileys' types list mentions on texts, images and videos; it sets them on any message's contextInfo
+            ...mentions,
           };
       }
       break;
@@ -75,8 +78,20 @@ const toContent = (content: Exclude<OutgoingContent, { kind: 'buttons' }>): AnyM
   }
 };
 
+/** The message a reply quotes, as Baileys takes it: it builds contextInfo (stanzaId, participant, quotedMessage) from it. */
+const quotedOf = (content: OutgoingContent): WAMessage | undefined =>
+  content.quoted
+    ? {
+        key: content.quoted.key,
+        message: content.quoted.message
+          ? proto.Message.decode(Buffer.from(content.quoted.message, 'base64'))
+          : proto.Message.fromObject({ conversation: content.quoted.text }),
+      }
+    : undefined;
+
 /** Sends one message through a connected socket; interactive buttons go out as a native-flow message. */
 export const sendThrough = async (sock: WASocket, jid: string, content: OutgoingContent, options: SendOptions): Promise<SendResult> => {
+  const quoted = quotedOf(content);
   if (content.kind === 'buttons') {
     const message = proto.Message.fromObject({
       interactiveMessage: {
@@ -84,22 +99,17 @@ export const sendThrough = async (sock: WASocket, jid: string, content: Outgoing
         body: { text: content.body },
         ...(content.footer ? { footer: { text: content.footer } } : {}),
         nativeFlowMessage: { buttons: content.buttons.map(nativeFlowButton), messageParamsJson: '{}' },
+        ...(content.mentions?.length ? { contextInfo: { mentionedJid: content.mentions } } : {}),
       },
     });
-    const full = generateWAMessageFromContent(jid, message, { userJid: sock.user?.id ?? '', messageId: options.messageId });
+    const full = generateWAMessageFromContent(jid, message, {
+      userJid: sock.user?.id ?? '',
+      messageId: options.messageId,
+      ...(quoted ? { quoted } : {}),
+    });
     const id = await sock.relayMessage(jid, full.message ?? message, { messageId: full.key.id ?? undefined });
     return { waMessageId: id, remoteJid: jid, message: proto.Message.encode(full.message ?? message).finish() };
   }
-  // Baileys builds contextInfo (stanzaId, participant, quotedMessage) from the quoted message itself.
-  const quoted =
-    content.kind === 'text' && content.quoted
-      ? {
-          key: content.quoted.key,
-          message: content.quoted.message
-            ? proto.Message.decode(Buffer.from(content.quoted.message, 'base64'))
-            : proto.Message.fromObject({ conversation: content.quoted.text }),
-        }
-      : undefined;
   const sent = await sock.sendMessage(jid, toContent(content), { messageId: options.messageId, ...(quoted ? { quoted } : {}) });
   if (!sent?.key.id) throw new Error('the network did not accept the message');
   return { waMessageId: sent.key.id, remoteJid: jid, ...(sent.message ? { message: proto.Message.encode(sent.message).finish() } : {}) };

@@ -316,6 +316,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
         subscribePresence: chat<void>('subscribePresence'),
         setOwnPresence: chat<void>('setOwnPresence'),
         rejectCall: chat<void>('rejectCall'),
+        profilePicture: chat<string | null>('profilePicture'),
       },
       sendStatus: async (content, recipients, sendOptions) => (await call('sendStatus', content, recipients, sendOptions)) as SendResult,
       requestPairingCode: async (phoneNumber) => (await call('requestPairingCode', phoneNumber)) as string,

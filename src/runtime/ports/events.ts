@@ -49,6 +49,14 @@ export interface PollVoteEvent {
   receivedAt: string;
 }
 
+/** A message the session's link could not decrypt yet (the message.waiting event); its resend keeps waMessageId. */
+export interface MessageWaiting
+  // what is known of it: who sent it, in which chat, when; addressed as an incoming message is
+  extends Pick<IncomingItem, 'sessionId' | 'chatId' | 'chatLid' | 'from' | 'fromLid' | 'fromMe' | 'messageTimestamp' | 'waMessageId'> {
+  /** when the link found it could not decrypt it */
+  at: string;
+}
+
 /** A contact's presence the session subscribed to (the presence.update event). */
 export interface PresenceUpdate {
   sessionId: string;
@@ -94,6 +102,7 @@ export type Topics = {
   incoming: [sessionId: string, payload: IncomingItem];
   messageUpdates: [sessionId: string, payload: MessageUpdate];
   pollVotes: [sessionId: string, payload: PollVoteEvent];
+  messageWaiting: [sessionId: string, payload: MessageWaiting];
   presence: [sessionId: string, payload: PresenceUpdate];
   calls: [sessionId: string, payload: CallReceived];
   /** the session.health event (resolvers/pacing.ts) */

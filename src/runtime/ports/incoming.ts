@@ -73,6 +73,14 @@ export interface ReceivedMessages {
   forget(sessionId: string): void;
 }
 
+/** Messages a link could not decrypt yet, by network id, until the sender's resend arrives (in memory, bounded). */
+export interface WaitingMessages {
+  /** Notes a message as waiting since `at`; false when it was waiting already (a further failed attempt). */
+  note(sessionId: string, waMessageId: string, at: string): boolean;
+  /** When the message started waiting, if it did; it is waiting no more. */
+  take(sessionId: string, waMessageId: string): string | undefined;
+}
+
 /** A stored received file, as the download route needs it. */
 export interface StoredMedia {
   locator: MediaLocator;
@@ -129,6 +137,11 @@ export interface IncomingItem {
   waMessageId: string;
   /** only on items with media */
   media?: IncomingMediaView;
+  /**
+   * extension: the message first arrived undecryptable, and a message.waiting event with this
+   * waMessageId was raised then (this time); absent on messages that were readable at once
+   */
+  waitingSince?: string;
 }
 
 export type IncomingInput = Omit<IncomingItem, 'eventId' | 'sessionId' | 'receivedAt'>;

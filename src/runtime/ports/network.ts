@@ -52,13 +52,21 @@ export interface QuotedMessage {
   text: string;
 }
 
-export type OutgoingContent =
-  | { kind: 'text'; text: string; quoted?: QuotedMessage; mentions?: string[] }
+/** A reply's quote and the people a message mentions (user JIDs): every kind of message below carries them. */
+export interface ReplyContext {
+  quoted?: QuotedMessage;
+  mentions?: string[];
+}
+
+export type OutgoingContent = (
+  | { kind: 'text'; text: string }
   | { kind: 'media'; mediaType: MediaType; data: Buffer; mimetype?: string; caption?: string; fileName?: string; ptt?: boolean }
   | { kind: 'buttons'; body: string; header?: string; footer?: string; buttons: ButtonSpec[] }
   | { kind: 'contact'; displayName: string; phone: string }
   | { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string }
-  | PollContent;
+  | PollContent
+) &
+  ReplyContext;
 
 /**
  * A poll: its options in order, and how many may be chosen (1: one; 0: any number). The secret its votes
@@ -168,7 +176,7 @@ export interface NumberOnNetwork {
 /** A contact's presence as the network tells it: online or not, typing, recording a voice note. */
 export type PresenceState = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
 
-/** What a link hears about chats beside messages (chats.ts on the service side). */
+/** What a link hears about chats beside messages, and messages it cannot read yet (chats.ts on the service side). */
 export type ChatEvent =
   | {
       kind: 'presence';
@@ -196,6 +204,19 @@ export type ChatEvent =
       offline: boolean;
       /** when (ms since the epoch) */
       at: number;
+    }
+  | {
+      /** a message the link could not decrypt yet; it asked the sender for it again, and a resend keeps this id */
+      kind: 'waiting';
+      waMessageId: string;
+      /** the chat and the sender, as a received message names them (phone-number JID when known, else LID) */
+      chatJid: string;
+      chatLid: string | null;
+      from: string;
+      fromLid: string | null;
+      fromMe: boolean;
+      /** the message's time as the network stamped it (Unix seconds) */
+      messageTimestamp: number;
     };
 
 /** Operations on chats beside sends (extensions: number check, read marks, presence, calls). */
@@ -213,6 +234,11 @@ export interface ChatOps {
   setOwnPresence: (presence: 'available' | 'unavailable') => Promise<void>;
   /** Rejects an incoming call. */
   rejectCall: (callId: string, callerJid: string) => Promise<void>;
+  /**
+   * The URL of a person's or group's profile picture, full size (`image`) or its thumbnail (`preview`);
+   * null when there is none or its owner hides it from this account (the network does not say which).
+   */
+  profilePicture: (jid: string, size: 'image' | 'preview') => Promise<string | null>;
 }
 
 export interface LinkCallbacks {
@@ -232,7 +258,7 @@ export interface LinkCallbacks {
   onReceipts: (receipts: Receipt[]) => void;
   /** people whose phone number and LID the network told together (each pair once per link) */
   onPeople: (people: KnownPerson[]) => void;
-  /** presence updates and calls (optional: a link opened only to log out hears none) */
+  /** presence updates, calls and waiting messages (optional: a link opened only to log out hears none) */
   onChatEvent?: (event: ChatEvent) => void;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
-import { announceReceived } from '../../resolvers/message-actions.ts';
+import { announceReceived, announceWaiting } from '../../resolvers/message-actions.ts';
 import { announcePollVote } from '../../resolvers/polls.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
 import { learnLids } from '../../resolvers/contacts.ts';
@@ -21,7 +21,7 @@ import { createEventBus } from '../events.ts';
 import { ButtonGuard } from '../button-guard.ts';
 import { IncomingBuffer } from '../incoming-buffer.ts';
 import { IncomingMediaStore } from '../incoming-media.ts';
-import { RecentReceived } from '../received-messages.ts';
+import { RecentReceived, RecentWaiting } from '../received-messages.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
 import { WebhookDeliveryLoop } from '../jobs/webhook-delivery.ts';
@@ -120,6 +120,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           });
         });
   const received = new RecentReceived();
+  const waiting = new RecentWaiting();
   const incomingMedia = new IncomingMediaStore({
     db,
     logger,
@@ -138,7 +139,12 @@ export const createDeps = (options: DepsOptions): Deps => {
     network,
     events,
     incoming,
-    receive: (sessionId, message) => incomingMedia.receive(sessionId, message),
+    // A resend of a message that was waiting refers to its message.waiting (same waMessageId).
+    receive: async (sessionId, message) => {
+      const input = await incomingMedia.receive(sessionId, message);
+      const waitingSince = waiting.take(sessionId, message.messageId);
+      return waitingSince ? { ...input, waitingSince } : input;
+    },
     webhooks,
     // Before the network's receipt for the message (see onIncoming in ports/network.ts).
     // waMessageId: a message the network delivers again (after a crash before its receipt) carries the
@@ -167,6 +173,12 @@ export const createDeps = (options: DepsOptions): Deps => {
         .catch((err: unknown) => logger.error({ err, sessionId }, 'recording the LIDs of contacts failed'));
     },
     onChatEvent: (sessionId, event) => {
+      if (event.kind === 'waiting') {
+        announceWaiting({ db, webhooks, events, waiting, logger, now }, accountOf, sessionId, event).catch((err: unknown) =>
+          logger.error({ err, sessionId, waMessageId: event.waMessageId }, 'announcing a waiting message failed'),
+        );
+        return;
+      }
       announceChatEvent(deps, sessionId, event).catch((err: unknown) =>
         logger.error({ err, sessionId, kind: event.kind }, 'announcing a presence update or a call failed'),
       );
@@ -258,6 +270,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     incomingMedia,
     received,
+    waiting,
     fetchMedia,
     buttons,
     jobs,

@@ -139,7 +139,7 @@ export const startBartender = async (network: SandboxNetwork, options: Bartender
         });
       return;
     }
-    if (path.startsWith('/mms/') || path.startsWith('/m/')) {
+    if (path.startsWith('/mms/') || path.startsWith('/m/') || path.startsWith('/pp/')) {
       network.media.handle(req, res);
       return;
     }

@@ -36,6 +36,13 @@ const presenceBody = z.object({
   to: z.string().min(1),
   presence: z.enum(['available', 'unavailable', 'composing', 'recording', 'paused']),
 });
+const pictureBody = z.object({
+  hidden: z.boolean().optional(),
+  /** the image's bytes, base64 (a blank PNG when left out) */
+  data: z.base64().min(1).optional(),
+  mimetype: z.string().min(1).optional(),
+});
+const chatPostBody = z.object({ to: z.array(z.string().min(1)).min(1), text: z.string().min(1) });
 const callBody = z.object({ to: z.string().min(1), video: z.boolean().default(false) });
 const playBody = z.object({ ids: z.array(z.string().min(1)).min(1) });
 const rateBody = z
@@ -82,6 +89,25 @@ export const startControlApi = async (
   app.post('/phones/:number/send', async (req, res) => {
     const body = sendBody.parse(req.body);
     res.json(await control.sendText(number(req), body.to, body.text));
+  });
+  app.post('/phones/:number/status', async (req, res) => {
+    const body = chatPostBody.parse(req.body);
+    res.json(await control.postStatus(number(req), body.to, body.text));
+  });
+  app.post('/phones/:number/broadcast', async (req, res) => {
+    const body = chatPostBody
+      .extend({
+        listId: z
+          .string()
+          .regex(/^\d{1,20}$/)
+          .optional(),
+      })
+      .parse(req.body);
+    res.json(await control.sendBroadcast(number(req), body.to, body.text, body.listId));
+  });
+  app.post('/channels/:jid/post', (req, res) => {
+    const body = chatPostBody.parse(req.body);
+    res.json(control.postToChannel(String(req.params.jid), body.to, body.text));
   });
   app.post('/phones/:number/react', async (req, res) => {
     const body = reactBody.parse(req.body);
@@ -140,6 +166,10 @@ export const startControlApi = async (
     control.failDecryption(number(req), z.object({ fail: z.boolean().default(true) }).parse(req.body ?? {}).fail);
     res.json({ ok: true });
   });
+  app.post('/phones/:number/undecryptable', (req, res) => {
+    control.undecryptable(number(req), z.object({ count: z.number().int().min(0).default(1) }).parse(req.body ?? {}).count);
+    res.json({ ok: true });
+  });
   app.post('/phones/:number/freeze', (req, res) => {
     res.json({ frozen: control.freeze(number(req), faultBody.parse(req.body ?? {}).deviceId) });
   });
@@ -193,6 +223,22 @@ export const startControlApi = async (
     const found = control.call(req.params.callId);
     if (found) res.json(found);
     else res.status(404).json({ ok: false, error: 'no call with that id (or it was forgotten)' });
+  });
+  const picture = (owner: string, body: unknown) => {
+    const { data, ...options } = pictureBody.parse(body ?? {});
+    return control.setPicture(owner, { ...options, ...(data ? { data: Buffer.from(data, 'base64') } : {}) });
+  };
+  app.post('/phones/:number/picture', (req, res) => {
+    res.json(picture(number(req), req.body));
+  });
+  app.delete('/phones/:number/picture', (req, res) => {
+    res.json({ removed: control.removePicture(number(req)) });
+  });
+  app.post('/groups/:jid/picture', (req, res) => {
+    res.json(picture(String(req.params.jid), req.body));
+  });
+  app.delete('/groups/:jid/picture', (req, res) => {
+    res.json({ removed: control.removePicture(String(req.params.jid)) });
   });
   app.get('/trace', (_req, res) => {
     res.json(control.trace());

@@ -3,6 +3,7 @@ import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
 import type { AccountPresence, CallView, PhonePresence, ReadMark } from './chats.ts';
 import type { GroupView } from './groups.ts';
+import type { PictureView } from './pictures.ts';
 import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
 import type { DeliveryView } from './routing.ts';
@@ -50,9 +51,54 @@ export class SandboxControl {
     return this.network.scanQr(number, qr);
   }
 
-  /** The phone sends a text to a number; every companion linked to that number receives it. */
-  sendText(fromNumber: string, toNumber: string, text: string): Promise<{ id: string; delivered: number }> {
-    return this.network.router.fromPhone(this.network.requirePhone(fromNumber), toNumber.split('@')[0] ?? toNumber, { conversation: text });
+  /**
+   * The phone sends a text to a number (every companion linked to that number receives it) or into a
+   * group it is a member of (the other members' linked devices receive it).
+   */
+  sendText(fromNumber: string, to: string, text: string): Promise<{ id: string; delivered: number }> {
+    return this.sendMessage(this.network.requirePhone(fromNumber), to, { conversation: text });
+  }
+
+  private sendMessage(phone: VirtualPhone, to: string, message: proto.IMessage): Promise<{ id: string; delivered: number }> {
+    if (!to.endsWith('@g.us')) return this.network.router.fromPhone(phone, to.split('@')[0] ?? to, message);
+    const group = this.network.groups.groups.get(to);
+    if (!group) throw new Error(`no group ${to}`);
+    if (!group.participants.has(phone.jid)) throw new Error(`${phone.number} is not a member of ${to}`);
+    const members = [...group.participants.keys()].map((jid) => this.network.directory.find(jid)).filter((p) => p !== undefined);
+    return this.network.router.fromPhoneToChat(phone, to, members, message);
+  }
+
+  private phonesOf(numbers: string[]): VirtualPhone[] {
+    return numbers.map((n) => this.network.requirePhone(n.split('@')[0] ?? n));
+  }
+
+  /** The phone posts a text status (`status@broadcast`) that these numbers' linked devices receive. */
+  postStatus(fromNumber: string, toNumbers: string[], text: string): Promise<{ id: string; delivered: number }> {
+    return this.network.router.fromPhoneToChat(this.network.requirePhone(fromNumber), 'status@broadcast', this.phonesOf(toNumbers), {
+      extendedTextMessage: { text },
+    });
+  }
+
+  /**
+   * The phone sends a text through one of its broadcast lists (`<listId>@broadcast`): each listed
+   * number's linked devices receive it from the list, the phone as its sender.
+   */
+  sendBroadcast(
+    fromNumber: string,
+    toNumbers: string[],
+    text: string,
+    listId = String(Date.now()),
+  ): Promise<{ id: string; delivered: number; chat: string }> {
+    const chat = `${listId}@broadcast`;
+    return this.network.router
+      .fromPhoneToChat(this.network.requirePhone(fromNumber), chat, this.phonesOf(toNumbers), { conversation: text })
+      .then((sent) => ({ ...sent, chat }));
+  }
+
+  /** A channel (`<id>@newsletter`) posts a text that these followers' linked devices receive. */
+  postToChannel(channelJid: string, toNumbers: string[], text: string): { id: string; delivered: number } {
+    if (!channelJid.endsWith('@newsletter')) throw new Error('a channel JID ends with @newsletter');
+    return this.network.router.channelPost(channelJid, this.phonesOf(toNumbers), { conversation: text });
   }
 
   /**
@@ -68,12 +114,16 @@ export class SandboxControl {
     return { remoteJid: `${toNumber}@s.whatsapp.net`, fromMe: true, id };
   }
 
-  /** The phone reacts to a message (one it received, or one it sent to `toNumber`); '' removes its reaction. */
+  /**
+   * The phone reacts to a message (one it received, in its chat, a group's included, or one it sent to
+   * `toNumber`); '' removes its reaction.
+   */
   react(fromNumber: string, toNumber: string, id: string, emoji: string): Promise<{ id: string; delivered: number }> {
     const phone = this.network.requirePhone(fromNumber);
     const to = toNumber.split('@')[0] ?? toNumber;
     const key = this.keyFor(phone, to, id);
-    return this.network.router.fromPhone(phone, to, { reactionMessage: { key, text: emoji, senderTimestampMs: Date.now() } });
+    const chat = key.remoteJid?.endsWith('@g.us') ? key.remoteJid : to;
+    return this.sendMessage(phone, chat, { reactionMessage: { key, text: emoji, senderTimestampMs: Date.now() } });
   }
 
   /**
@@ -108,7 +158,7 @@ export class SandboxControl {
     const message: proto.IMessage = {
       pollUpdateMessage: { pollCreationMessageKey: this.keyFor(phone, to, pollMessageId), vote, senderTimestampMs: Date.now() },
     };
-    return group ? this.network.router.fromPhoneToGroup(phone, entry.chat, message) : this.network.router.fromPhone(phone, to, message);
+    return group ? this.sendMessage(phone, entry.chat, message) : this.network.router.fromPhone(phone, to, message);
   }
 
   /** The phone edits a text it sent to `toNumber`. */
@@ -241,6 +291,16 @@ export class SandboxControl {
   /** Every message to this phone fails to decrypt, until called with false. */
   failDecryption(number: string, fail = true): void {
     this.network.requirePhone(number).signal.failDecryption = fail;
+  }
+
+  /**
+   * The phone's next `count` messages reach the linked devices they go to in a form those cannot
+   * decrypt (a new session naming a prekey the device does not have, as after the phone restored an old
+   * backup): each device shows the message as waiting, asks for it again with a retry receipt, and the
+   * phone sends it again under the same id on a good session.
+   */
+  undecryptable(number: string, count = 1): void {
+    this.network.requirePhone(number).signal.undecryptable = count;
   }
 
   /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
@@ -398,6 +458,23 @@ export class SandboxControl {
   /** A call a phone placed: ringing, or rejected by a linked device. */
   call(callId: string): CallView | undefined {
     return this.network.chats.call(callId);
+  }
+
+  /**
+   * A phone (by number) or a group (by JID) sets a new profile picture: a blank PNG unless `data` is
+   * given; `hidden` hides it from everyone else (the network answers 401 not-authorized).
+   */
+  setPicture(owner: string, options: { hidden?: boolean; data?: Buffer; mimetype?: string } = {}): PictureView {
+    return this.network.pictures.set(owner, options);
+  }
+
+  /** The phone or group removes its picture (the network answers 404 item-not-found); answers whether it had one. */
+  removePicture(owner: string): boolean {
+    return this.network.pictures.remove(owner);
+  }
+
+  picture(owner: string): PictureView | undefined {
+    return this.network.pictures.get(owner);
   }
 
   dispose(): void {

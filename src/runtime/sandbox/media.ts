@@ -16,6 +16,8 @@ export type MediaFailure = 'cut' | 'reset';
 /** The sandbox's media host: companions upload encrypted files here and phones fetch them. */
 export class MediaHost {
   private readonly blobs = new Map<string, Buffer>();
+  /** plain files anyone may fetch (profile pictures), by path */
+  private readonly published = new Map<string, { data: Buffer; mimetype: string }>();
   private readonly failures: MediaFailure[] = [];
   private server?: Server;
   hostname = '';
@@ -33,7 +35,7 @@ export class MediaHost {
     this.hostname = `${host}:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** Uploads (POST /mms/...) and downloads (GET /m/...); the links it answers name the host the client used. */
+  /** Uploads (POST /mms/...), downloads (GET /m/...) and pictures (GET /pp/...); the links it answers name the host the client used. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     const host = req.headers.host ?? this.hostname;
     const url = new URL(req.url ?? '/', 'https://media.invalid');
@@ -48,6 +50,11 @@ export class MediaHost {
           .writeHead(200, { 'content-type': 'application/json' })
           .end(JSON.stringify({ url: `https://${host}${path}`, direct_path: path }));
       });
+      return;
+    }
+    const plain = req.method === 'GET' ? this.published.get(url.pathname) : undefined;
+    if (plain) {
+      res.writeHead(200, { 'content-type': plain.mimetype, 'content-length': plain.data.length }).end(plain.data);
       return;
     }
     const blob = req.method === 'GET' && url.pathname.startsWith('/m/') ? this.blobs.get(url.pathname.slice(3)) : undefined;
@@ -83,6 +90,17 @@ export class MediaHost {
     const id = randomBytes(12).toString('hex');
     this.blobs.set(id, encrypted);
     return { url: `https://${this.hostname}/m/${id}`, directPath: `/m/${id}` };
+  }
+
+  /** Serves a plain (unencrypted) file, as WhatsApp's picture host does; answers its path. */
+  publish(data: Buffer, mimetype: string): string {
+    const path = `/pp/${randomBytes(12).toString('hex')}`;
+    this.published.set(path, { data, mimetype });
+    return path;
+  }
+
+  unpublish(path: string): void {
+    this.published.delete(path);
   }
 
   /** Deletes a stored file, as WhatsApp's media host does once a file is old: its links then answer 404. */

@@ -15,25 +15,18 @@ import { SandboxChats } from './chats.ts';
 import { GroupNotifier } from './group-notifications.ts';
 import { GroupService } from './groups.ts';
 import { MediaHost } from './media.ts';
+import { SandboxPictures } from './pictures.ts';
+import type { IqRefusal } from './pictures.ts';
 import { Pushback } from './pushback.ts';
 import { Router } from './routing.ts';
 import type { Trace } from './trace.ts';
 import { answerUsync } from './usync.ts';
 
-type IqAnswer = BinaryNode[] | 'result' | 'unmodelled';
+/** the answer's content, an empty result, an error (sent as `<iq type="error"><error code text/></iq>`), or none */
+type IqAnswer = BinaryNode[] | 'result' | 'unmodelled' | IqRefusal;
 
 /** Plain-result answers for the start-up queries whose content Baileys tolerates being empty. */
-const EMPTY_OK = new Set([
-  'passive',
-  'w:p',
-  'urn:xmpp:whatsapp:dirty',
-  'w:stats',
-  'fb:thrift_iq',
-  'status',
-  'disappearing_mode',
-  'bot',
-  'w:profile:picture',
-]);
+const EMPTY_OK = new Set(['passive', 'w:p', 'urn:xmpp:whatsapp:dirty', 'w:stats', 'fb:thrift_iq', 'status', 'disappearing_mode', 'bot']);
 
 const result = (iq: BinaryNode, content?: BinaryNode[]): BinaryNode => ({
   tag: 'iq',
@@ -57,6 +50,8 @@ export class SandboxNetwork {
   readonly media = new MediaHost();
   /** read receipts, presence and calls */
   readonly chats: SandboxChats;
+  /** profile pictures of phones and groups */
+  readonly pictures: SandboxPictures;
   /** rates, restrictions and bans per linked number */
   readonly pushback = new Pushback();
   /** companions waiting for a phone number to enter their pairing code */
@@ -88,6 +83,8 @@ export class SandboxNetwork {
       return node.attrs.type === 'retry' ? this.router.retryToCompanion(conn, node) : this.router.deliveryReceipt(conn, node);
     });
     this.chats = new SandboxChats({ directory, addressing: this.addressing, connectionsOf: (number) => this.server.connectionsOf(number) });
+    this.pictures = new SandboxPictures({ directory, groups: this.groups, media: this.media });
+    this.extraIq.set('w:profile:picture', (conn, iq) => this.pictures.answer(conn, iq));
     this.stanzaHandlers.set('presence', (conn, node) => this.chats.presence(conn, node));
     this.stanzaHandlers.set('call', (conn, node) => this.chats.callStanza(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq, this.addressing.revealsLids));
@@ -270,6 +267,15 @@ export class SandboxNetwork {
         tag: 'iq',
         attrs: { from: 's.whatsapp.net', type: 'error', id: id ?? '' },
         content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],
+      });
+      return;
+    }
+    if (!Array.isArray(answer) && answer !== 'result') {
+      // rc14's query() throws Boom(text, { data: code }) on this child (WABinary assertNodeErrorFree)
+      conn.send({
+        tag: 'iq',
+        attrs: { from: iq.attrs.to ?? 's.whatsapp.net', type: 'error', id: id ?? '' },
+        content: [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }],
       });
       return;
     }

@@ -188,8 +188,11 @@ export class Router {
   /** Told when a phone's message, encrypted on the phone, enters the network on its way to a device. */
   readonly phoneMessageListeners = new Set<(entry: { id: string; from: string; to: string }) => void>();
 
-  /** What each phone sent, by `<number>\u0000<id>`: the plaintext and the number it went to. */
-  private readonly sentByPhones = new Map<string, { to: string; plaintext: Uint8Array }>();
+  /**
+   * What each phone sent, by `<number>\u0000<id>`: the plaintext and the number it went to, or the
+   * group, status or broadcast list it went into and the numbers it reached there.
+   */
+  private readonly sentByPhones = new Map<string, { to: string; plaintext: Uint8Array; recipients?: Set<string> }>();
   /** Per linked device (`<number>:<deviceId>`), the phones' messages it has not receipted, by id. */
   private readonly unreceipted = new Map<string, Map<string, Unreceipted>>();
   /** Delivery receipts from linked devices for phones' messages, by `<number>\u0000<id>` of the sending phone. */
@@ -198,6 +201,8 @@ export class Router {
   private readonly retriesAsked = new Map<string, number>();
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
   private readonly retriesAnswered = new Map<string, number>();
+  /** Messages phones sent into a group, a status or a broadcast list, by id: their sender, for the devices' receipts. */
+  private readonly chatSends = new Map<string, VirtualPhone>();
 
   constructor(private readonly network: RouterParts) {}
 
@@ -450,11 +455,15 @@ export class Router {
    * a sender re-fetches prekeys) and sends the same message under the same id.
    */
   async retryToCompanion(conn: Connection, node: BinaryNode): Promise<void> {
-    const phone = this.directory.find(node.attrs.to ?? '');
+    // For a message in a group, a status or a broadcast list, rc14's receipt names the chat in `to` and the sender as `participant`.
+    const to = node.attrs.to ?? '';
+    const chat = to.endsWith('@g.us') || to.endsWith('@broadcast') ? to : undefined;
+    const phone = this.directory.find(chat ? (node.attrs.participant ?? '') : to);
     const device = conn.device;
     const id = node.attrs.id ?? '';
     const sent = phone ? this.sentByPhones.get(`${phone.number}\u0000${id}`) : undefined;
-    if (!phone || !device || !conn.phone || !sent || sent.to !== conn.phone.number) {
+    const sentHere = chat ? sent?.to === chat && conn.phone && sent.recipients?.has(conn.phone.number) : sent?.to === conn.phone?.number;
+    if (!phone || !device || !conn.phone || !sent || !sentHere) {
       this.network.logger.warn({ to: node.attrs.to, id }, 'a retry receipt for a message the phone does not remember');
       return;
     }
@@ -475,7 +484,13 @@ export class Router {
     }));
     conn.send({
       tag: 'message',
-      attrs: { ...this.addressing.sender(phone), id, t: now(), type: 'text', notify: phone.name },
+      attrs: {
+        ...(chat ? { from: chat, ...this.addressing.groupSender(phone, 0) } : this.addressing.sender(phone)),
+        id,
+        t: now(),
+        type: 'text',
+        notify: phone.name,
+      },
       content: [{ tag: 'enc', attrs: { v: '2', type, count: String(count) }, content: body }],
     });
   }
@@ -595,12 +610,15 @@ export class Router {
     remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
     let delivered = 0;
     const token = phone === recipient ? undefined : this.tokenFor(phone, recipient);
+    const spoiled = phone.signal.undecryptable > 0;
+    if (spoiled) phone.signal.undecryptable -= 1;
     for (const device of recipient.devices.values()) {
       if (device.loggedOut) continue;
       const pending = this.pendingFor(recipient.number, device.deviceId);
       remember(pending, id, { from: phone, plaintext }, UNRECEIPTED_PER_DEVICE);
       for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
         if (token) this.tellToken(conn, phone, recipient, token);
+        if (spoiled) phone.signal.spoilSession(addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`));
         for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
         await this.sendToDevice(conn, phone, id, plaintext, false);
         delivered += 1;
@@ -610,23 +628,36 @@ export class Router {
   }
 
   /**
-   * A phone writes in a group: every other member's linked devices get it from the group, with the phone
-   * as participant, encrypted pairwise by the phone (a `pkmsg`/`msg`, as WhatsApp sends a group message
-   * to a device that lacks the sender's key). Devices that are away do not get it later.
+   * A phone writes into a group, its status (`status@broadcast`) or a broadcast list (`<id>@broadcast`):
+   * each recipient's linked devices get the message with the chat as `from` and the phone as
+   * `participant`. It is encrypted pairwise for each device, the form WhatsApp resends a group message
+   * in and that Baileys decrypts in any chat, where WhatsApp sends a group's or a status's first copy
+   * under the sender key (see docs/sandbox.md, "Where we guessed"). Sent again on a device's retry
+   * receipt; not held for devices that are away.
    */
-  async fromPhoneToGroup(phone: VirtualPhone, groupId: string, message: proto.IMessage): Promise<{ id: string; delivered: number }> {
-    const members = this.network.groups.members(groupId);
-    if (!members.includes(phone)) throw new Error(`${phone.number} is not a member of ${groupId}`);
+  async fromPhoneToChat(
+    phone: VirtualPhone,
+    chat: string,
+    recipients: VirtualPhone[],
+    message: proto.IMessage,
+  ): Promise<{ id: string; delivered: number }> {
     const id = newMessageId();
     const plaintext = proto.Message.encode(message).finish();
+    const reached = new Set(recipients.filter((r) => r !== phone).map((r) => r.number));
+    remember(this.sentByPhones, `${phone.number}\u0000${id}`, { to: chat, plaintext, recipients: reached }, REMEMBERED_SENDS);
+    remember(this.receiptedBy, `${phone.number}\u0000${id}`, [], REMEMBERED_SENDS);
+    remember(this.chatSends, id, phone, REMEMBERED_SENDS);
+    const spoiled = phone.signal.undecryptable > 0;
+    if (spoiled) phone.signal.undecryptable -= 1;
     let delivered = 0;
-    for (const member of members) {
-      if (member === phone) continue;
-      for (const conn of this.network.server.connectionsOf(member.number)) {
+    for (const recipient of recipients) {
+      if (recipient === phone) continue;
+      for (const conn of this.network.server.connectionsOf(recipient.number)) {
         const device = conn.device;
-        if (!device) continue;
+        if (!device || device.loggedOut) continue;
+        if (spoiled) phone.signal.spoilSession(addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`));
         const { type, body } = await phone.signal.encrypt(
-          addressOf(`${member.number}:${device.deviceId}@s.whatsapp.net`),
+          addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`),
           plaintext,
           () => ({
             registrationId: device.registrationId,
@@ -637,8 +668,26 @@ export class Router {
         );
         conn.send({
           tag: 'message',
-          attrs: { from: groupId, ...this.addressing.groupSender(phone, 0), id, t: now(), type: 'text', notify: phone.name },
+          attrs: { from: chat, ...this.addressing.groupSender(phone, 0), id, t: now(), type: 'text', notify: phone.name },
           content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
+        });
+        delivered += 1;
+      }
+    }
+    return { id, delivered };
+  }
+
+  /** A channel's post reaches its followers' linked devices as WhatsApp sends it: unencrypted (`<plaintext>`). */
+  channelPost(channel: string, followers: VirtualPhone[], message: proto.IMessage): { id: string; delivered: number } {
+    const id = newMessageId();
+    const serverId = String(Math.floor(Math.random() * 1_000_000));
+    let delivered = 0;
+    for (const follower of followers) {
+      for (const conn of this.network.server.connectionsOf(follower.number)) {
+        conn.send({
+          tag: 'message',
+          attrs: { from: channel, id, server_id: serverId, t: now(), type: 'text' },
+          content: [{ tag: 'plaintext', attrs: {}, content: proto.Message.encode(message).finish() }],
         });
         delivered += 1;
       }
@@ -686,6 +735,8 @@ export class Router {
     const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((item) => item.attrs.id)];
     const pending = this.pendingFor(number, deviceId);
     for (const id of ids) {
+      const intoChat = id ? this.chatSends.get(id) : undefined;
+      if (id && intoChat) this.receiptedBy.get(`${intoChat.number}\u0000${id}`)?.push({ deviceId, at: new Date().toISOString() });
       const held = id ? pending.get(id) : undefined;
       if (!id || !held) continue;
       pending.delete(id);

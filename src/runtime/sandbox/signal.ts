@@ -174,6 +174,18 @@ export class PhoneSignal {
     this.stalePreKeyNext = true;
   }
 
+  /**
+   * Fault: this many of the phone's next messages reach its peers' linked devices in a form they cannot
+   * decrypt (see spoilSession); each device asks for the message again and gets it on a good session.
+   */
+  undecryptable = 0;
+
+  /** The next message to this device starts a new session naming a prekey the device does not have. */
+  spoilSession(recipient: ProtocolAddress): void {
+    this.sessions.delete(recipient.toString());
+    this.stalePreKeyNext = true;
+  }
+
   /** Forgets the session with a device, so the next message to it starts a new one from a fresh bundle. */
   forgetSession(recipient: ProtocolAddress): void {
     this.sessions.delete(recipient.toString());
