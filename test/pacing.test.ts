@@ -116,6 +116,25 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     expect((await call('GET', `${S}/queue`)).body).toEqual({ ok: true, count: 0, items: [] });
   });
 
+  it('shows "typing…" sized to the text before it goes, when the session asks for it', async () => {
+    const S = `/v1/sessions/${ids.me}`;
+    await call('PATCH', `${S}/settings`, { typingMsPerChar: 40 });
+    const text = 'typed by a person'; // 17 characters: 680 ms of typing
+    const answer = (await call('POST', `${S}/send`, { to: FRIEND, message: text })).body;
+    // typing comes first, so even a due message is queued: the API does not wait for it
+    expect(answer).toEqual({ ok: true, id: expect.any(String), status: 'PENDING', sendAt: expect.any(String) });
+    const entry = await waitUntil(
+      async () => ctx.sandbox.control.inbox(FRIEND).find((e) => e.content === text),
+      (e) => e !== undefined,
+    );
+    const typing = ctx.sandbox.control.typingSeen(FRIEND).filter((t) => t.from === ME);
+    const composing = typing.find((t) => t.state === 'composing');
+    expect(composing).toBeDefined();
+    expect(typing.some((t) => t.state === 'paused')).toBe(true);
+    expect(Date.parse(entry?.receivedAt ?? '') - Date.parse(composing?.at ?? '')).toBeGreaterThanOrEqual(680);
+    await call('PATCH', `${S}/settings`, { typingMsPerChar: null });
+  });
+
   it('paces a campaign as it falls due: one slot after the other, every message once', async () => {
     const S = `/v1/sessions/${ids.me}`;
     const started = await call('POST', `${S}/messages/campaign`, {

@@ -56,6 +56,15 @@ interface ChatsDeps {
  * presence (a linked account subscribing to a phone, a phone online or typing, an account's own
  * presence) and calls (a phone ringing a linked account, the account rejecting it).
  */
+/** An account's typing as a phone was shown it. */
+export interface TypingSeen {
+  from: string;
+  state: 'composing' | 'recording' | 'paused';
+  at: string;
+}
+
+const TYPING_KEPT = 200;
+
 export class SandboxChats {
   /** by `<sender number>\u0000<message id>` */
   private readonly reads = new Map<string, ReadMark[]>();
@@ -63,6 +72,8 @@ export class SandboxChats {
   private readonly subscribers = new Map<string, Set<string>>();
   private readonly own = new Map<string, AccountPresence>();
   private readonly calls = new Map<string, CallView>();
+  /** per phone number, what it was shown of accounts typing to it */
+  private readonly typing = new Map<string, TypingSeen[]>();
 
   constructor(private readonly deps: ChatsDeps) {}
 
@@ -104,6 +115,27 @@ export class SandboxChats {
     if (type === 'available' || type === 'unavailable') {
       this.own.set(account, { presence: type, name: name ?? '', at: new Date().toISOString() });
     }
+  }
+
+  /**
+   * A linked device types, records or stops in a chat (`<chatstate to><composing|paused/></chatstate>`,
+   * rc14's sendPresenceUpdate): the phone it is addressed to shows it, kept here for tests to read.
+   */
+  chatstate(conn: Connection, node: BinaryNode): void {
+    const account = conn.phone?.number;
+    const target = node.attrs.to ? this.deps.directory.find(node.attrs.to) : undefined;
+    const child = Array.isArray(node.content) ? (node.content[0] as BinaryNode | undefined) : undefined;
+    if (!account || !target || !child) return;
+    const state = child.tag === 'composing' ? (child.attrs.media === 'audio' ? 'recording' : 'composing') : 'paused';
+    const seen = this.typing.get(target.number) ?? [];
+    seen.push({ from: account, state, at: new Date().toISOString() });
+    if (seen.length > TYPING_KEPT) seen.shift();
+    this.typing.set(target.number, seen);
+  }
+
+  /** What a phone was shown of accounts typing to it, oldest first (the last TYPING_KEPT). */
+  typingSeenBy(number: string): TypingSeen[] {
+    return [...(this.typing.get(number) ?? [])];
   }
 
   /** The presence a linked account last set for itself (what its contacts would see). */

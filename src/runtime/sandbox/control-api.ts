@@ -215,6 +215,9 @@ export const startControlApi = async (
   app.get('/phones/:number/presence', (req, res) => {
     res.json({ presence: control.accountPresence(number(req)) });
   });
+  app.get('/phones/:number/typing', (req, res) => {
+    res.json({ typing: control.typingSeen(number(req)) });
+  });
   app.post('/phones/:number/call', (req, res) => {
     const body = callBody.parse(req.body);
     res.json(control.placeCall(number(req), body.to, body.video));

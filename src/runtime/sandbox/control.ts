@@ -1,7 +1,7 @@
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
-import type { AccountPresence, CallView, PhonePresence, ReadMark } from './chats.ts';
+import type { AccountPresence, CallView, PhonePresence, ReadMark, TypingSeen } from './chats.ts';
 import type { GroupView } from './groups.ts';
 import type { PictureView } from './pictures.ts';
 import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
@@ -448,6 +448,12 @@ export class SandboxControl {
   accountPresence(number: string): AccountPresence | null {
     this.network.requirePhone(number);
     return this.network.chats.accountPresence(number) ?? null;
+  }
+
+  /** What the phone was shown of linked accounts typing or recording to it (and stopping), oldest first. */
+  typingSeen(number: string): TypingSeen[] {
+    this.network.requirePhone(number);
+    return this.network.chats.typingSeenBy(number);
   }
 
   /** The phone calls a number: its linked devices ring (a call offer). */

@@ -86,6 +86,7 @@ export class SandboxNetwork {
     this.pictures = new SandboxPictures({ directory, groups: this.groups, media: this.media });
     this.extraIq.set('w:profile:picture', (conn, iq) => this.pictures.answer(conn, iq));
     this.stanzaHandlers.set('presence', (conn, node) => this.chats.presence(conn, node));
+    this.stanzaHandlers.set('chatstate', (conn, node) => this.chats.chatstate(conn, node));
     this.stanzaHandlers.set('call', (conn, node) => this.chats.callStanza(conn, node));
     this.extraIq.set('usync', (_conn, iq) => answerUsync(this.directory, iq, this.addressing.revealsLids));
     this.extraIq.set('md', (conn, iq) => this.linkCodeIq(conn, iq));
