@@ -99,6 +99,7 @@ describe.each(dbKinds)('delivery, read and played receipts end to end (%s)', (ki
       readAt: expect.stringMatching(ISO),
       playedAt: null,
       deletedAt: null,
+      sendAt: null,
     });
     expect((await call('GET', `/v1/sessions/${sessionId}/messages?limit=5`)).body.items.find((m: { id: string }) => m.id === id)).toEqual(
       read.body,

@@ -158,7 +158,9 @@ describe('a restarted service process', () => {
     );
     await new Promise((r) => setTimeout(r, 500));
     expect(mine().map((e) => e.content)).toEqual(['queued one', 'queued two', 'queued three']);
-    expect(mine().every((e) => e.duplicates === 0)).toBe(true);
+    // As above: the message on the wire at the kill may arrive again under its network id (shown once).
+    expect(mine().filter((e) => e.duplicates > 0).length).toBeLessThanOrEqual(1);
+    expect(mine().every((e) => e.duplicates <= 1)).toBe(true);
     for (const answer of answers) {
       expect((await call('GET', `/v1/sessions/${id}/messages/${answer.id}`)).body.status).toBe('SENT');
     }
