@@ -257,6 +257,12 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       expect(done.error).toBeNull();
     }
     expect(ctx.sandbox.control.phone(RATED).pushback.refused.messages).toBeGreaterThanOrEqual(1);
+    // and back to normal once the pause is over, with an event saying so
+    const resumed = await waitUntil(
+      async () => events('session.health', ids.rated),
+      (e) => e.at(-1)?.state === 'ok',
+    );
+    expect(resumed.at(-1)).toMatchObject({ state: 'ok', reason: null, pausedUntil: null });
     const metrics = await fetch(`${ctx.app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) =>
       r.text(),
     );

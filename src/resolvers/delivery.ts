@@ -7,7 +7,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
-import { isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor } from './pacing.ts';
+import { announceResumed, isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor } from './pacing.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 
@@ -179,7 +179,7 @@ export const deliverNow = async (
   if (slot && (slot.at > ctx.now().getTime() || slot.typingMs > 0)) {
     if (!options.waitForSlot) return queueRecord(ctx, record, slot.at);
     await sleep(Math.max(0, slot.at - ctx.now().getTime()));
-    ctx.pacer.take(session.id, id, ctx.now().getTime());
+    if (ctx.pacer.take(session.id, id, ctx.now().getTime())) void announceResumed(ctx, session.id);
     const current = ctx.sessions.link(session.id);
     if (!current) {
       await refundQuota(ctx, 1, takenAt);
@@ -187,7 +187,7 @@ export const deliverNow = async (
     }
     sender = current;
     if (slot.typingMs > 0) await showTyping(ctx, sender, delivery.to, slot.typingMs);
-  } else if (slot) ctx.pacer.take(session.id, id, ctx.now().getTime());
+  } else if (slot && ctx.pacer.take(session.id, id, ctx.now().getTime())) void announceResumed(ctx, session.id);
   await ctx.outgoing.pending({ ...record, waMessageId });
   let sent: SendResult;
   const sending = performance.now();

@@ -164,6 +164,14 @@ export const announceHealth = async (deps: Deps, sessionId: string): Promise<Ses
   return health;
 };
 
+/** The first message after a pause went: the session.health event says it is back (logged, never thrown). */
+export const announceResumed = async (deps: Deps, sessionId: string): Promise<void> => {
+  deps.logger.info({ sessionId }, 'sending resumed after the pause');
+  await announceHealth(deps, sessionId).catch((err: unknown) =>
+    deps.logger.error({ err, sessionId }, 'announcing a resumed session failed'),
+  );
+};
+
 /** A session's health now (of a session already known to be the caller's). */
 export const healthOf = async (deps: Pick<Deps, 'db' | 'pacer' | 'now'>, sessionId: string): Promise<SessionHealth> =>
   healthView(sessionId, deps.pacer.health(sessionId, deps.now().getTime()), await queueLengthOf(deps, sessionId), deps.now());

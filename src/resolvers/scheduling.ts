@@ -22,7 +22,7 @@ import { registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
-import { isRateAnswer, rateAnswered, showTyping, slotFor } from './pacing.ts';
+import { announceResumed, isRateAnswer, rateAnswered, showTyping, slotFor } from './pacing.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -322,7 +322,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });
     return sendAt;
   }
-  deps.pacer.take(row.sessionId, row.id, deps.now().getTime());
+  if (deps.pacer.take(row.sessionId, row.id, deps.now().getTime())) void announceResumed(deps, row.sessionId);
   if (slot && slot.typingMs > 0) await showTyping(deps, link, row.toNumber, slot.typingMs);
   const sending = performance.now();
   try {

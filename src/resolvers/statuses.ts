@@ -13,7 +13,7 @@ import { bySetting, mediaUrlSchema } from './media-urls.ts';
 import { durationMsSchema, MAX_HORIZON_MS } from './messages.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
-import { slotFor } from './pacing.ts';
+import { announceResumed, slotFor } from './pacing.ts';
 import { parseInput } from './validate.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
@@ -127,7 +127,7 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
   // A status waits for its slot here, as its answer says whether the network accepted it.
   const slot = await slotFor(ctx, session.id, STATUS_TARGET, 0, record.id);
   if (slot && slot.at > ctx.now().getTime()) await sleep(slot.at - ctx.now().getTime());
-  ctx.pacer.take(session.id, record.id, ctx.now().getTime());
+  if (ctx.pacer.take(session.id, record.id, ctx.now().getTime())) void announceResumed(ctx, session.id);
   const sending = performance.now();
   try {
     const sent = await (ctx.sessions.link(session.id) ?? link).sendStatus(content, recipients, { messageId: waMessageId });

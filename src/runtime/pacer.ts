@@ -151,12 +151,15 @@ export class SessionPacer implements Pacer {
     return { at: held.at, typingMs: held.typingMs };
   }
 
-  take(sessionId: string, recordId: string, now = Date.now()): void {
+  take(sessionId: string, recordId: string, now = Date.now()): boolean {
     const pace = this.sessions.get(sessionId);
     const held = pace?.reserved.get(recordId);
-    if (!pace || !held) return;
+    if (!pace || !held) return false;
     this.gone(pace, held.chatId, now + held.typingMs);
     this.release(sessionId, recordId);
+    const resumed = pace.pausedUntil > 0 && now >= pace.pausedUntil;
+    if (resumed) pace.pausedUntil = 0;
+    return resumed;
   }
 
   release(sessionId: string, recordId: string): void {

@@ -109,10 +109,14 @@ describe('send pacer', () => {
     const moved3 = p.slot('s', 'c', r, 1, 'm3', T0 + 300).at;
     expect(moved2).toBe(until);
     expect(moved3 - moved2).toBe(m3 - m2);
+    // the first message that goes after the pause says the session is back, once
+    expect(p.take('s', 'm2', until)).toBe(true);
+    expect(p.health('s', until).state).toBe('ok');
+    expect(p.take('s', 'm3', moved3)).toBe(false);
     // an answer soon after the pause doubles it; one long after starts again from the base
     expect(p.rateAnswer('s', until + 1_000).getTime()).toBe(until + 1_000 + 120_000);
     expect(p.rateAnswer('s', until + 1_000 + 120_000 + 700_000).getTime()).toBe(until + 1_000 + 120_000 + 700_000 + 60_000);
-    expect(p.stats(until + 1_000 + 120_000 + 700_000)).toEqual({ paused: 1, waiting: 2 });
+    expect(p.stats(until + 1_000 + 120_000 + 700_000)).toEqual({ paused: 1, waiting: 0 });
   });
 
   it('reports a restriction or a ban until cleared', () => {

@@ -53,8 +53,11 @@ export interface Pacer {
    * moved later when a pause, the messages that went since, or an earlier message of its chat require.
    */
   slot(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId?: string, now?: number): Slot;
-  /** The record leaves now (after its typing, if any): the next slots count from here, and its slot is freed. */
-  take(sessionId: string, recordId: string, now?: number): void;
+  /**
+   * The record leaves now (after its typing, if any): the next slots count from here, and its slot is
+   * freed. True for the first message to leave after a pause ended (the session is back to sending).
+   */
+  take(sessionId: string, recordId: string, now?: number): boolean;
   /** A record left the queue without being sent (failed or cancelled): its slot is freed. */
   release(sessionId: string, recordId: string): void;
   /**
