@@ -204,7 +204,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     metrics.jobLateness.observe({ kind }, Math.max(0, lateMs) / 1000);
     if (lateMs > LATE_AFTER_SECONDS * 1000) metrics.jobsLate.inc({ kind });
   };
-  metrics.watch({ db, sessions, incoming });
+  metrics.watch({ db, sessions, incoming, ownership });
   // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
   const outgoing = {
     ...writes,
