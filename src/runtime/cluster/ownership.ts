@@ -221,7 +221,16 @@ export class PostgresOwnership implements Ownership {
     this.validUntil = started + ttlMs - Math.min(1_000, ttlMs / 10);
     const current = new Map(rows.map((r) => [r.sessionId, r.epoch]));
     const lost = [...this.held].filter(([id, epoch]) => current.get(id) !== epoch).map(([id]) => id);
-    if (lost.length > 0) this.lose(lost, 'another node claimed them');
+    if (lost.length > 0) {
+      // A deleted session's lease went with its row: that is no loss.
+      const claimed = await db.$queryRawUnsafe<Array<{ sessionId: string }>>(
+        `SELECT "sessionId" FROM "SessionLease" WHERE "sessionId" = ANY($1::text[])`,
+        lost,
+      );
+      const taken = new Set(claimed.map((r) => r.sessionId));
+      for (const id of lost) if (!taken.has(id)) this.held.delete(id);
+      if (taken.size > 0) this.lose([...taken], 'another node claimed them');
+    }
     // Leases still this node's that it had given up (it could not renew in time, and no other node took them).
     const back = rows.filter((r) => !this.held.has(r.sessionId));
     if (back.length > 0 && this.handlers) this.gain(back);
