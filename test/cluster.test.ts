@@ -6,9 +6,12 @@ import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
 import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
+import { PostgresOwnership } from '../src/runtime/cluster/ownership.ts';
+import { createLogger } from '../src/runtime/logger.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { dbKinds, gql, http } from './helpers/app.ts';
+import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import type { TestApp } from './helpers/app.ts';
+import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -236,5 +239,80 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
     const record = await call(survivor, 'GET', `/v1/sessions/${id}/messages?status=PENDING`);
     expect(record.body.count).toBe(0);
     expect(sandbox.control.phone(phone).devices).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skipped when TEST_DATABASES excludes postgres)', () => {
+  const ME = '15558881001';
+  const TO = '15558881002';
+  let sandbox: Sandbox;
+  let database: TestDatabase;
+  let app: TestApp;
+  let other: Db;
+  let first: PostgresOwnership;
+  let second: PostgresOwnership;
+  let key = '';
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    for (const n of [ME, TO]) sandbox.control.addPhone(n);
+    database = await createTestDatabase('postgres');
+    const db = createPrisma(database.url);
+    // A long lease, so that the first node's own renewal (every 10 s) comes after the refused send.
+    first = new PostgresOwnership({ db, databaseUrl: database.url, logger, ttlMs: 30_000 });
+    app = await startTestApp(
+      'postgres',
+      { CLUSTER_SECRET: SECRET },
+      { target: { sandbox: sandboxAddress(sandbox) }, ownership: first },
+      { existing: database, makeDb: () => db },
+    );
+    await first.start({ gained: () => undefined, lost: (ids) => void app.deps.sessions.release(ids) });
+    key = (await app.newAccount()).apiKey;
+    other = createPrisma(database.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+    await app?.close();
+    await other?.$disconnect();
+    await sandbox?.close();
+    await database?.drop();
+  });
+
+  it('refuses a send by a node whose claim the database no longer holds, before its own clock tells it, then closes its link', {
+    timeout: 60_000,
+  }, async () => {
+    const id = await linkThroughQr(app.baseUrl, key, sandbox, ME, 'fenced', 30_000);
+    const send = (message: string) => http(app.baseUrl, 'POST', `/v1/sessions/${id}/send`, { key, body: { to: TO, message } });
+    expect((await send('while mine')).status).toBe(200);
+    await waitUntil(
+      async () => sandbox.control.inbox(TO).map((e) => e.content),
+      (t) => t.includes('while mine'),
+    );
+    // The first node's lease lapses (as if it had been cut off) and a second node claims the session.
+    await other.$executeRawUnsafe(
+      `UPDATE "SessionLease" SET "expiresAt" = (now() AT TIME ZONE 'UTC') - interval '1 second' WHERE "sessionId" = $1`,
+      id,
+    );
+    second = new PostgresOwnership({ db: other, databaseUrl: database.url, logger, ttlMs: 6_000 });
+    const claims = await second.start({ gained: () => undefined, lost: () => undefined });
+    expect(claims).toEqual([{ sessionId: id, epoch: 2 }]);
+    // The first node still holds its link and, by its own clock, the lease: the epoch check refuses.
+    expect(first.owns(id)).toBe(true);
+    const refused = await send('after the claim');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('SESSION_NOT_CONNECTED');
+    expect(await app.db.outgoingMessage.count({ where: { sessionId: id, content: 'after the claim' } })).toBe(0);
+    // Its next renewal finds the session gone and closes the link.
+    await waitUntil(
+      async () => first.owns(id) || app.deps.sessions.link(id) !== undefined,
+      (holds) => !holds,
+      20_000,
+    );
+    expect(first.counts.losses).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.control.inbox(TO).filter((e) => e.content === 'after the claim')).toHaveLength(0);
   });
 });
