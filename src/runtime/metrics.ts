@@ -88,6 +88,17 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       renewalsSeen = total;
     },
   });
+  let handoversSeen = 0;
+  new Counter({
+    name: `${PREFIX}cluster_lease_handovers_total`,
+    help: 'Sessions this node handed over on purpose: to a node that joined (balance), or at shutdown',
+    registers,
+    collect() {
+      const total = sources?.ownership?.counts.handovers ?? 0;
+      if (total > handoversSeen) this.inc(total - handoversSeen);
+      handoversSeen = total;
+    },
+  });
   new Counter({
     name: `${PREFIX}cluster_lease_losses_total`,
     help: 'Sessions this node lost: another node claimed them, or it could not renew in time and closed their links',

@@ -12,9 +12,13 @@ export const singleNode = (): Ownership => ({
   owned: () => undefined,
   confirm: async () => true,
   route: async () => ({ at: 'here' }),
-  counts: { renewals: 0, losses: 0 },
+  counts: { renewals: 0, losses: 0, handovers: 0 },
 });
 
+/** How many sessions a node above its share hands over per scan (a second): each re-links on its new owner. */
+const SHED_PER_SCAN = 16;
+/** A session claimed this recently is not handed over: it may be in the middle of linking (a QR, a pairing code). */
+const SHED_AFTER_MS = 10_000;
 /** The first key of every node's liveness lock (pg_try_advisory_lock(int, int)); the second is the node's lockKey. */
 const LOCK_CLASS = 0x5e55;
 // Leases are compared with the database's clock only, so the nodes' clocks may disagree.
@@ -48,8 +52,10 @@ export interface ClusterOptions {
 export class PostgresOwnership implements Ownership {
   readonly nodeId: string;
   readonly clustered = true;
-  readonly counts = { renewals: 0, losses: 0 };
+  readonly counts = { renewals: 0, losses: 0, handovers: 0 };
   private readonly held = new Map<string, number>();
+  /** performance.now() when this node claimed each session it holds */
+  private readonly heldSince = new Map<string, number>();
   /** performance.now() up to which the last renewal keeps this node's leases, a margin before the database lets them go */
   private validUntil = 0;
   private lockClient: pg.Client | undefined;
@@ -57,6 +63,7 @@ export class PostgresOwnership implements Ownership {
   private address = '';
   private handlers: OwnershipHandlers | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
+  private queue: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly scanMs: number;
 
@@ -97,8 +104,10 @@ export class PostgresOwnership implements Ownership {
         if (row.nodeId === this.nodeId) return { at: 'unknown' };
         return row.address ? { at: 'owner', address: row.address, nodeId: row.nodeId } : { at: 'unknown' };
       }
-      if (!(await this.validLocally())) return { at: 'unknown' };
-      const claimed = await this.claimOne(sessionId).catch(() => undefined);
+      // A session whose owner is gone, or which was just handed over, goes to whoever has room at the next
+      // scan (within a second); only a session nobody ever held is claimed by the request that reaches it.
+      if (row || !(await this.validLocally())) return { at: 'unknown' };
+      const claimed = await this.serial(() => this.claimOne(sessionId)).catch(() => undefined);
       // No session row (the request will answer 404 here), or claimed now.
       if (claimed === undefined) return { at: 'here' };
       if (claimed) {
@@ -116,9 +125,9 @@ export class PostgresOwnership implements Ownership {
     await this.renew();
     const first = await this.scan();
     this.handlers = handlers;
-    this.every(Math.max(250, Math.floor(this.options.ttlMs / 3)), () => this.renew());
+    this.every(Math.max(250, Math.floor(this.options.ttlMs / 3)), () => this.serial(() => this.renew()));
     this.every(this.scanMs, async () => {
-      const claims = await this.scan();
+      const claims = await this.serial(() => this.scan());
       if (claims.length > 0) this.gain(claims, false);
     });
     // Self-fencing: leases this node could not renew in time are given up before any other node may take them.
@@ -137,6 +146,7 @@ export class PostgresOwnership implements Ownership {
   /** Shutdown, after the links are closed: the leases lapse at once so other nodes take the sessions at their next scan. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.counts.handovers += this.held.size;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     const { db } = this.options;
@@ -145,8 +155,22 @@ export class PostgresOwnership implements Ownership {
       .catch((err: unknown) => this.options.logger.warn({ err }, 'releasing session leases failed'));
     await db.$executeRawUnsafe(`DELETE FROM "ClusterNode" WHERE id = $1`, this.nodeId).catch(() => undefined);
     this.held.clear();
+    this.heldSince.clear();
     await this.lockClient?.end().catch(() => undefined);
     this.lockClient = undefined;
+  }
+
+  /**
+   * Renewals, scans and claims one after another: a renewal that ran beside a claim would not see the
+   * session just claimed and would take it for lost.
+   */
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work);
+    this.queue = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
   }
 
   private every(ms: number, run: () => Promise<void>): void {
@@ -228,7 +252,7 @@ export class PostgresOwnership implements Ownership {
         lost,
       );
       const taken = new Set(claimed.map((r) => r.sessionId));
-      for (const id of lost) if (!taken.has(id)) this.held.delete(id);
+      for (const id of lost) if (!taken.has(id)) this.drop(id);
       if (taken.size > 0) this.lose([...taken], 'another node claimed them');
     }
     // Leases still this node's that it had given up (it could not renew in time, and no other node took them).
@@ -244,6 +268,7 @@ export class PostgresOwnership implements Ownership {
       `SELECT (SELECT count(*) FROM "Session")::int AS total, (SELECT count(*) FROM "ClusterNode" n WHERE ${alive('n')})::int AS live`,
     );
     let room = Math.ceil((sizes?.total ?? 0) / Math.max(1, sizes?.live ?? 1)) - this.held.size;
+    if (room < 0) await this.shed(Math.min(-room, SHED_PER_SCAN));
     if (room <= 0) return [];
     const fresh = await db.$queryRawUnsafe<Claim[]>(
       `INSERT INTO "SessionLease" ("sessionId", "nodeId", epoch, "expiresAt")
@@ -272,9 +297,40 @@ export class PostgresOwnership implements Ownership {
         : [];
     const claims = [...fresh, ...taken];
     if (this.stopped) return [];
-    for (const claim of claims) this.held.set(claim.sessionId, claim.epoch);
+    for (const claim of claims) this.hold(claim);
     if (claims.length > 0) this.options.logger.info({ nodeId: this.nodeId, sessions: claims.length }, 'claimed sessions');
     return claims;
+  }
+
+  /**
+   * Balance: a node above its share (a node joined) hands sessions over, those without a link first,
+   * then connected ones (never one in the middle of linking): their links close here, then their leases
+   * lapse at once, and the node with room claims them at its next scan.
+   */
+  private async shed(count: number): Promise<void> {
+    const { db } = this.options;
+    const rows = await db.$queryRawUnsafe<Array<{ sessionId: string }>>(
+      `SELECT l."sessionId" FROM "SessionLease" l JOIN "Session" s ON s.id = l."sessionId"
+       WHERE l."nodeId" = $1 AND (NOT s."autoConnect" OR s.status = 'CONNECTED')
+       ORDER BY s."autoConnect", l."sessionId" LIMIT $2`,
+      this.nodeId,
+      count + this.heldSince.size,
+    );
+    const settled = performance.now() - SHED_AFTER_MS;
+    const ids = rows
+      .map((r) => r.sessionId)
+      .filter((id) => (this.heldSince.get(id) ?? 0) < settled)
+      .filter((id) => this.drop(id));
+    ids.splice(count);
+    if (ids.length === 0) return;
+    this.counts.handovers += ids.length;
+    this.options.logger.info({ nodeId: this.nodeId, sessions: ids.length }, 'handing sessions over to balance the nodes');
+    await this.handlers?.lost(ids);
+    await db.$executeRawUnsafe(
+      `UPDATE "SessionLease" SET "expiresAt" = ${NOW} - interval '1 millisecond' WHERE "sessionId" = ANY($1::text[]) AND "nodeId" = $2`,
+      ids,
+      this.nodeId,
+    );
   }
 
   /** One session, now: it has no lease, or its owner is dead or lapsed. null when another node holds it. */
@@ -290,20 +346,32 @@ export class PostgresOwnership implements Ownership {
       sessionId,
     );
     if (!claim || this.stopped) return null;
-    this.held.set(claim.sessionId, claim.epoch);
+    this.hold(claim);
     return claim;
   }
 
+  private hold(claim: Claim): void {
+    if (!this.held.has(claim.sessionId)) this.heldSince.set(claim.sessionId, performance.now());
+    this.held.set(claim.sessionId, claim.epoch);
+  }
+
+  private drop(sessionId: string): boolean {
+    this.heldSince.delete(sessionId);
+    return this.held.delete(sessionId);
+  }
+
   private gain(claims: Claim[], record = true): void {
-    if (record) for (const claim of claims) this.held.set(claim.sessionId, claim.epoch);
+    if (record) for (const claim of claims) this.hold(claim);
     this.handlers?.gained(claims);
   }
 
   private lose(sessionIds: string[], why: string): void {
-    const lost = sessionIds.filter((id) => this.held.delete(id));
+    const lost = sessionIds.filter((id) => this.drop(id));
     if (lost.length === 0) return;
     this.counts.losses += lost.length;
     this.options.logger.warn({ nodeId: this.nodeId, sessions: lost.length, why }, 'lost sessions; their links are closed');
-    this.handlers?.lost(lost);
+    Promise.resolve(this.handlers?.lost(lost)).catch((err: unknown) =>
+      this.options.logger.error({ err, nodeId: this.nodeId }, 'closing the links of lost sessions failed'),
+    );
   }
 }

@@ -396,14 +396,27 @@ export class SessionManager implements Sessions {
   async adopt(sessionIds: string[]): Promise<number> {
     const fresh = sessionIds.filter((id) => !this.live.get(id)?.link);
     if (fresh.length === 0 || this.stopping) return 0;
+    // Read CONNECTING from now on, not the row the previous owner left (CONNECTED while nobody links it).
+    const entries = new Map<string, Live>();
     for (const id of fresh) {
-      const live = this.live.get(id);
-      if (live) {
-        this.clearTimers(live);
-        this.live.delete(id);
+      const old = this.live.get(id);
+      if (old) this.clearTimers(old);
+      this.live.delete(id);
+      const live = this.entry(id);
+      live.status = 'CONNECTING';
+      entries.set(id, live);
+    }
+    const rows = await this.markRows(fresh);
+    const relinked = new Set(rows.map((r) => r.id));
+    // A session nobody wants linked reads as its row says (unless a request acted on it meanwhile).
+    const rest = fresh.filter((id) => !relinked.has(id));
+    if (rest.length > 0) {
+      for (const row of await this.options.db.session.findMany({ where: { id: { in: rest } }, select: { id: true, status: true } })) {
+        const live = entries.get(row.id);
+        if (live && live.generation === 0 && live.status === 'CONNECTING') live.status = row.status as SessionStatus;
       }
     }
-    return this.relinkRows(await this.markRows(fresh));
+    return this.relinkRows(rows);
   }
 
   /**

@@ -8,8 +8,8 @@ export interface Claim {
 export interface OwnershipHandlers {
   /** sessions claimed after the start: link them and take over their pending messages */
   gained: (claims: Claim[]) => void;
-  /** sessions this node may no longer link (another node claimed them, or the lease lapsed): close at once */
-  lost: (sessionIds: string[]) => void;
+  /** sessions this node may no longer link (another node claimed them, the lease lapsed, or they are handed over): close at once */
+  lost: (sessionIds: string[]) => Promise<void> | void;
 }
 
 /**
@@ -31,6 +31,6 @@ export interface Ownership {
    * the base URL of the owner, or 'unknown' when the owner has no address yet.
    */
   route(sessionId: string): Promise<{ at: 'here' } | { at: 'owner'; address: string; nodeId: string } | { at: 'unknown' }>;
-  /** how many leases were renewed and lost so far, for /metrics */
-  readonly counts: { renewals: number; losses: number };
+  /** how many leases were renewed, lost and handed over (balance, shutdown) so far, for /metrics */
+  readonly counts: { renewals: number; losses: number; handovers: number };
 }

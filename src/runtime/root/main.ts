@@ -70,7 +70,7 @@ if (cluster) {
         .then(() => resumeScheduled(deps, ids))
         .catch((err: unknown) => logger.error({ err, sessions: ids.length }, 'taking over sessions failed'));
     },
-    lost: (ids) => void deps.sessions.release(ids),
+    lost: (ids) => deps.sessions.release(ids),
   });
   logger.info({ nodeId: cluster.nodeId, sessions: cluster.owned().length }, 'joined the cluster');
 }
