@@ -164,8 +164,8 @@ export const benchFailover = async (): Promise<FailoverResult> => {
     const rebalanceProbe = probe();
     const joinedAt = performance.now();
     const joined = await spawn();
-    // The joined node's share, less the rounding: sessions ÷ nodes, rounded down.
-    const share = Math.floor(N / alive.size);
+    // Each node holds at most sessions ÷ nodes rounded up; the one that joined gets what the others leave.
+    const share = N - (alive.size - 1) * Math.ceil(N / alive.size);
     let rebalanceMoved = 0;
     for (;;) {
       const now = await ownerOf();

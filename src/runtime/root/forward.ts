@@ -6,6 +6,7 @@ import { Kind, parse } from 'graphql';
 import type { ArgumentNode, OperationDefinitionNode, ValueNode } from 'graphql';
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Ownership } from '../ports/cluster.ts';
 
 /** The header a node forwards with; a request carrying the right secret is served where it lands. */
@@ -129,7 +130,7 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     res.once('close', abort);
     try {
       const answer = await request(new URL(req.originalUrl, only.address), {
-        method: req.method as 'GET',
+        method: req.method as Dispatcher.HttpMethod,
         headers,
         body,
         dispatcher: agent,
