@@ -98,7 +98,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
           node
             .output()
             .split('\n')
-            .filter((l) => /claimed|lost|handing|"level":(40|50)|joined/.test(l))
+            .filter((l) => /claimed|lost|handing|"level":(40|50)|joined|"err"/.test(l))
             .join('\n'),
         );
     for (const node of nodes) {

@@ -284,11 +284,12 @@ export class PostgresOwnership implements Ownership {
     const taken =
       room > 0
         ? await db.$queryRawUnsafe<Claim[]>(
-            `UPDATE "SessionLease" l SET "nodeId" = $1, epoch = l.epoch + 1, "expiresAt" = ${PLUS_TTL}
+            // The live nodes once per statement (pg_locks is a snapshot of the lock table), not once per lease.
+            `WITH live AS MATERIALIZED (SELECT n.id FROM "ClusterNode" n WHERE ${alive('n')})
+             UPDATE "SessionLease" l SET "nodeId" = $1, epoch = l.epoch + 1, "expiresAt" = ${PLUS_TTL}
              FROM (SELECT c."sessionId" FROM "SessionLease" c
-                   WHERE c."nodeId" <> $1 AND (c."expiresAt" < ${NOW}
-                     OR NOT EXISTS (SELECT 1 FROM "ClusterNode" n WHERE n.id = c."nodeId" AND ${alive('n')}))
-                   ORDER BY c."sessionId" LIMIT $3 FOR UPDATE SKIP LOCKED) AS due
+                   WHERE c."nodeId" <> $1 AND (c."expiresAt" < ${NOW} OR c."nodeId" NOT IN (SELECT id FROM live))
+                   ORDER BY c."sessionId" LIMIT $3 FOR UPDATE OF c SKIP LOCKED) AS due
              WHERE l."sessionId" = due."sessionId" RETURNING l."sessionId", l.epoch`,
             this.nodeId,
             ttlMs,

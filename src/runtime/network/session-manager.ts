@@ -394,29 +394,13 @@ export class SessionManager implements Sessions {
 
   /** Sessions this node has just claimed from another (dead or lapsed) node: re-linked as at a start. */
   async adopt(sessionIds: string[]): Promise<number> {
-    const fresh = sessionIds.filter((id) => !this.live.get(id)?.link);
+    // A session with an entry here is being acted on already (a request that reached this node claimed it).
+    const fresh = sessionIds.filter((id) => !this.live.has(id));
     if (fresh.length === 0 || this.stopping) return 0;
+    const wanted = await this.options.db.session.findMany({ where: { id: { in: fresh }, autoConnect: true }, select: { id: true } });
     // Read CONNECTING from now on, not the row the previous owner left (CONNECTED while nobody links it).
-    const entries = new Map<string, Live>();
-    for (const id of fresh) {
-      const old = this.live.get(id);
-      if (old) this.clearTimers(old);
-      this.live.delete(id);
-      const live = this.entry(id);
-      live.status = 'CONNECTING';
-      entries.set(id, live);
-    }
-    const rows = await this.markRows(fresh);
-    const relinked = new Set(rows.map((r) => r.id));
-    // A session nobody wants linked reads as its row says (unless a request acted on it meanwhile).
-    const rest = fresh.filter((id) => !relinked.has(id));
-    if (rest.length > 0) {
-      for (const row of await this.options.db.session.findMany({ where: { id: { in: rest } }, select: { id: true, status: true } })) {
-        const live = entries.get(row.id);
-        if (live && live.generation === 0 && live.status === 'CONNECTING') live.status = row.status as SessionStatus;
-      }
-    }
-    return this.relinkRows(rows);
+    for (const { id } of wanted) if (!this.live.has(id)) this.entry(id).status = 'CONNECTING';
+    return this.relinkRows(await this.markRows(wanted.map((r) => r.id)));
   }
 
   /**
