@@ -1,6 +1,7 @@
 import '../src/runtime/node-version.ts';
 import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
+import { benchFailover, printFailoverBench } from './failover.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
 import { benchPacing, printPacingBench } from './pacing.ts';
 import { benchPeers, printPeersBench } from './peers.ts';
@@ -48,6 +49,8 @@ if (only.includes('pacing')) {
   });
   printPacingBench(result);
 }
+// Several nodes on PostgreSQL and Redis (issue 34): only when named.
+if (only.includes('failover')) printFailoverBench(await benchFailover());
 // The runtime alone (Node.js against Bun, one bare socket each; Bun from PEER_DIR): only when named.
 if (only.includes('floor')) {
   const result = await benchFloor().catch((err: unknown) => {

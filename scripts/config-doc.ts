@@ -22,6 +22,12 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
     names: ['DATABASE_URL', 'BOOTSTRAP_EMAIL', 'BOOTSTRAP_API_KEY'],
   },
   {
+    title: 'Several nodes',
+    intro:
+      'Several service processes on one PostgreSQL database; see [operations.md](operations.md#several-nodes) and the README. SQLite is always one node.',
+    names: ['REDIS_URL', 'CLUSTER_SECRET', 'CLUSTER_ADDRESS', 'CLUSTER_LEASE_TTL_MS'],
+  },
+  {
     title: 'Quotas and rate limits',
     names: ['DAILY_QUOTA', 'RATE_LIMIT_REQUESTS', 'RATE_LIMIT_WINDOW_S', 'MAX_SESSIONS_PER_ACCOUNT', 'MAX_RECURRING_PER_ACCOUNT'],
   },

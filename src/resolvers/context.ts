@@ -8,6 +8,7 @@ import type { MediaFetcher } from '../runtime/ports/media.ts';
 import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
 import type { Pacer } from '../runtime/ports/pacer.ts';
+import type { Ownership } from '../runtime/ports/cluster.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
 import type { IncomingMediaFiles, ReceivedMessages, WaitingMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
@@ -43,6 +44,8 @@ export interface Deps {
   webhookDelivery: WebhookDelivery;
   /** free-text contact search in the database's own dialect */
   searchContacts: ContactSearch;
+  /** which sessions this node links: every one, or (several nodes on PostgreSQL) those it holds a lease on */
+  ownership: Ownership;
 }
 
 export interface Caller {

@@ -142,7 +142,8 @@ export const deliverNow = async (
     return earlier;
   }
   const link = ctx.sessions.link(session.id);
-  if (!link) {
+  // Several nodes: a node whose claim on the session is no longer the database's sends nothing (fencing).
+  if (!link || !(await ctx.sessions.stillOwns(session.id))) {
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'not_connected' });
     if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
     throw notConnected();
@@ -192,6 +193,8 @@ export const deliverNow = async (
   let sent: SendResult;
   const sending = performance.now();
   try {
+    // The session was lost meanwhile (this node paused past its lease): the new owner links it now.
+    if (ctx.sessions.link(session.id) !== sender) throw new Error('the session moved to another node before the message left');
     sent = await sender.send(delivery.to, delivery.content, { messageId: waMessageId });
   } catch (err) {
     if (ctx.pacer.enabled && isRateAnswer(err)) return requeueAfterRateAnswer(ctx, record);

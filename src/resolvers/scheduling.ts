@@ -245,6 +245,10 @@ const armNextOfCampaign = async (
   await deps.jobs.scheduleMessage(next.jobId ?? randomUUID(), next.id, sendAt);
 };
 
+/** Another node's claim holds the record (it lost the session and has not let go yet): try again shortly. */
+const claimedElsewhere = async (deps: Deps, messageId: string): Promise<boolean> =>
+  (await deps.db.outgoingMessage.count({ where: { id: messageId, status: 'PENDING', claimedAt: { not: null } } })) > 0;
+
 /**
  * A due record: claimed atomically, then sent exactly as it was accepted (its payload) with the network
  * id chosen when it was stored, so a resend after a crash shows once on the phone. A timer that fires
@@ -258,6 +262,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     data: { claimedAt: now },
   });
   if (claimed.count === 0) {
+    if (deps.ownership.clustered && (await claimedElsewhere(deps, messageId))) return new Date(now.getTime() + RETRY_EVERY_MS);
     const early = await deps.db.outgoingMessage.findFirst({
       where: { id: messageId, status: 'PENDING', claimedAt: null, sendAt: { gt: now } },
       select: { sendAt: true },
@@ -267,6 +272,12 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   }
   const row = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, include: { session: true } });
   if (!row) return null;
+  // Several nodes: only the session's owner sends, and only while the database holds its claim (fencing);
+  // the owner armed its own job when it took the session.
+  if (!(await deps.sessions.stillOwns(row.sessionId))) {
+    await deps.db.outgoingMessage.updateMany({ where: { id: row.id, status: 'PENDING', claimedAt: now }, data: { claimedAt: null } });
+    return null;
+  }
   const link = deps.sessions.link(row.sessionId);
   const finish = async (data: {
     status: string;
@@ -396,10 +407,13 @@ export const campaignProgress = async (deps: Pick<Deps, 'db' | 'outgoing'>, camp
  * At start: unconfirmed claims were interrupted by a stop; every PENDING record gets its job again,
  * immediate sends that were in flight included (they have no sendAt and go at once).
  */
-export const resumeScheduled = async (deps: Deps): Promise<number> => {
-  await deps.db.outgoingMessage.updateMany({ where: { status: 'PENDING', claimedAt: { not: null } }, data: { claimedAt: null } });
+export const resumeScheduled = async (deps: Deps, sessionIds?: string[]): Promise<number> => {
+  // Several nodes: only the sessions this node has just claimed; their claims were made under an older
+  // epoch by a node that lost them (a live owner's claims are left alone).
+  const mine = sessionIds ? { sessionId: { in: sessionIds } } : {};
+  await deps.db.outgoingMessage.updateMany({ where: { status: 'PENDING', claimedAt: { not: null }, ...mine }, data: { claimedAt: null } });
   const pending = await deps.db.outgoingMessage.findMany({
-    where: { status: 'PENDING' },
+    where: { status: 'PENDING', ...mine },
     select: {
       id: true,
       jobId: true,

@@ -80,6 +80,51 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       this.set(sources?.pacer?.stats().waiting ?? 0);
     },
   });
+  // Several nodes (issue 34): what this node holds, and how its leases fare.
+  new Gauge({
+    name: `${PREFIX}cluster_sessions_owned`,
+    help: 'Sessions this node holds a lease on (several nodes on PostgreSQL); absent on a single node',
+    labelNames: ['node'],
+    registers,
+    collect() {
+      this.reset();
+      const ownership = sources?.ownership;
+      if (ownership?.clustered) this.set({ node: ownership.nodeId }, ownership.owned()?.length ?? 0);
+    },
+  });
+  let renewalsSeen = 0;
+  let lossesSeen = 0;
+  new Counter({
+    name: `${PREFIX}cluster_lease_renewals_total`,
+    help: 'Session leases this node renewed (one per owned session every third of CLUSTER_LEASE_TTL_MS)',
+    registers,
+    collect() {
+      const total = sources?.ownership?.counts.renewals ?? 0;
+      if (total > renewalsSeen) this.inc(total - renewalsSeen);
+      renewalsSeen = total;
+    },
+  });
+  let handoversSeen = 0;
+  new Counter({
+    name: `${PREFIX}cluster_lease_handovers_total`,
+    help: 'Sessions this node handed over on purpose: to a node that joined (balance), or at shutdown',
+    registers,
+    collect() {
+      const total = sources?.ownership?.counts.handovers ?? 0;
+      if (total > handoversSeen) this.inc(total - handoversSeen);
+      handoversSeen = total;
+    },
+  });
+  new Counter({
+    name: `${PREFIX}cluster_lease_losses_total`,
+    help: 'Sessions this node lost: another node claimed them, or it could not renew in time and closed their links',
+    registers,
+    collect() {
+      const total = sources?.ownership?.counts.losses ?? 0;
+      if (total > lossesSeen) this.inc(total - lossesSeen);
+      lossesSeen = total;
+    },
+  });
 
   return {
     registry,
@@ -141,6 +186,12 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       name: `${PREFIX}webhook_attempt_duration_seconds`,
       help: 'How long a webhook receiver took to answer (or the timeout)',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    forwarded: new Counter({
+      name: `${PREFIX}cluster_forwarded_requests_total`,
+      help: 'Requests sent on to the node that owns their session, by outcome (forwarded; unavailable: no owner reachable, answered 409 with Retry-After)',
+      labelNames: ['outcome'],
       registers,
     }),
     watch: (given) => {

@@ -211,6 +211,34 @@ export const settingsSchema = z.object({
     .min(1)
     .default(16)
     .describe('how many links the re-link at start opens at a time; each place frees when its link is up or fails'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional()
+    .describe(
+      'several nodes (issue 34): events (subscriptions, the incoming long-poll) go through this Redis, so a client on one node sees what another raised; unset, events stay in the process',
+    ),
+  CLUSTER_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'several nodes on PostgreSQL: the secret every node shares; a request for a session another node owns is forwarded to that node with it. Unset, such a request answers `503`',
+    ),
+  CLUSTER_ADDRESS: z
+    .url()
+    .optional()
+    .describe(
+      'several nodes: the base URL other nodes reach this one at (e.g. `http://10.0.0.5:3000`); default `http://<HOST, or 127.0.0.1>:<port>`',
+    ),
+  CLUSTER_LEASE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(10_000)
+    .describe(
+      "PostgreSQL: how long a node's claim on a session lasts without renewal (renewed every third of it). A node that cannot renew closes its links before it lapses; a stopped or cut-off node's sessions move after it. A crashed node's move at once",
+    ),
   METRICS_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters')

@@ -6,6 +6,7 @@ import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
 import type { ChatEvent, CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
+import type { Ownership } from '../ports/cluster.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -91,6 +92,8 @@ export interface SessionManagerOptions {
   relinkConcurrency?: number;
   /** how long one re-linking link may hold its slot before the next is opened anyway */
   relinkSlotMs?: number;
+  /** which sessions this node links (several nodes on PostgreSQL); every session by default */
+  ownership?: Pick<Ownership, 'owns' | 'confirm'>;
 }
 
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
@@ -131,6 +134,7 @@ export class SessionManager implements Sessions {
   }
 
   link(sessionId: string): NetworkLink | undefined {
+    if (this.options.ownership && !this.options.ownership.owns(sessionId)) return undefined;
     const live = this.live.get(sessionId);
     return live?.status === 'CONNECTED' ? live.link : undefined;
   }
@@ -280,13 +284,22 @@ export class SessionManager implements Sessions {
    * with their session.status events in the same transaction.
    */
   async markRelinking(): Promise<number> {
+    this.relinking = await this.markRows();
+    return this.relinking.length;
+  }
+
+  /** markRelinking's work, for every session this node owns or only the ones given. */
+  private async markRows(only?: string[]): Promise<Array<{ id: string; accountId: string }>> {
     const { db, webhooks } = this.options;
-    const rows = await db.session.findMany({
-      where: { autoConnect: true },
-      select: { id: true, accountId: true, sessionName: true, phone: true, lastError: true },
-    });
-    this.relinking = rows.map(({ id, accountId }) => ({ id, accountId }));
-    if (rows.length === 0) return 0;
+    const ownership = this.options.ownership;
+    const rows = (
+      await db.session.findMany({
+        where: { autoConnect: true, ...(only ? { id: { in: only } } : {}) },
+        select: { id: true, accountId: true, sessionName: true, phone: true, lastError: true },
+      })
+    ).filter((row) => !ownership || ownership.owns(row.id));
+    const found = rows.map(({ id, accountId }) => ({ id, accountId }));
+    if (rows.length === 0) return found;
     const events = [];
     if (webhooks) {
       for (const row of rows) {
@@ -310,7 +323,7 @@ export class SessionManager implements Sessions {
       await db.$transaction([update, ...(webhooks?.writes(events) ?? [])]);
       webhooks?.written(events);
     }
-    return rows.length;
+    return found;
   }
 
   /**
@@ -322,6 +335,10 @@ export class SessionManager implements Sessions {
     if (!this.relinking) await this.markRelinking();
     const rows = this.relinking ?? [];
     this.relinking = undefined;
+    return this.relinkRows(rows);
+  }
+
+  private async relinkRows(rows: Array<{ id: string; accountId: string }>): Promise<number> {
     const concurrency = Math.max(1, this.options.relinkConcurrency ?? 16);
     const slotMs = this.options.relinkSlotMs ?? 30_000;
     // Read CONNECTING from the first request on, as their rows do.
@@ -384,6 +401,39 @@ export class SessionManager implements Sessions {
     await this.options.network.collectGarbage();
   }
 
+  /** Sessions this node has just claimed from another (dead or lapsed) node: re-linked as at a start. */
+  async adopt(sessionIds: string[]): Promise<number> {
+    // A session with an entry here is being acted on already (a request that reached this node claimed it).
+    const fresh = sessionIds.filter((id) => !this.live.has(id));
+    if (fresh.length === 0 || this.stopping) return 0;
+    const wanted = await this.options.db.session.findMany({ where: { id: { in: fresh }, autoConnect: true }, select: { id: true } });
+    // Read CONNECTING from now on, not the row the previous owner left (CONNECTED while nobody links it).
+    for (const { id } of wanted) if (!this.live.has(id)) this.entry(id).status = 'CONNECTING';
+    return this.relinkRows(await this.markRows(wanted.map((r) => r.id)));
+  }
+
+  /**
+   * Sessions this node lost (another node claimed them, or its lease lapsed): each link is closed at once
+   * and nothing more is written for it; the new owner writes the rows from now on.
+   */
+  async release(sessionIds: string[]): Promise<void> {
+    await Promise.all(
+      sessionIds.map(async (sessionId) => {
+        const live = this.live.get(sessionId);
+        if (!live) return;
+        live.generation += 1;
+        this.live.delete(sessionId);
+        this.failQrWaiters(live, new Error('the session moved to another node'));
+        await this.teardown(live).catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'closing a lost link failed'));
+      }),
+    );
+  }
+
+  /** Right before a send: this node still owns the session (its fencing epoch is current). */
+  stillOwns(sessionId: string): Promise<boolean> {
+    return this.options.ownership?.confirm(sessionId) ?? Promise.resolve(true);
+  }
+
   private entry(sessionId: string): Live {
     let live = this.live.get(sessionId);
     if (!live) {
@@ -402,8 +452,13 @@ export class SessionManager implements Sessions {
     return live;
   }
 
+  /** Whether this node may link and record the session (always, outside a cluster). */
+  private mine(sessionId: string): boolean {
+    return !this.options.ownership || this.options.ownership.owns(sessionId);
+  }
+
   private async start(sessionId: string, live: Live): Promise<void> {
-    if (this.stopping) return;
+    if (this.stopping || !this.mine(sessionId)) return;
     live.generation += 1;
     const generation = live.generation;
     await this.teardown(live);
@@ -502,6 +557,11 @@ export class SessionManager implements Sessions {
     live.qr = undefined;
     live.qrDataUrl = undefined;
     if (this.stopping) return;
+    if (!this.mine(sessionId)) {
+      // A node that lost the session hears its link replaced by the new owner's: nothing of it is its to record.
+      await this.release([sessionId]);
+      return;
+    }
     if (kind === 'restart') {
       log.info('the network asked for a new connection (stream error 515, as after each pairing); reconnecting at once');
       await this.start(sessionId, live);
@@ -655,6 +715,7 @@ export class SessionManager implements Sessions {
   ): Promise<void> {
     live.status = status;
     const write = live.written.then(async () => {
+      if (!this.mine(sessionId)) return;
       try {
         const row = await this.writeStatus(sessionId, live, status, data);
         this.options.events.publish('session', sessionId, { ...row, status, qrCode: live.qrDataUrl ?? null });

@@ -1,4 +1,5 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Ownership } from './cluster.ts';
 import type { Db } from './db.ts';
 import type { Incoming } from './incoming.ts';
 import type { Pacer } from './pacer.ts';
@@ -9,6 +10,7 @@ export interface MetricSources {
   sessions: Sessions;
   incoming: Incoming;
   pacer?: Pacer;
+  ownership?: Ownership;
 }
 
 /**
@@ -27,6 +29,8 @@ export interface Metrics {
   jobLateness: Histogram<'kind'>;
   webhookAttempts: Counter<'outcome'>;
   webhookSeconds: Histogram;
+  /** several nodes: requests sent on to the node that owns their session, by outcome */
+  forwarded: Counter<'outcome'>;
   /** what the scrape reads from the running service; set once the session manager exists */
   watch: (sources: MetricSources) => void;
 }

@@ -29,4 +29,10 @@ export interface Sessions {
   /** A received file, fetched and decrypted by the network; needs no live link. */
   downloadMedia(media: MediaLocator): Promise<ReadableStream<Uint8Array>>;
   collectGarbage(): Promise<void>;
+  /** Several nodes: sessions this node just claimed, re-linked from their credentials. */
+  adopt(sessionIds: string[]): Promise<number>;
+  /** Several nodes: sessions this node lost; their links close at once, their rows are left to the new owner. */
+  release(sessionIds: string[]): Promise<void>;
+  /** Right before a send: whether this node still owns the session (its fencing epoch is the database's). */
+  stillOwns(sessionId: string): Promise<boolean>;
 }

@@ -9,6 +9,7 @@ import { errorHandler, notFoundRoute, sendError } from '../../rest/errors.ts';
 import { docsRouter } from '../../rest/docs.ts';
 import { restRouter } from '../../rest/router.ts';
 import { dashboardRouter } from '../dashboard.ts';
+import { createForwarder } from './forward.ts';
 import { attachSubscriptions, createGraphQL } from './graphql.ts';
 
 export interface App {
@@ -80,9 +81,21 @@ export const buildApp = (deps: Deps): App => {
 
   app.use(docsRouter(deps.settings));
   app.use(dashboardRouter(deps.logger));
-  app.use('/v1', restRouter(deps));
+  const forwarder = deps.ownership.clustered
+    ? createForwarder({
+        ownership: deps.ownership,
+        secret: deps.settings.CLUSTER_SECRET,
+        logger: deps.logger,
+        onForward: (outcome) => deps.metrics.forwarded.inc({ outcome }),
+      })
+    : undefined;
+  app.use('/v1', restRouter(deps, forwarder?.rest));
 
   const yoga = createGraphQL(deps);
+  if (forwarder) {
+    // The body is read here to find the operation's sessions; yoga takes the same bytes as its body.
+    app.post(yoga.graphqlEndpoint, express.raw({ type: () => true, limit: deps.settings.GRAPHQL_BODY_LIMIT }), forwarder.graphql);
+  }
   app.use(yoga.graphqlEndpoint, (req, res) => yoga(req, res));
 
   app.use(notFoundRoute);
@@ -95,6 +108,7 @@ export const buildApp = (deps: Deps): App => {
     server,
     close: async () => {
       await subscriptions.close();
+      await forwarder?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

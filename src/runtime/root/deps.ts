@@ -18,6 +18,9 @@ import type { Db } from '../db/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import { createOutgoingWrites } from '../db/outgoing-writes.ts';
 import { createEventBus } from '../events.ts';
+import { singleNode } from '../cluster/ownership.ts';
+import type { Ownership } from '../ports/cluster.ts';
+import type { EventBus } from '../ports/events.ts';
 import { ButtonGuard } from '../button-guard.ts';
 import { IncomingBuffer } from '../incoming-buffer.ts';
 import { IncomingMediaStore } from '../incoming-media.ts';
@@ -48,6 +51,10 @@ export interface DepsOptions {
   sessionTuning?: Pick<SessionManagerOptions, 'staleAfterMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'lastSeenWriteEveryMs'>;
   now?: () => Date;
   resolveHost?: MediaFetchOptions['resolveHost'];
+  /** the event bus (main passes the Redis one when REDIS_URL is set); in-process by default */
+  events?: EventBus;
+  /** which sessions this node links (several nodes on PostgreSQL); every session by default */
+  ownership?: Ownership;
 }
 
 /** The one place the runtime pieces are put together, for main and for tests alike. */
@@ -55,7 +62,8 @@ export const createDeps = (options: DepsOptions): Deps => {
   const { db, logger, settings } = options;
   // The sandbox's phones and, with NETWORK_MODE=inline, the links run libsignal on this thread.
   routeLibsignalConsole(logger);
-  const events = createEventBus();
+  const events = options.events ?? createEventBus().events;
+  const ownership = options.ownership ?? singleNode();
   const now = options.now ?? (() => new Date());
   // The process-wide figures (event-loop lag, heap) only where /metrics is served.
   const metrics = createMetrics({ process: settings.METRICS_TOKEN !== undefined });
@@ -192,6 +200,7 @@ export const createDeps = (options: DepsOptions): Deps => {
       }
     },
     relinkConcurrency: settings.RELINK_CONCURRENCY,
+    ownership: ownership.clustered ? ownership : undefined,
     ...options.sessionTuning,
   });
   const fetchMedia = createMediaFetcher({
@@ -227,7 +236,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     backoffMaxMs: settings.PACING_BACKOFF_MAX_MS,
     backoffResetMs: settings.PACING_BACKOFF_RESET_MS,
   });
-  metrics.watch({ db, sessions, incoming, pacer });
+  metrics.watch({ db, sessions, incoming, pacer, ownership });
   // Receipts are writes to outgoing records too: readers (and shutdown) wait for them as for the marks.
   const outgoing = {
     ...writes,
@@ -280,6 +289,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     webhooks,
     webhookDelivery,
     searchContacts: (client, query) => searchContacts(client, provider, query),
+    ownership,
   };
   return deps;
 };

@@ -8,6 +8,9 @@ import { createDeps } from './deps.ts';
 import { networkOptions } from '../network/choose.ts';
 import { applyMigrations } from '../db/migrate.ts';
 import { holdSingleNode, SecondNodeError } from '../db/single-node.ts';
+import { providerOf } from '../db/migrate.ts';
+import { PostgresOwnership } from '../cluster/ownership.ts';
+import { createEventBus } from '../events.ts';
 import { createLogger } from '../logger.ts';
 import { startMemoryReclaim } from '../memory-reclaim.ts';
 import { demoAllowsPrivateWebhooks, loadSettings } from '../settings.ts';
@@ -25,7 +28,13 @@ const node = await holdSingleNode(settings.DATABASE_URL).catch((err: unknown) =>
 await applyMigrations(settings.DATABASE_URL, logger);
 const db = await createPrisma(settings.DATABASE_URL);
 const network = await networkOptions(settings, logger);
-const deps = createDeps({ db, logger, settings, target: network.target });
+const eventBus = createEventBus(settings.REDIS_URL, logger);
+// On PostgreSQL every node holds leases, so a second one can join at any time; SQLite is one node (above).
+const cluster =
+  providerOf(settings.DATABASE_URL) === 'postgres'
+    ? new PostgresOwnership({ db, databaseUrl: settings.DATABASE_URL, logger, ttlMs: settings.CLUSTER_LEASE_TTL_MS })
+    : undefined;
+const deps = createDeps({ db, logger, settings, target: network.target, events: eventBus.events, ownership: cluster });
 const stopReclaim = settings.MEMORY_RECLAIM ? startMemoryReclaim({ logger }) : undefined;
 
 // Counted before the bootstrap account is made: its key is the one BOOTSTRAP_API_KEY gave.
@@ -52,6 +61,20 @@ if (settings.SANDBOX_EMBEDDED) {
 const released = await releaseUnfinished(deps, startedAt);
 if (released > 0) logger.info({ keys: released }, 'released Idempotency-Keys whose request was cut off by the stop');
 
+if (cluster) {
+  await cluster.start({
+    gained: (claims) => {
+      const ids = claims.map((c) => c.sessionId);
+      void deps.sessions
+        .adopt(ids)
+        .then(() => resumeScheduled(deps, ids))
+        .catch((err: unknown) => logger.error({ err, sessions: ids.length }, 'taking over sessions failed'));
+    },
+    lost: (ids) => deps.sessions.release(ids),
+  });
+  logger.info({ nodeId: cluster.nodeId, sessions: cluster.owned().length }, 'joined the cluster');
+}
+
 const relinking = await deps.sessions.markRelinking();
 // The links come back while the HTTP part (Express, GraphQL, REST: most of the modules) loads: the
 // network thread starts with the first of them, on the other core.
@@ -62,8 +85,12 @@ const app = buildApp(deps);
 app.server.listen(settings.PORT, settings.HOST, async () => {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
+  if (cluster) {
+    const host = settings.HOST === '0.0.0.0' || settings.HOST === '::' ? '127.0.0.1' : settings.HOST;
+    await cluster.setAddress(settings.CLUSTER_ADDRESS?.replace(/\/$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  }
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
-  const pending = await resumeScheduled(deps);
+  const pending = await resumeScheduled(deps, cluster?.owned());
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
 });
 
@@ -86,7 +113,9 @@ const shutdown = async (signal: string) => {
     await deps.webhookDelivery.stop();
     deps.incomingMedia.stop();
     await deps.sessions.closeAll();
+    await cluster?.stop();
     await deps.outgoing.settled();
+    await eventBus.close();
     await network.close();
     await db.$disconnect();
     await node.release();

@@ -1,0 +1,176 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Kind, parse } from 'graphql';
+import type { ArgumentNode, OperationDefinitionNode, ValueNode } from 'graphql';
+import type { Logger } from 'pino';
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Ownership } from '../ports/cluster.ts';
+
+/** The header a node forwards with; a request carrying the right secret is served where it lands. */
+export const CLUSTER_SECRET_HEADER = 'x-cluster-secret';
+const FORWARDED_BY = 'x-forwarded-by-node';
+
+// Hop-by-hop headers, and those the hop recomputes.
+const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'expect']);
+
+/** GraphQL fields whose `id` argument is a session's (all others name it `sessionId`). */
+const SESSION_ID_FIELDS = /^(session|connectSession|disconnectSession|deleteSession|renameSession|setSessionStatus|requestPairingCode)$/;
+
+export interface ForwarderOptions {
+  ownership: Ownership;
+  secret: string | undefined;
+  logger: Logger;
+  /** counts each request sent to another node, by outcome (forwarded, unavailable) */
+  onForward?: (outcome: 'forwarded' | 'unavailable') => void;
+}
+
+export interface Forwarder {
+  /** For /v1, after the body is parsed: keyed by /sessions/:sessionId in the path, or the shortcuts' sessionId in the body or query. */
+  rest: RequestHandler;
+  /** For POST /graphql, with the raw body in req.body: keyed by the operation's session arguments. */
+  graphql: RequestHandler;
+  close: () => Promise<void>;
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+const argumentValue = (node: ValueNode, variables: Record<string, unknown>): unknown => {
+  if (node.kind === Kind.VARIABLE) return variables[node.name.value];
+  if (node.kind === Kind.STRING) return node.value;
+  if (node.kind === Kind.OBJECT) return Object.fromEntries(node.fields.map((f) => [f.name.value, argumentValue(f.value, variables)]));
+  return undefined;
+};
+
+/** The session ids the operation's top-level fields are about; undefined when it cannot be read here. */
+export const graphqlSessions = (body: unknown): Set<string> | undefined => {
+  if (!body || typeof body !== 'object') return undefined;
+  const { query, variables, operationName } = body as { query?: unknown; variables?: unknown; operationName?: unknown };
+  if (typeof query !== 'string') return undefined;
+  let operation: OperationDefinitionNode | undefined;
+  try {
+    const operations = parse(query).definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+    operation = typeof operationName === 'string' ? operations.find((o) => o.name?.value === operationName) : operations[0];
+  } catch {
+    return undefined;
+  }
+  if (!operation || operation.operation === 'subscription') return undefined;
+  const given = variables && typeof variables === 'object' ? (variables as Record<string, unknown>) : {};
+  const found = new Set<string>();
+  const take = (value: unknown) => {
+    if (typeof value === 'string' && value) found.add(value);
+  };
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) continue;
+    const byId = SESSION_ID_FIELDS.test(selection.name.value);
+    for (const arg of selection.arguments ?? ([] as ArgumentNode[])) {
+      const value = argumentValue(arg.value, given);
+      if (arg.name.value === 'sessionId' || (byId && arg.name.value === 'id')) take(value);
+      else if (value && typeof value === 'object') take((value as Record<string, unknown>).sessionId);
+    }
+  }
+  return found;
+};
+
+const restSession = (req: Request): string | undefined => {
+  const inPath = /^\/sessions\/([^/]+)/.exec(req.path)?.[1];
+  if (inPath && inPath !== 'api') return decodeURIComponent(inPath);
+  const body = req.body as { sessionId?: unknown } | undefined;
+  if (body && typeof body === 'object' && typeof body.sessionId === 'string') return body.sessionId;
+  const inQuery = req.query.sessionId;
+  return typeof inQuery === 'string' ? inQuery : undefined;
+};
+
+/**
+ * Any node answers any request (issue 34): a request about a session another node owns is sent on to
+ * that node's registered address with the cluster secret, and its answer streamed back as it comes
+ * (a long-poll included). Requests about no session, or about sessions of several nodes, run here.
+ */
+export const createForwarder = (options: ForwarderOptions): Forwarder => {
+  const { ownership, secret, logger } = options;
+  const expected = secret ? digest(secret) : undefined;
+  const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 });
+
+  const servedHere = (req: Request): boolean => {
+    const given = req.header(CLUSTER_SECRET_HEADER);
+    return !ownership.clustered || (expected !== undefined && given !== undefined && timingSafeEqual(digest(given), expected));
+  };
+
+  const unavailable = (res: Response, graphql: boolean, message: string) => {
+    options.onForward?.('unavailable');
+    res.setHeader('Retry-After', '1');
+    if (graphql) res.status(200).json({ data: null, errors: [{ message, extensions: { code: 'SESSION_NOT_CONNECTED' } }] });
+    else res.status(409).json({ ok: false, error: { code: 'SESSION_NOT_CONNECTED', message } });
+  };
+
+  const forward = async (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    sessionIds: Set<string>,
+    body: Buffer | undefined,
+    graphql: boolean,
+  ) => {
+    const routes = await Promise.all([...sessionIds].map((id) => ownership.route(id)));
+    const owners = new Set(routes.map((r) => (r.at === 'owner' ? r.address : r.at)));
+    const [only] = routes;
+    if (owners.size !== 1 || !only || only.at === 'here') return next();
+    if (only.at === 'unknown') return unavailable(res, graphql, 'The session is moving to another node; try again in a moment');
+    if (!secret)
+      return unavailable(res, graphql, 'Another node links this session, and CLUSTER_SECRET is not set, so the request cannot reach it');
+    const headers: IncomingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name)) headers[name] = value;
+    headers[CLUSTER_SECRET_HEADER] = secret;
+    headers[FORWARDED_BY] = ownership.nodeId;
+    if (body && !headers['content-type']) headers['content-type'] = 'application/json';
+    const aborted = new AbortController();
+    const abort = () => aborted.abort();
+    res.once('close', abort);
+    try {
+      const answer = await request(new URL(req.originalUrl, only.address), {
+        method: req.method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        dispatcher: agent,
+        signal: aborted.signal,
+      });
+      options.onForward?.('forwarded');
+      res.status(answer.statusCode);
+      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !DROPPED.has(name)) res.setHeader(name, value);
+      await pipeline(answer.body, res);
+    } catch (err) {
+      if (aborted.signal.aborted) return;
+      logger.warn({ err, owner: only.nodeId }, 'forwarding a request to the owner of its session failed');
+      if (!res.headersSent) unavailable(res, graphql, 'The node that links this session did not answer; try again in a moment');
+      else res.destroy();
+    } finally {
+      res.off('close', abort);
+    }
+  };
+
+  return {
+    rest: (req, res, next) => {
+      if (servedHere(req)) return next();
+      const sessionId = restSession(req);
+      if (!sessionId) return next();
+      const hasBody = req.body !== undefined && req.method !== 'GET' && req.method !== 'HEAD';
+      forward(req, res, next, new Set([sessionId]), hasBody ? Buffer.from(JSON.stringify(req.body)) : undefined, false).catch(next);
+    },
+    graphql: (req, res, next) => {
+      if (servedHere(req) || !Buffer.isBuffer(req.body)) return next();
+      const raw = req.body;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return next();
+      }
+      const sessions = graphqlSessions(parsed);
+      if (!sessions || sessions.size === 0) return next();
+      forward(req, res, next, sessions, raw, true).catch(next);
+    },
+    close: () => agent.close(),
+  };
+};

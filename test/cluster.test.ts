@@ -1,0 +1,380 @@
+import { randomUUID } from 'node:crypto';
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createPrisma } from '../src/runtime/db/client.ts';
+import type { Db } from '../src/runtime/db/client.ts';
+import { createTestDatabase } from '../src/runtime/db/testing.ts';
+import type { TestDatabase } from '../src/runtime/db/testing.ts';
+import { PostgresOwnership } from '../src/runtime/cluster/ownership.ts';
+import { createLogger } from '../src/runtime/logger.ts';
+import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import type { TestApp } from './helpers/app.ts';
+import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
+import type { ServiceProcess } from './helpers/process.ts';
+import { spawnService } from './helpers/process.ts';
+import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
+
+const KEY = `wak_${randomUUID()}`;
+const SECRET = `cluster-${randomUUID()}`;
+const METRICS = `metrics-${randomUUID()}`;
+const PHONES = ['15558880001', '15558880002', '15558880003', '15558880004', '15558880005', '15558880006'];
+const FRIEND = '15558880099';
+// Short leases keep the SIGSTOP case quick; the default is 10 s.
+const TTL_MS = 3_000;
+
+// Several nodes share one PostgreSQL database; SQLite is a single node by design (test/single-node.test.ts).
+const postgres = dbKinds.includes('postgres');
+
+describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (skipped when TEST_DATABASES excludes postgres)', () => {
+  let sandbox: Sandbox;
+  let database: TestDatabase;
+  let db: Db;
+  const nodes: ServiceProcess[] = [];
+  const sessions: string[] = [];
+  const stopped = new Set<ServiceProcess>();
+
+  const env = () => ({
+    DATABASE_URL: database.url,
+    WA_SANDBOX_URL: sandbox.controlUrl,
+    BOOTSTRAP_EMAIL: 'ops@example.com',
+    BOOTSTRAP_API_KEY: KEY,
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    CLUSTER_SECRET: SECRET,
+    CLUSTER_LEASE_TTL_MS: String(TTL_MS),
+    METRICS_TOKEN: METRICS,
+  });
+  const call = (node: ServiceProcess, method: string, path: string, body?: unknown) => http(node.baseUrl, method, path, { key: KEY, body });
+  const live = () => nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null && !stopped.has(n));
+  /** The node whose lease holds the session, as the database says. */
+  const ownerOf = async (sessionId: string): Promise<ServiceProcess | undefined> => {
+    const lease = await db.sessionLease.findUnique({ where: { sessionId } });
+    const node = lease ? await db.clusterNode.findUnique({ where: { id: lease.nodeId } }) : null;
+    return nodes.find((n) => n.baseUrl === node?.address);
+  };
+  /** What the phone shows: each entry once, however often its id arrived (`duplicates` counts the repeats). */
+  const shown = (number: string, text: string) => sandbox.control.inbox(number).filter((e) => e.content === text);
+  const arrived = (number: string, text: string) =>
+    waitUntil(
+      async () => shown(number, text).length,
+      (n) => n > 0,
+    );
+  const allConnected = (through: ServiceProcess) =>
+    waitUntil(
+      () => Promise.all(sessions.map(async (id) => (await call(through, 'GET', `/v1/sessions/${id}/status`)).body.status)),
+      (statuses) => statuses.every((s) => s === 'CONNECTED'),
+      30_000,
+    );
+
+  /** Every session held by a live node, none above its share (sessions ÷ live nodes, rounded up), all CONNECTED. */
+  const balanced = async () => {
+    await waitUntil(
+      async () => {
+        const owners = await Promise.all(sessions.map(ownerOf));
+        const running = live();
+        const share = Math.ceil(sessions.length / running.length);
+        return owners.every((o) => o && running.includes(o)) && running.every((n) => owners.filter((o) => o === n).length <= share);
+      },
+      (ok) => ok,
+      30_000,
+    );
+    await allConnected(live()[0] as ServiceProcess);
+  };
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    database = await createTestDatabase('postgres');
+    db = createPrisma(database.url);
+    for (const n of [...PHONES, FRIEND]) sandbox.control.addPhone(n);
+    for (let i = 0; i < 3; i++) nodes.push(await spawnService(env()));
+  }, 120_000);
+
+  afterAll(async () => {
+    if (process.env.CLUSTER_DEBUG)
+      for (const [i, node] of nodes.entries())
+        console.log(
+          `--- node ${i}\n`,
+          node
+            .output()
+            .split('\n')
+            .filter((l) => /claimed|lost|handing|"level":(40|50)|joined|"err"/.test(l))
+            .join('\n'),
+        );
+    for (const node of nodes) {
+      if (stopped.has(node)) node.child.kill('SIGCONT');
+      await node.stop('SIGKILL');
+    }
+    await db?.$disconnect();
+    await sandbox?.close();
+    await database?.drop();
+  });
+
+  it('links sessions through any node, each on one owner, and a send through any node reaches the phone once', {
+    timeout: 180_000,
+  }, async () => {
+    for (const [i, phone] of PHONES.entries()) {
+      sessions.push(await linkThroughQr(nodes[i % 3]?.baseUrl ?? '', KEY, sandbox, phone, `s${i}`, 30_000));
+    }
+    const owners = await Promise.all(sessions.map(ownerOf));
+    expect(owners.every((o) => o !== undefined)).toBe(true);
+    // One link per session: the phone lists one linked device.
+    for (const phone of PHONES) expect(sandbox.control.phone(phone).devices).toHaveLength(1);
+    for (const [i, id] of sessions.entries()) {
+      const through = nodes[(i + 1) % 3] as ServiceProcess;
+      const sent = await call(through, 'POST', `/v1/sessions/${id}/send`, { to: FRIEND, message: `hello ${i}` });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+      expect(sent.body).toMatchObject({ ok: true });
+    }
+    // GraphQL too: the operation's sessionId names the owner, whichever node the client reached.
+    for (const [i, id] of sessions.entries()) {
+      const owner = await ownerOf(id);
+      const through = nodes.find((n) => n !== owner) as ServiceProcess;
+      const answer = await gql(
+        through.baseUrl,
+        KEY,
+        `mutation($s: ID!, $m: String!) { sendText(sessionId: $s, to: "${FRIEND}", message: $m) { ok } }`,
+        {
+          s: id,
+          m: `graphql ${i}`,
+        },
+      );
+      expect(answer.errors).toBeUndefined();
+      expect(answer.data).toEqual({ sendText: { ok: true } });
+    }
+    for (const i of PHONES.keys()) await arrived(FRIEND, `hello ${i}`);
+    for (const i of PHONES.keys()) await arrived(FRIEND, `graphql ${i}`);
+    for (const i of PHONES.keys()) expect(shown(FRIEND, `hello ${i}`)).toMatchObject([{ duplicates: 0 }]);
+    for (const i of PHONES.keys()) expect(shown(FRIEND, `graphql ${i}`)).toMatchObject([{ duplicates: 0 }]);
+    // Some of those requests reached a node that does not link their session, and went on to the owner.
+    const forwarded = await Promise.all(
+      nodes.map(async (n) => {
+        const text = String((await http(n.baseUrl, 'GET', '/metrics', { headers: { authorization: `Bearer ${METRICS}` } })).body);
+        return Number(/wa_cluster_forwarded_requests_total\{outcome="forwarded"\} (\d+)/.exec(text)?.[1] ?? 0);
+      }),
+    );
+    expect(forwarded.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+  });
+
+  it('a long-poll and a subscription on one node see a message received by a session another node links', { timeout: 60_000 }, async () => {
+    const id = sessions[0] as string;
+    const owner = (await ownerOf(id)) as ServiceProcess;
+    const [other] = nodes.filter((n) => n !== owner) as [ServiceProcess];
+    const client = createClient({
+      url: `${other.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { 'x-api-key': KEY },
+    });
+    try {
+      const heard = new Promise<string>((resolve, reject) => {
+        client.subscribe<{ incomingMessages: { content: string } }>(
+          { query: 'subscription($s: ID!) { incomingMessages(sessionId: $s) { content } }', variables: { s: id } },
+          {
+            next: (m) => {
+              if (m.data) resolve(m.data.incomingMessages.content);
+            },
+            error: reject,
+            complete: () => undefined,
+          },
+        );
+      });
+      const poll = call(other, 'GET', `/v1/sessions/${id}/incoming?waitMs=20000`);
+      // The subscription is registered on its node (and so in Redis) once graphql-ws acknowledged it.
+      await new Promise((r) => setTimeout(r, 500));
+      await sandbox.control.sendText(FRIEND, PHONES[0] as string, 'across nodes');
+      expect(await heard).toBe('across nodes');
+      const polled = await poll;
+      expect(polled.status).toBe(200);
+      expect(polled.body.items.map((item: { content: string }) => item.content)).toEqual(['across nodes']);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('a SIGKILLed node: its sessions come back CONNECTED on the others, and a send through any node reaches the phone once', {
+    timeout: 120_000,
+  }, async () => {
+    const victim = (await ownerOf(sessions[0] as string)) as ServiceProcess;
+    const theirs = (await Promise.all(sessions.map(async (id) => ((await ownerOf(id)) === victim ? id : undefined)))).filter(
+      (id): id is string => id !== undefined,
+    );
+    expect(theirs.length).toBeGreaterThan(0);
+    await victim.stop('SIGKILL');
+    const [through] = live() as [ServiceProcess];
+    // The dead node's advisory lock went with its connection: the others' next scan claims its sessions.
+    await waitUntil(
+      () => Promise.all(theirs.map(ownerOf)),
+      (owners) => owners.every((o) => o !== undefined && o !== victim),
+      30_000,
+    );
+    await allConnected(through);
+    // A status read that reached a node first may have claimed more than its share; it hands the extra over.
+    await balanced();
+    for (const [i, id] of sessions.entries()) {
+      const via = live()[i % 2] as ServiceProcess;
+      const sent = await call(via, 'POST', `/v1/sessions/${id}/send`, { to: FRIEND, message: `after kill ${i}` });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    }
+    for (const i of PHONES.keys()) await arrived(FRIEND, `after kill ${i}`);
+    for (const i of PHONES.keys()) expect(shown(FRIEND, `after kill ${i}`)).toMatchObject([{ duplicates: 0 }]);
+    for (const phone of PHONES) expect(sandbox.control.phone(phone).devices).toHaveLength(1);
+  });
+
+  it('a node stopped past its lease fences itself when it runs again: its links closed, nothing sent twice', {
+    timeout: 120_000,
+  }, async () => {
+    const id = sessions.find(() => true) as string;
+    const paused = (await ownerOf(id)) as ServiceProcess;
+    const phone = PHONES[sessions.indexOf(id)] as string;
+    const before = (await db.sessionLease.findUniqueOrThrow({ where: { sessionId: id } })).epoch;
+    // Due while the node is stopped: its timer fires when it runs again, after the new owner sent it.
+    const scheduled = await call(paused, 'POST', `/v1/sessions/${id}/messages/schedule`, {
+      to: FRIEND,
+      message: 'due while stopped',
+      delayMs: 1_000,
+    });
+    expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
+    paused.child.kill('SIGSTOP');
+    stopped.add(paused);
+    const [survivor] = live() as [ServiceProcess];
+    await waitUntil(
+      async () => (await ownerOf(id)) !== paused,
+      (moved) => moved,
+      TTL_MS * 5,
+    );
+    await allConnected(survivor);
+    await arrived(FRIEND, 'due while stopped');
+    paused.child.kill('SIGCONT');
+    stopped.delete(paused);
+    // Once running, the node finds at its next renewal that its leases moved, and closes those links.
+    const metrics = await waitUntil(
+      () => http(paused.baseUrl, 'GET', '/metrics', { headers: { authorization: `Bearer ${METRICS}` } }),
+      (r) => /wa_cluster_lease_losses_total [1-9]/.test(String(r.body)),
+      TTL_MS * 5,
+    );
+    expect(String(metrics.body)).toMatch(/wa_cluster_lease_renewals_total [1-9]/);
+    expect((await db.sessionLease.findUniqueOrThrow({ where: { sessionId: id } })).epoch).toBeGreaterThan(before);
+    // The node back has room again: the other hands some sessions over, then a send through it goes out once.
+    await balanced();
+    const sent = await call(paused, 'POST', `/v1/sessions/${id}/send`, { to: FRIEND, message: 'after the pause' });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    await arrived(FRIEND, 'after the pause');
+    // Let the woken node's own timer for the scheduled message fire and find it sent.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(shown(FRIEND, 'due while stopped')).toMatchObject([{ duplicates: 0 }]);
+    expect(shown(FRIEND, 'after the pause')).toMatchObject([{ duplicates: 0 }]);
+    const record = await call(survivor, 'GET', `/v1/sessions/${id}/messages?status=PENDING`);
+    expect(record.body.count).toBe(0);
+    expect(sandbox.control.phone(phone).devices).toHaveLength(1);
+  });
+
+  it('a node that joins takes its share; a node stopped with SIGTERM hands its sessions over before it exits', {
+    timeout: 120_000,
+  }, async () => {
+    const joined = await spawnService(env());
+    nodes.push(joined);
+    await balanced();
+    const theirs = (await Promise.all(sessions.map(async (id) => ((await ownerOf(id)) === joined ? id : undefined)))).filter(
+      (id): id is string => id !== undefined,
+    );
+    expect(theirs.length).toBe(Math.ceil(sessions.length / live().length));
+    for (const [i, id] of sessions.entries()) {
+      const sent = await call(joined, 'POST', `/v1/sessions/${id}/send`, { to: FRIEND, message: `after join ${i}` });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    }
+    expect(await joined.stop('SIGTERM')).toBe(0);
+    await balanced();
+    for (const [i, id] of sessions.entries()) {
+      const sent = await call(live()[i % 2] as ServiceProcess, 'POST', `/v1/sessions/${id}/send`, {
+        to: FRIEND,
+        message: `after leave ${i}`,
+      });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    }
+    for (const i of PHONES.keys()) {
+      await arrived(FRIEND, `after join ${i}`);
+      await arrived(FRIEND, `after leave ${i}`);
+    }
+    for (const i of PHONES.keys()) {
+      expect(shown(FRIEND, `after join ${i}`)).toMatchObject([{ duplicates: 0 }]);
+      expect(shown(FRIEND, `after leave ${i}`)).toMatchObject([{ duplicates: 0 }]);
+    }
+    for (const phone of PHONES) expect(sandbox.control.phone(phone).devices).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skipped when TEST_DATABASES excludes postgres)', () => {
+  const ME = '15558881001';
+  const TO = '15558881002';
+  let sandbox: Sandbox;
+  let database: TestDatabase;
+  let app: TestApp;
+  let other: Db;
+  let first: PostgresOwnership;
+  let second: PostgresOwnership;
+  let key = '';
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    for (const n of [ME, TO]) sandbox.control.addPhone(n);
+    database = await createTestDatabase('postgres');
+    const db = createPrisma(database.url);
+    // A long lease, so that the first node's own renewal (every 10 s) comes after the refused send.
+    first = new PostgresOwnership({ db, databaseUrl: database.url, logger, ttlMs: 30_000 });
+    app = await startTestApp(
+      'postgres',
+      { CLUSTER_SECRET: SECRET },
+      { target: { sandbox: sandboxAddress(sandbox) }, ownership: first },
+      { existing: database, makeDb: () => db },
+    );
+    await first.start({ gained: () => undefined, lost: (ids) => void app.deps.sessions.release(ids) });
+    key = (await app.newAccount()).apiKey;
+    other = createPrisma(database.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+    await app?.close();
+    await other?.$disconnect();
+    await sandbox?.close();
+    await database?.drop();
+  });
+
+  it('refuses a send by a node whose claim the database no longer holds, before its own clock tells it, then closes its link', {
+    timeout: 60_000,
+  }, async () => {
+    const id = await linkThroughQr(app.baseUrl, key, sandbox, ME, 'fenced', 30_000);
+    const send = (message: string) => http(app.baseUrl, 'POST', `/v1/sessions/${id}/send`, { key, body: { to: TO, message } });
+    expect((await send('while mine')).status).toBe(200);
+    await waitUntil(
+      async () => sandbox.control.inbox(TO).map((e) => e.content),
+      (t) => t.includes('while mine'),
+    );
+    // The first node's lease lapses (as if it had been cut off) and a second node claims the session.
+    await other.$executeRawUnsafe(
+      `UPDATE "SessionLease" SET "expiresAt" = (now() AT TIME ZONE 'UTC') - interval '1 second' WHERE "sessionId" = $1`,
+      id,
+    );
+    second = new PostgresOwnership({ db: other, databaseUrl: database.url, logger, ttlMs: 6_000 });
+    const claims = await second.start({ gained: () => undefined, lost: () => undefined });
+    expect(claims).toEqual([{ sessionId: id, epoch: 2 }]);
+    // The first node still holds its link and, by its own clock, the lease: the epoch check refuses.
+    expect(first.owns(id)).toBe(true);
+    const refused = await send('after the claim');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('SESSION_NOT_CONNECTED');
+    expect(await app.db.outgoingMessage.count({ where: { sessionId: id, content: 'after the claim' } })).toBe(0);
+    // Its next renewal finds the session gone and closes the link.
+    await waitUntil(
+      async () => first.owns(id) || app.deps.sessions.link(id) !== undefined,
+      (holds) => !holds,
+      20_000,
+    );
+    expect(first.counts.losses).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.control.inbox(TO).filter((e) => e.content === 'after the claim')).toHaveLength(0);
+  });
+});

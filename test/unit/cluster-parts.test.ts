@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createEventBus, parseEvent, serializeEvent } from '../../src/runtime/events.ts';
+import { graphqlSessions } from '../../src/runtime/root/forward.ts';
+
+describe('events across nodes', () => {
+  it('bring Dates back as Dates, and leave ISO strings as strings', () => {
+    const at = new Date('2026-11-27T03:00:00.123Z');
+    const back = parseEvent(serializeEvent({ createdAt: at, lastSeen: null, at: '2026-11-27T03:00:00.000Z', nested: [{ when: at }] }));
+    expect(back).toEqual({ createdAt: at, lastSeen: null, at: '2026-11-27T03:00:00.000Z', nested: [{ when: at }] });
+    expect((back as { createdAt: unknown }).createdAt).toBeInstanceOf(Date);
+  });
+
+  it('reach a subscriber of another bus through Redis', async () => {
+    const one = createEventBus('redis://127.0.0.1:6379');
+    const other = createEventBus('redis://127.0.0.1:6379');
+    try {
+      const sessionId = randomUUID();
+      const events = other.events.subscribe('presence', sessionId);
+      const next = events[Symbol.asyncIterator]().next();
+      // The subscription reaches Redis asynchronously; publish until it is heard.
+      let heard = false;
+      void next.then(() => {
+        heard = true;
+      });
+      const payload = {
+        sessionId,
+        chatId: 'x@s.whatsapp.net',
+        from: 'x@s.whatsapp.net',
+        fromLid: null,
+        presence: 'composing' as const,
+        lastSeen: null,
+        at: '2026-11-27T03:00:00.000Z',
+      };
+      for (let i = 0; i < 50 && !heard; i++) {
+        one.events.publish('presence', sessionId, payload);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect((await next).value).toEqual(payload);
+    } finally {
+      await one.close();
+      await other.close();
+    }
+  });
+});
+
+describe('which sessions a GraphQL operation is about (the hop to their owner)', () => {
+  it('reads sessionId arguments, given inline or as variables, and id on the session fields', () => {
+    expect(graphqlSessions({ query: 'mutation { sendText(sessionId: "a", to: "1", message: "m") { ok } }' })).toEqual(new Set(['a']));
+    expect(graphqlSessions({ query: 'mutation($s: ID!) { connectSession(id: $s) { id } }', variables: { s: 'b' } })).toEqual(
+      new Set(['b']),
+    );
+    expect(graphqlSessions({ query: 'query { session(id: "c") { id } message(id: "m", sessionId: "c") { id } }' })).toEqual(new Set(['c']));
+    expect(graphqlSessions({ query: 'query { session(id: "c") { id } other: session(id: "d") { id } }' })).toEqual(new Set(['c', 'd']));
+  });
+
+  it('finds none in an operation about no session (a webhook id is not a session id), and leaves subscriptions to the event bus', () => {
+    expect(graphqlSessions({ query: 'mutation { deleteWebhook(id: "w") }' })).toEqual(new Set());
+    expect(graphqlSessions({ query: 'subscription { incomingMessages(sessionId: "a") { content } }' })).toBeUndefined();
+    expect(graphqlSessions({ query: 'not graphql' })).toBeUndefined();
+  });
+
+  it('picks the named operation of a document with several', () => {
+    const query = 'query A { session(id: "a") { id } } query B { session(id: "b") { id } }';
+    expect(graphqlSessions({ query, operationName: 'B' })).toEqual(new Set(['b']));
+  });
+});
