@@ -35,6 +35,8 @@ export interface Forwarder {
   close: () => Promise<void>;
 }
 
+const MOVED = 'The session is moving to another node; try again in a moment';
+
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 const argumentValue = (node: ValueNode, variables: Record<string, unknown>): unknown => {
@@ -117,7 +119,7 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     const owners = new Set(routes.map((r) => (r.at === 'owner' ? r.address : r.at)));
     const [only] = routes;
     if (owners.size !== 1 || !only || only.at === 'here') return next();
-    if (only.at === 'unknown') return unavailable(res, graphql, 'The session is moving to another node; try again in a moment');
+    if (only.at === 'unknown') return unavailable(res, graphql, MOVED);
     if (!secret)
       return unavailable(res, graphql, 'Another node links this session, and CLUSTER_SECRET is not set, so the request cannot reach it');
     const headers: IncomingHttpHeaders = {};
@@ -152,14 +154,18 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
 
   return {
     rest: (req, res, next) => {
-      if (servedHere(req)) return next();
       const sessionId = restSession(req);
+      if (servedHere(req)) {
+        // Forwarded here as the owner, but the session moved on meanwhile (handed over): the client tries again.
+        if (ownership.clustered && sessionId && !ownership.owns(sessionId)) return unavailable(res, false, MOVED);
+        return next();
+      }
       if (!sessionId) return next();
       const hasBody = req.body !== undefined && req.method !== 'GET' && req.method !== 'HEAD';
       forward(req, res, next, new Set([sessionId]), hasBody ? Buffer.from(JSON.stringify(req.body)) : undefined, false).catch(next);
     },
     graphql: (req, res, next) => {
-      if (servedHere(req) || !Buffer.isBuffer(req.body)) return next();
+      if (!ownership.clustered || !Buffer.isBuffer(req.body)) return next();
       const raw = req.body;
       let parsed: unknown;
       try {
@@ -169,6 +175,10 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
       }
       const sessions = graphqlSessions(parsed);
       if (!sessions || sessions.size === 0) return next();
+      if (servedHere(req)) {
+        if ([...sessions].some((id) => !ownership.owns(id))) return unavailable(res, true, MOVED);
+        return next();
+      }
       forward(req, res, next, sessions, raw, true).catch(next);
     },
     close: () => agent.close(),
