@@ -60,6 +60,7 @@ const ENV: Record<PacingProduct, Record<string, string>> = {
         PACING_WARMUP_CAPS: '',
       },
 };
+const SWAP = process.env.PACING_BENCH_SWAP === '1';
 const LABEL: Record<PacingProduct, string> = {
   off: 'SEND_PACING=off',
   idle: AA ? 'SEND_PACING=off again (PACING_BENCH_AA)' : 'idle pacer (on, all spacings 0)',
@@ -140,7 +141,9 @@ export const benchPacing = async (): Promise<PacingResult> => {
   const sandbox = await startSandbox();
   const receiver = await startReceiver();
   const phone = control(sandbox.controlUrl);
-  const names: PacingProduct[] = ['off', 'idle'];
+  // PACING_BENCH_SWAP=1 starts the idle product first: an A/A run finds the process started second a few
+  // per cent costlier, so a run in each order, and the mean of their ratios, cancels that out.
+  const names: PacingProduct[] = SWAP ? ['idle', 'off'] : ['off', 'idle'];
   const dirs = new Map<PacingProduct, string>(names.map((name) => [name, mkdtempSync(join(tmpdir(), `pacing-${name}-`))]));
   const products = new Map<PacingProduct, Product>();
   const figures = new Map<PacingProduct, PacingFigures>(
@@ -270,7 +273,7 @@ export const printPacingBench = (r: PacingResult): void => {
     : 'the send pacer idle (SEND_PACING=on; PACING_INTERVAL_MS, PACING_JITTER_MS, PACING_PER_CHAT_MS, PACING_TYPING_MS_PER_CHAR 0; no warm-up caps) beside SEND_PACING=off';
   console.log(
     `pacing: ${what}; ` +
-      `Node ${process.version}, SQLite, one sandbox process, one linked session each; ${ROUNDS} alternating rounds of ${TEXTS} texts, ${IN_FLIGHT} in flight; ` +
+      `Node ${process.version}, SQLite, one sandbox process, one linked session each${SWAP ? ', the idle product started first (PACING_BENCH_SWAP)' : ''}; ${ROUNDS} alternating rounds of ${TEXTS} texts, ${IN_FLIGHT} in flight; ` +
       `${r.minutes.toFixed(1)} min; load average ${r.load[0].toFixed(2)} at the start, ${r.load[1].toFixed(2)} at the end (${cpus().length} cores, shared)`,
   );
   console.log(
