@@ -6,7 +6,7 @@ import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { registerRecurring } from './recurring.ts';
-import { requireLink } from './delivery.ts';
+import { notConnected, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { bySetting, mediaUrlSchema } from './media-urls.ts';
@@ -86,6 +86,8 @@ const summaryOf = (payload: StatusPayload): string =>
 /** Publishes now and records it; the record is what `messageId` names. */
 export const publishStatus = async (ctx: RequestContext, session: Session, payload: StatusPayload): Promise<StatusAnswer> => {
   const link = requireLink(ctx, session);
+  // As for a message (deliverNow): a node that lost the session's lease publishes nothing for it.
+  if (!(await ctx.sessions.stillOwns(session.id))) throw notConnected();
   const recipients = await recipientsOf(ctx, ctx.caller.accountId, link, payload);
   if (recipients.length === 0) {
     throw new DomainError('VALIDATION_FAILED', 'The status has no recipients', {
