@@ -6,8 +6,8 @@ import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, toJid, USER_DOMAIN } from './jids.ts';
-import { forgetPaceRules, pacingSettingsShape } from './pacing.ts';
-import { perDatabase } from './per-database.ts';
+import { pacingSettingsShape } from './pacing.ts';
+import { cachedSettings, forgetSettings } from './session-settings.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 
@@ -56,24 +56,6 @@ export const settingsOf = (row: Session): SessionSettings => ({
   warmup: row.warmup,
 });
 
-/**
- * What received traffic and calls need of a session's settings, kept a moment per session so a busy
- * session's messages do not each read its row; a change made here applies at once, one made by another
- * process within SETTINGS_CACHE_MS.
- */
-export const SETTINGS_CACHE_MS = 5_000;
-const cached = perDatabase<{ settings: (SessionSettings & { accountId: string }) | null; until: number }>();
-
-const cachedSettings = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<(SessionSettings & { accountId: string }) | null> => {
-  const cache = cached(deps.db);
-  const hit = cache.get(sessionId);
-  if (hit && hit.until > Date.now()) return hit.settings;
-  const row = await deps.db.session.findUnique({ where: { id: sessionId } });
-  const settings = row ? { ...settingsOf(row), accountId: row.accountId } : null;
-  cache.set(sessionId, { settings, until: Date.now() + SETTINGS_CACHE_MS });
-  return settings;
-};
-
 export interface SettingsAnswer {
   ok: true;
   settings: SessionSettings;
@@ -89,8 +71,7 @@ export const updateSessionSettings = async (ctx: RequestContext, sessionId: stri
   const changes = parseInput(sessionSettingsSchema, input);
   await ownSession(ctx, sessionId);
   const row = await ctx.db.session.update({ where: { id: sessionId }, data: changes });
-  cached(ctx.db).delete(sessionId);
-  forgetPaceRules(ctx, sessionId);
+  forgetSettings(ctx, sessionId);
   ctx.logger.info({ sessionId, changes }, 'session settings changed');
   return { ok: true, settings: settingsOf(row) };
 };

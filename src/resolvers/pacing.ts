@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink } from '../runtime/ports/network.ts';
 import type { SessionHealthEvent } from '../runtime/ports/events.ts';
 import type { PaceHealth, PaceRules, Slot } from '../runtime/ports/pacer.ts';
-import { perDatabase } from './per-database.ts';
 import type { Deps, RequestContext } from './context.ts';
+import type { PacingDefaults } from './session-settings.ts';
+import { cachedSettings, forgetSettings, PACING_FIELDS } from './session-settings.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
@@ -22,44 +22,9 @@ export const typingMsFor = (rules: Pick<PaceRules, 'typingMsPerChar' | 'typingMa
 
 const capsOf = (setting: string): number[] => (setting ? setting.split(',').map(Number) : []);
 
-/** The pacing fields a session and its account may each set (null: the level below decides). */
-export interface PacingDefaults {
-  sendIntervalMs: number | null;
-  sendJitterMs: number | null;
-  perChatIntervalMs: number | null;
-  typingMsPerChar: number | null;
-  warmup: boolean | null;
-}
-const PACING_FIELDS = { sendIntervalMs: true, sendJitterMs: true, perChatIntervalMs: true, typingMsPerChar: true, warmup: true } as const;
-type PaceRow = PacingDefaults & Pick<Session, 'accountId' | 'linkedAt'> & { account: PacingDefaults };
-
-/**
- * A session's pacing settings, kept a moment so a busy session's sends do not each read its row; a
- * change made here applies at once (forgetPaceRules), one made by another process within PACE_CACHE_MS.
- */
-const PACE_CACHE_MS = 5_000;
-const paceRows = perDatabase<{ row: PaceRow | null; until: number }>();
-
-const paceRowOf = async (deps: Pick<Deps, 'db'>, sessionId: string): Promise<PaceRow | null> => {
-  const cache = paceRows(deps.db);
-  const hit = cache.get(sessionId);
-  if (hit && hit.until > Date.now()) return hit.row;
-  const row = await deps.db.session.findUnique({
-    where: { id: sessionId },
-    select: { accountId: true, linkedAt: true, ...PACING_FIELDS, account: { select: PACING_FIELDS } },
-  });
-  cache.set(sessionId, { row, until: Date.now() + PACE_CACHE_MS });
-  return row;
-};
-
-/** The session's settings changed, or its number was linked: its pacing is read again. */
-export const forgetPaceRules = (deps: Pick<Deps, 'db'>, sessionId: string): void => {
-  paceRows(deps.db).delete(sessionId);
-};
-
 /** A session's pacing: its settings over its account's defaults over the process defaults. */
 export const paceRules = async (deps: Pick<Deps, 'db' | 'settings'>, sessionId: string): Promise<PaceRules> => {
-  const own = await paceRowOf(deps, sessionId);
+  const own = await cachedSettings(deps, sessionId);
   const account = own?.account;
   const d = deps.settings;
   return {
@@ -104,7 +69,7 @@ export const updateAccountPacing = async (ctx: RequestContext, input: unknown): 
   const changes = parseInput(accountPacingSchema, input);
   const row = await ctx.db.account.update({ where: { id: ctx.caller.accountId }, data: changes, select: PACING_FIELDS });
   // Any session of the account may take these: all are read again.
-  paceRows(ctx.db).clear();
+  forgetSettings(ctx);
   ctx.logger.info({ changes }, 'account pacing defaults changed');
   return { ok: true, settings: pacingOf(row) };
 };
@@ -156,7 +121,7 @@ const queueLengthOf = (deps: Pick<Deps, 'db'>, sessionId: string): Promise<numbe
 
 /** The session's health changed: a session.health webhook and subscription event. */
 export const announceHealth = async (deps: Deps, sessionId: string): Promise<SessionHealth | null> => {
-  const settings = await paceRowOf(deps, sessionId);
+  const settings = await cachedSettings(deps, sessionId);
   if (!settings) return null;
   const health = await healthOf(deps, sessionId);
   deps.events.publish('health', sessionId, health);
@@ -229,7 +194,7 @@ export const pushedBack = async (deps: Deps, sessionId: string, state: 'restrict
 
 /** A session's link opened: its pacing is read again (a new number starts its warm-up), and a ban or restriction noted before is over. */
 export const linkOpened = async (deps: Deps, sessionId: string): Promise<void> => {
-  forgetPaceRules(deps, sessionId);
+  forgetSettings(deps, sessionId);
   const { state } = deps.pacer.health(sessionId, deps.now().getTime());
   if (state !== 'banned' && state !== 'restricted') return;
   deps.pacer.mark(sessionId, 'ok', null);

@@ -1,5 +1,6 @@
 import { getAccountPacing, healthOf, updateAccountPacing } from '../resolvers/pacing.ts';
-import type { PacingDefaults, SessionHealth } from '../resolvers/pacing.ts';
+import type { SessionHealth } from '../resolvers/pacing.ts';
+import type { PacingDefaults } from '../resolvers/session-settings.ts';
 import { cancelQueued, QUEUE_ORDER } from '../resolvers/queue.ts';
 import { ownSession } from '../resolvers/sessions.ts';
 import { builder } from './builder.ts';
