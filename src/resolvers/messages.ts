@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { IncomingItem } from '../runtime/ports/incoming.ts';
@@ -13,6 +12,7 @@ import { integerInput, limitSchema } from './paging.ts';
 import { ownSessionId } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
+import { showTyping } from './pacing.ts';
 import { replyContext, replyFields } from './message-actions.ts';
 
 export interface MessageRecordView {
@@ -404,11 +404,7 @@ export const sendTyping = async (ctx: RequestContext, sessionId: string, input: 
   await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
   const delayMs = Math.min(body.delayMs, ctx.settings.TYPING_MAX_MS);
-  const typing = async (link: NetworkLink) => {
-    await link.setPresence(body.jid, 'composing').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
-    await sleep(delayMs);
-    await link.setPresence(body.jid, 'paused').catch((err: unknown) => ctx.logger.debug({ err }, 'presence update failed'));
-  };
+  const typing = (link: NetworkLink) => showTyping(ctx, link, body.jid, delayMs);
   await deliverAfter(ctx, session, typing, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text' });
   return { ok: true };
 };
