@@ -16,10 +16,6 @@ export const RESTRICTED_REASON =
 /** What a cancelled queued message's record says. */
 export const CANCELLED_REASON = 'cancelled by the client before it was sent';
 
-/** How long "typing…" shows before a text of `chars` characters under `rules`. */
-export const typingMsFor = (rules: Pick<PaceRules, 'typingMsPerChar' | 'typingMaxMs'>, chars: number): number =>
-  rules.typingMsPerChar > 0 ? Math.min(rules.typingMaxMs, chars * rules.typingMsPerChar) : 0;
-
 const capsOf = (setting: string): number[] => (setting ? setting.split(',').map(Number) : []);
 
 /** A session's pacing: its settings over its account's defaults over the process defaults. */
