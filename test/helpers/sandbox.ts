@@ -53,7 +53,8 @@ export const linkThroughQr = async (
     const connected = await http(baseUrl, 'POST', `/v1/sessions/${id}/connect`, { key });
     if (connected.status === 200) break;
     const wait = connected.headers.get('retry-after');
-    if (connected.status !== 409 || !wait || attempt >= 20) throw new Error(`connect answered ${connected.status}: ${JSON.stringify(connected.body)}`);
+    if (connected.status !== 409 || !wait || attempt >= 20)
+      throw new Error(`connect answered ${connected.status}: ${JSON.stringify(connected.body)}`);
     await new Promise((r) => setTimeout(r, Number(wait) * 1000));
   }
   const qr = await waitUntil(
