@@ -53,6 +53,10 @@ const OUR_EVENTS = settingList('PEERS_OUR_EVENTS', 'message.received');
 const STALL_MS = 15_000;
 // PEERS_LOG_DIR=<dir>: each product's output is written there (<product>-<sessions>.log).
 const LOG_DIR = process.env.PEERS_LOG_DIR;
+// PEERS_MARKS=<file>: each round's window (monotonic µs, the clock of `--cpu-prof` profiles) by product and
+// count, to slice a profile of the service (SERVICE_NODE_ARGS) to the rounds with bench/cpuprofile.py.
+const MARKS = process.env.PEERS_MARKS;
+const marks: Record<string, Array<[number, number]>> = {};
 const WEBHOOK_TOKEN = 'peers-bench-token';
 const OUR_KEY = 'peers-bench-key-0123456789';
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -753,6 +757,11 @@ const benchCount = async (
           .get(p.name)
           ?.push(new Map([...threadsAfter].map(([name, ms]) => [name, (ms - (threadsBefore.get(name) ?? 0)) / TEXTS])));
         webhookPosts = { ...webhookPosts, [p.name]: webhookPosts[p.name] + receiver.posts[p.name] - postsBefore };
+        if (MARKS) {
+          const key = `${p.name} c${count}`;
+          marks[key] = [...(marks[key] ?? []), [Number(process.hrtime.bigint() / 1000n) - Math.round((performance.now() - from) * 1000), Number(process.hrtime.bigint() / 1000n)]];
+          writeFileSync(MARKS, JSON.stringify(marks, null, 1));
+        }
         fig(p).cpuMs?.push((cpu * 1000) / TEXTS);
         fig(p).rates?.push(TEXTS / ((done - from) / 1000));
       }

@@ -4,8 +4,8 @@ import { http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
-// The same flow with the links in each place they can run: a network process, a worker thread (the
-// default, which every other end-to-end test uses too), and the main thread; and what the modes share.
+// The same flow with the links in each place they can run: a network process, a worker thread, and the
+// main thread (the default, which every other end-to-end test uses too); and what the modes share.
 describe.each([
   { mode: 'process', me: '15554440001', friend: '15554440002' },
   { mode: 'thread', me: '15554440021', friend: '15554440022' },
@@ -94,8 +94,8 @@ describe.each([
 });
 
 describe('the network process', () => {
-  it('is chosen with NETWORK_MODE; the thread is the default, NETWORK_THREAD=false still means inline', () => {
-    expect(networkMode(defaultSettings())).toBe('thread');
+  it('is chosen with NETWORK_MODE; the main thread is the default, NETWORK_THREAD=true still means a thread', () => {
+    expect(networkMode(defaultSettings())).toBe('inline');
     expect(networkMode(defaultSettings({ NETWORK_MODE: 'process' }))).toBe('process');
     expect(networkMode(defaultSettings({ NETWORK_THREAD: false }))).toBe('inline');
     expect(networkMode(defaultSettings({ NETWORK_THREAD: true }))).toBe('thread');
