@@ -6,7 +6,7 @@ import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
 import type { ChatEvent, CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
-import type { Ownership } from '../ports/cluster.ts';
+import type { Fence, Ownership } from '../ports/cluster.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -93,7 +93,7 @@ export interface SessionManagerOptions {
   /** how long one re-linking link may hold its slot before the next is opened anyway */
   relinkSlotMs?: number;
   /** which sessions this node links (several nodes on PostgreSQL); every session by default */
-  ownership?: Pick<Ownership, 'owns' | 'confirm'>;
+  ownership?: Pick<Ownership, 'owns' | 'confirm' | 'fence'>;
 }
 
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
@@ -226,26 +226,30 @@ export class SessionManager implements Sessions {
       };
       const timer = setTimeout(() => finish(new Error('the network could not be reached to remove the device')), this.unlinkTimeoutMs);
       this.options.network
-        .open(sessionId, {
-          // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
-          onQr: () => {
-            finish();
-            void link?.close();
+        .open(
+          sessionId,
+          {
+            // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
+            onQr: () => {
+              finish();
+              void link?.close();
+            },
+            onOpen: () => {
+              opened = true;
+              logout();
+            },
+            onClose: (kind, message) => {
+              if (kind === 'loggedOut') finish();
+              else finish(new Error(`the link closed before the device was removed: ${message}`));
+            },
+            onActivity: () => undefined,
+            onIncoming: async () => undefined,
+            onSendError: () => undefined,
+            onReceipts: () => undefined,
+            onPeople: () => undefined,
           },
-          onOpen: () => {
-            opened = true;
-            logout();
-          },
-          onClose: (kind, message) => {
-            if (kind === 'loggedOut') finish();
-            else finish(new Error(`the link closed before the device was removed: ${message}`));
-          },
-          onActivity: () => undefined,
-          onIncoming: async () => undefined,
-          onSendError: () => undefined,
-          onReceipts: () => undefined,
-          onPeople: () => undefined,
-        })
+          this.fenceOf(sessionId),
+        )
         .then(
           (opening) => {
             link = opening;
@@ -434,6 +438,11 @@ export class SessionManager implements Sessions {
     return this.options.ownership?.confirm(sessionId) ?? Promise.resolve(true);
   }
 
+  private fenceOf(sessionId: string): { fence: Fence } | undefined {
+    const fence = this.options.ownership?.fence(sessionId);
+    return fence ? { fence } : undefined;
+  }
+
   private entry(sessionId: string): Live {
     let live = this.live.get(sessionId);
     if (!live) {
@@ -468,52 +477,62 @@ export class SessionManager implements Sessions {
 
   private async open(sessionId: string, live: Live, generation: number): Promise<void> {
     const current = () => live.generation === generation && this.live.get(sessionId) === live;
+    const fence = this.fenceOf(sessionId);
+    // Lost between the decision to link and now: the new owner links it.
+    if (this.options.ownership && !fence) {
+      live.relinked?.();
+      return;
+    }
     try {
-      live.link = await this.options.network.open(sessionId, {
-        onQr: (qr) => {
-          if (current()) void this.onQr(sessionId, live, qr, generation);
+      live.link = await this.options.network.open(
+        sessionId,
+        {
+          onQr: (qr) => {
+            if (current()) void this.onQr(sessionId, live, qr, generation);
+          },
+          onOpen: (account) => {
+            if (current()) void this.onOpen(sessionId, live, account);
+          },
+          onClose: (kind, message) => {
+            if (current()) void this.onClose(sessionId, live, kind, message);
+          },
+          onActivity: () => {
+            if (current()) this.onActivity(sessionId, live);
+          },
+          onIncoming: (message) => {
+            const stored = live.received
+              .then(async () => ((await this.options.ignores?.(sessionId, message.chatId)) ? undefined : this.toItem(sessionId, message)))
+              .then(async (input) => {
+                if (!input) return;
+                // Into the buffer only once its webhook rows are written: a message whose write failed is
+                // delivered again, and would otherwise be in the buffer twice.
+                const item = this.options.incoming.prepare(sessionId, input);
+                await this.options.onReceived?.(item, message);
+                this.options.incoming.add(item);
+              });
+            live.received = stored.catch((err: unknown) =>
+              this.options.logger.error(
+                { err, sessionId, messageId: message.messageId },
+                'storing a received message failed; it is left unreceipted',
+              ),
+            );
+            return stored;
+          },
+          onSendError: (waMessageId, reason, code) => {
+            this.options.onSendError?.(sessionId, waMessageId, reason, code);
+          },
+          onReceipts: (receipts) => {
+            this.options.onReceipts?.(sessionId, receipts);
+          },
+          onPeople: (people) => {
+            this.options.onPeople?.(sessionId, people);
+          },
+          onChatEvent: (event) => {
+            if (current()) this.options.onChatEvent?.(sessionId, event);
+          },
         },
-        onOpen: (account) => {
-          if (current()) void this.onOpen(sessionId, live, account);
-        },
-        onClose: (kind, message) => {
-          if (current()) void this.onClose(sessionId, live, kind, message);
-        },
-        onActivity: () => {
-          if (current()) this.onActivity(sessionId, live);
-        },
-        onIncoming: (message) => {
-          const stored = live.received
-            .then(async () => ((await this.options.ignores?.(sessionId, message.chatId)) ? undefined : this.toItem(sessionId, message)))
-            .then(async (input) => {
-              if (!input) return;
-              // Into the buffer only once its webhook rows are written: a message whose write failed is
-              // delivered again, and would otherwise be in the buffer twice.
-              const item = this.options.incoming.prepare(sessionId, input);
-              await this.options.onReceived?.(item, message);
-              this.options.incoming.add(item);
-            });
-          live.received = stored.catch((err: unknown) =>
-            this.options.logger.error(
-              { err, sessionId, messageId: message.messageId },
-              'storing a received message failed; it is left unreceipted',
-            ),
-          );
-          return stored;
-        },
-        onSendError: (waMessageId, reason, code) => {
-          this.options.onSendError?.(sessionId, waMessageId, reason, code);
-        },
-        onReceipts: (receipts) => {
-          this.options.onReceipts?.(sessionId, receipts);
-        },
-        onPeople: (people) => {
-          this.options.onPeople?.(sessionId, people);
-        },
-        onChatEvent: (event) => {
-          if (current()) this.options.onChatEvent?.(sessionId, event);
-        },
-      });
+        fence,
+      );
       live.lastActivity = Date.now();
       this.armWatchdog(sessionId, live, generation);
     } catch (err) {
@@ -557,8 +576,10 @@ export class SessionManager implements Sessions {
     live.qr = undefined;
     live.qrDataUrl = undefined;
     if (this.stopping) return;
-    if (!this.mine(sessionId)) {
-      // A node that lost the session hears its link replaced by the new owner's: nothing of it is its to record.
+    if (!this.mine(sessionId) || kind === 'fenced') {
+      // A node that lost the session hears its link replaced by the new owner's, or its key writes refused
+      // before its renewal tells it: nothing of it is its to record, and the renewal gives the lease up.
+      if (kind === 'fenced') log.warn({ message }, 'the link is fenced: another node holds the session; closed here');
       await this.release([sessionId]);
       return;
     }
