@@ -486,5 +486,45 @@ describe.skipIf(!postgres)(
       const reloaded = await loadAuthState(newDb, id);
       expect(Buffer.from((await reloaded.state.keys.get('tctoken', ['peer'])).peer?.token ?? []).toString()).toBe('new 2');
     });
+
+    it('writes the pre-keys of several links in one turn in several statements of one transaction, each fenced', {
+      timeout: 60_000,
+    }, async () => {
+      // No node claims these sessions but the leases written below.
+      await second?.stop();
+      await first?.stop();
+      second = undefined;
+      first = undefined;
+      const account = await newDb.account.create({ data: { email: 'fence-many@example.com', apiKeyHash: 'h2' } });
+      const ids = await Promise.all(
+        ['a', 'b', 'c'].map(async (name) => (await newDb.session.create({ data: { accountId: account.id, sessionName: name } })).id),
+      );
+      // Leases as a node would hold them; the third is another node's now.
+      for (const [i, sessionId] of ids.entries()) {
+        await newDb.$executeRawUnsafe(
+          `INSERT INTO "SessionLease" ("sessionId", "nodeId", epoch, "expiresAt") VALUES ($1, $2, 3, (now() AT TIME ZONE 'UTC') + interval '1 hour')`,
+          sessionId,
+          i < 2 ? 'this node' : 'another node',
+        );
+      }
+      let fenced = 0;
+      const stores = await Promise.all(
+        ids.map((sessionId) =>
+          loadAuthState(oldDb, sessionId, logger, undefined, {
+            fence: { nodeId: 'this node', epoch: 3 },
+            onFenced: () => {
+              fenced += 1;
+            },
+          }),
+        ),
+      );
+      // 812 pre-keys each, as a device links: 2,436 rows, past the 2,000 of one statement.
+      const preKeys = Object.fromEntries(Array.from({ length: 812 }, (_, i) => [String(i + 1), Curve.generateKeyPair()]));
+      await Promise.all(stores.map((store) => store.state.keys.set({ 'pre-key': preKeys })));
+      await Promise.all(stores.map((store) => store.flush()));
+      expect(fenced).toBe(1);
+      const counts = await Promise.all(ids.map((sessionId) => newDb.sessionAuth.count({ where: { sessionId, type: 'pre-key' } })));
+      expect(counts).toEqual([812, 812, 0]);
+    });
   },
 );

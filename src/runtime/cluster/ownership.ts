@@ -243,7 +243,7 @@ export class PostgresOwnership implements Ownership {
     // Locked in the order the key writes lock them (auth-store.ts), so the two never wait on each other in a circle.
     const rows = await db.$queryRawUnsafe<Claim[]>(
       `UPDATE "SessionLease" l SET "expiresAt" = ${PLUS_TTL}
-       FROM (SELECT "sessionId" FROM "SessionLease" WHERE "nodeId" = $1 ORDER BY "sessionId" FOR NO KEY UPDATE) AS mine
+       FROM (SELECT "sessionId" FROM "SessionLease" WHERE "nodeId" = $1 ORDER BY "sessionId" COLLATE "C" FOR NO KEY UPDATE) AS mine
        WHERE l."sessionId" = mine."sessionId" RETURNING l."sessionId", l.epoch`,
       this.nodeId,
       ttlMs,

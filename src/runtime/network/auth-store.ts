@@ -148,7 +148,7 @@ const fencedStatement = (db: Db, rows: FlatRow[], fences: Map<string, Fence>) =>
   const parts = [
     Prisma.sql`WITH fence AS (SELECT l."sessionId" FROM "SessionLease" l
       JOIN (VALUES ${fence}) AS f(s, n, e) ON l."sessionId" = f.s AND l."nodeId" = f.n AND l.epoch = f.e
-      ORDER BY l."sessionId" FOR SHARE OF l)`,
+      ORDER BY l."sessionId" COLLATE "C" FOR SHARE OF l)`,
   ];
   if (upserts.length > 0) {
     const values = Prisma.join(
@@ -171,7 +171,8 @@ const fencedStatement = (db: Db, rows: FlatRow[], fences: Map<string, Fence>) =>
 const writeKeys = async (db: Db, batches: SessionKeys[]): Promise<void> => {
   const flat = (list: SessionKeys[]): FlatRow[] => list.flatMap((b) => b.rows.map((r) => ({ sessionId: b.sessionId, ...r })));
   const statements = unfencedStatements(db, flat(batches.filter((b) => !b.fence)));
-  const fenced = batches.filter((b) => b.fence);
+  // In the order the lease rows are locked (COLLATE "C"), across the statements of one transaction too.
+  const fenced = batches.filter((b) => b.fence).sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
   const fences = new Map(fenced.map((b) => [b.sessionId, b.fence as Fence]));
   const fencedChunks = chunks(flat(fenced), KEY_ROWS_PER_STATEMENT);
   const checks = fencedChunks.map((rows) => fencedStatement(db, rows, fences));
