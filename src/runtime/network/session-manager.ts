@@ -5,7 +5,17 @@ import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
-import type { ChatEvent, CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
+import type {
+  ChatEvent,
+  CloseKind,
+  LinkCallbacks,
+  LinkedAccount,
+  Network,
+  NetworkLink,
+  KnownPerson,
+  NetworkStats,
+  Receipt,
+} from '../ports/network.ts';
 import type { Fence, Ownership } from '../ports/cluster.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
@@ -225,39 +235,35 @@ export class SessionManager implements Sessions {
         );
       };
       const timer = setTimeout(() => finish(new Error('the network could not be reached to remove the device')), this.unlinkTimeoutMs);
-      this.options.network
-        .open(
-          sessionId,
-          {
-            // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
-            onQr: () => {
-              finish();
-              void link?.close();
-            },
-            onOpen: () => {
-              opened = true;
-              logout();
-            },
-            onClose: (kind, message) => {
-              if (kind === 'loggedOut') finish();
-              else finish(new Error(`the link closed before the device was removed: ${message}`));
-            },
-            onActivity: () => undefined,
-            onIncoming: async () => undefined,
-            onSendError: () => undefined,
-            onReceipts: () => undefined,
-            onPeople: () => undefined,
-          },
-          this.fenceOf(sessionId),
-        )
-        .then(
-          (opening) => {
-            link = opening;
-            if (done) void opening.close();
-            else if (opened) logout();
-          },
-          (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
-        );
+      const fence = this.fenceOf(sessionId);
+      const open = (callbacks: LinkCallbacks) => this.options.network.open(sessionId, callbacks, fence);
+      open({
+        // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
+        onQr: () => {
+          finish();
+          void link?.close();
+        },
+        onOpen: () => {
+          opened = true;
+          logout();
+        },
+        onClose: (kind, message) => {
+          if (kind === 'loggedOut') finish();
+          else finish(new Error(`the link closed before the device was removed: ${message}`));
+        },
+        onActivity: () => undefined,
+        onIncoming: async () => undefined,
+        onSendError: () => undefined,
+        onReceipts: () => undefined,
+        onPeople: () => undefined,
+      }).then(
+        (opening) => {
+          link = opening;
+          if (done) void opening.close();
+          else if (opened) logout();
+        },
+        (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
+      );
     });
   }
 
@@ -438,6 +444,7 @@ export class SessionManager implements Sessions {
     return this.options.ownership?.confirm(sessionId) ?? Promise.resolve(true);
   }
 
+  /** The claim a link opened now writes its keys under (several nodes); undefined outside a cluster. */
   private fenceOf(sessionId: string): { fence: Fence } | undefined {
     const fence = this.options.ownership?.fence(sessionId);
     return fence ? { fence } : undefined;
@@ -483,56 +490,53 @@ export class SessionManager implements Sessions {
       live.relinked?.();
       return;
     }
+    const open = (callbacks: LinkCallbacks) => this.options.network.open(sessionId, callbacks, fence);
     try {
-      live.link = await this.options.network.open(
-        sessionId,
-        {
-          onQr: (qr) => {
-            if (current()) void this.onQr(sessionId, live, qr, generation);
-          },
-          onOpen: (account) => {
-            if (current()) void this.onOpen(sessionId, live, account);
-          },
-          onClose: (kind, message) => {
-            if (current()) void this.onClose(sessionId, live, kind, message);
-          },
-          onActivity: () => {
-            if (current()) this.onActivity(sessionId, live);
-          },
-          onIncoming: (message) => {
-            const stored = live.received
-              .then(async () => ((await this.options.ignores?.(sessionId, message.chatId)) ? undefined : this.toItem(sessionId, message)))
-              .then(async (input) => {
-                if (!input) return;
-                // Into the buffer only once its webhook rows are written: a message whose write failed is
-                // delivered again, and would otherwise be in the buffer twice.
-                const item = this.options.incoming.prepare(sessionId, input);
-                await this.options.onReceived?.(item, message);
-                this.options.incoming.add(item);
-              });
-            live.received = stored.catch((err: unknown) =>
-              this.options.logger.error(
-                { err, sessionId, messageId: message.messageId },
-                'storing a received message failed; it is left unreceipted',
-              ),
-            );
-            return stored;
-          },
-          onSendError: (waMessageId, reason, code) => {
-            this.options.onSendError?.(sessionId, waMessageId, reason, code);
-          },
-          onReceipts: (receipts) => {
-            this.options.onReceipts?.(sessionId, receipts);
-          },
-          onPeople: (people) => {
-            this.options.onPeople?.(sessionId, people);
-          },
-          onChatEvent: (event) => {
-            if (current()) this.options.onChatEvent?.(sessionId, event);
-          },
+      live.link = await open({
+        onQr: (qr) => {
+          if (current()) void this.onQr(sessionId, live, qr, generation);
         },
-        fence,
-      );
+        onOpen: (account) => {
+          if (current()) void this.onOpen(sessionId, live, account);
+        },
+        onClose: (kind, message) => {
+          if (current()) void this.onClose(sessionId, live, kind, message);
+        },
+        onActivity: () => {
+          if (current()) this.onActivity(sessionId, live);
+        },
+        onIncoming: (message) => {
+          const stored = live.received
+            .then(async () => ((await this.options.ignores?.(sessionId, message.chatId)) ? undefined : this.toItem(sessionId, message)))
+            .then(async (input) => {
+              if (!input) return;
+              // Into the buffer only once its webhook rows are written: a message whose write failed is
+              // delivered again, and would otherwise be in the buffer twice.
+              const item = this.options.incoming.prepare(sessionId, input);
+              await this.options.onReceived?.(item, message);
+              this.options.incoming.add(item);
+            });
+          live.received = stored.catch((err: unknown) =>
+            this.options.logger.error(
+              { err, sessionId, messageId: message.messageId },
+              'storing a received message failed; it is left unreceipted',
+            ),
+          );
+          return stored;
+        },
+        onSendError: (waMessageId, reason, code) => {
+          this.options.onSendError?.(sessionId, waMessageId, reason, code);
+        },
+        onReceipts: (receipts) => {
+          this.options.onReceipts?.(sessionId, receipts);
+        },
+        onPeople: (people) => {
+          this.options.onPeople?.(sessionId, people);
+        },
+        onChatEvent: (event) => {
+          if (current()) this.options.onChatEvent?.(sessionId, event);
+        },
+      });
       live.lastActivity = Date.now();
       this.armWatchdog(sessionId, live, generation);
     } catch (err) {
