@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Curve } from 'baileys';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -8,6 +9,8 @@ import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import { PostgresOwnership } from '../src/runtime/cluster/ownership.ts';
 import { createLogger } from '../src/runtime/logger.ts';
+import { loadAuthState } from '../src/runtime/network/auth-store.ts';
+import type { Fence } from '../src/runtime/ports/cluster.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import type { TestApp } from './helpers/app.ts';
@@ -388,3 +391,140 @@ describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skippe
     expect(sandbox.control.inbox(TO).filter((e) => e.content === 'after the claim')).toHaveLength(0);
   });
 });
+
+describe.skipIf(!postgres)(
+  'Signal key and credential writes fenced by the epoch, two owners in one process (skipped without postgres)',
+  () => {
+    let database: TestDatabase;
+    let oldDb: Db;
+    let newDb: Db;
+    let first: PostgresOwnership | undefined;
+    let second: PostgresOwnership | undefined;
+    const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+    const token = (text: string) => ({ token: Buffer.from(text), timestamp: '1' });
+    const stored = async (sessionId: string, type: string, keyId: string) =>
+      (await newDb.sessionAuth.findUnique({ where: { sessionId_type_keyId: { sessionId, type, keyId } } }))?.value;
+    /** The text of a stored tctoken (its Buffer is kept as base64 in the row). */
+    const tokenText = async (sessionId: string) =>
+      Buffer.from(JSON.parse((await stored(sessionId, 'tctoken', 'peer')) ?? '{}').token?.data ?? '', 'base64').toString();
+
+    beforeAll(async () => {
+      database = await createTestDatabase('postgres');
+      oldDb = createPrisma(database.url);
+      newDb = createPrisma(database.url);
+    }, 60_000);
+
+    afterAll(async () => {
+      await second?.stop();
+      await first?.stop();
+      await oldDb?.$disconnect();
+      await newDb?.$disconnect();
+      await database?.drop();
+    });
+
+    it("refuses the stale owner's key and credential writes once another node claimed the session; the new owner's stay", {
+      timeout: 60_000,
+    }, async () => {
+      const account = await oldDb.account.create({ data: { email: 'fence@example.com', apiKeyHash: 'h' } });
+      const id = (await oldDb.session.create({ data: { accountId: account.id, sessionName: 'fenced keys' } })).id;
+      first = new PostgresOwnership({ db: oldDb, databaseUrl: database.url, logger, ttlMs: 30_000 });
+      expect(await first.start({ gained: () => undefined, lost: () => undefined })).toEqual([{ sessionId: id, epoch: 1 }]);
+      const oldFence = first.fence(id);
+      expect(oldFence).toEqual({ nodeId: first.nodeId, epoch: 1 });
+      let oldFenced = 0;
+      const stale = await loadAuthState(oldDb, id, logger, undefined, {
+        fence: oldFence as Fence,
+        onFenced: () => {
+          oldFenced += 1;
+        },
+      });
+      // While it holds the session its writes land, keys and credentials.
+      await stale.state.keys.set({ tctoken: { peer: token('old 1') }, 'pre-key': { '1': Curve.generateKeyPair() } });
+      stale.state.creds.nextPreKeyId = 111;
+      await stale.saveCreds();
+      await stale.flush();
+      expect(await tokenText(id)).toBe('old 1');
+      expect(JSON.parse((await stored(id, 'creds', '')) ?? '{}').nextPreKeyId).toBe(111);
+
+      // Its lease lapses (as if it had been paused) and a second node claims the session, epoch 2.
+      await newDb.$executeRawUnsafe(
+        `UPDATE "SessionLease" SET "expiresAt" = (now() AT TIME ZONE 'UTC') - interval '1 second' WHERE "sessionId" = $1`,
+        id,
+      );
+      second = new PostgresOwnership({ db: newDb, databaseUrl: database.url, logger, ttlMs: 30_000 });
+      expect(await second.start({ gained: () => undefined, lost: () => undefined })).toEqual([{ sessionId: id, epoch: 2 }]);
+      let newFenced = 0;
+      const current = await loadAuthState(newDb, id, logger, undefined, {
+        fence: second.fence(id) as Fence,
+        onFenced: () => {
+          newFenced += 1;
+        },
+      });
+      // The new owner reads what the old one wrote before the claim, then moves on.
+      expect(current.state.creds.nextPreKeyId).toBe(111);
+      expect(Object.keys(await current.state.keys.get('pre-key', ['1']))).toEqual(['1']);
+      await current.state.keys.set({ tctoken: { peer: token('new 2') }, 'pre-key': { '1': null } });
+      current.state.creds.nextPreKeyId = 222;
+      await current.saveCreds();
+      await current.flush();
+
+      // The old owner, by its own clock still the owner, writes its older state: refused, and its link is told once.
+      expect(first.owns(id)).toBe(true);
+      await stale.state.keys.set({ tctoken: { peer: token('old 3') }, 'pre-key': { '1': Curve.generateKeyPair() } });
+      await stale.flush();
+      expect(oldFenced).toBe(1);
+      stale.state.creds.nextPreKeyId = 333;
+      await stale.saveCreds();
+      await stale.state.keys.set({ tctoken: { peer: token('old 4') } });
+      await stale.flush();
+      expect(oldFenced).toBe(1);
+      expect(newFenced).toBe(0);
+
+      expect(await tokenText(id)).toBe('new 2');
+      expect(await stored(id, 'pre-key', '1')).toBeUndefined();
+      expect(JSON.parse((await stored(id, 'creds', '')) ?? '{}').nextPreKeyId).toBe(222);
+      const reloaded = await loadAuthState(newDb, id);
+      expect(Buffer.from((await reloaded.state.keys.get('tctoken', ['peer'])).peer?.token ?? []).toString()).toBe('new 2');
+    });
+
+    it('writes the pre-keys of several links in one turn in several statements of one transaction, each fenced', {
+      timeout: 60_000,
+    }, async () => {
+      // No node claims these sessions but the leases written below.
+      await second?.stop();
+      await first?.stop();
+      second = undefined;
+      first = undefined;
+      const account = await newDb.account.create({ data: { email: 'fence-many@example.com', apiKeyHash: 'h2' } });
+      const ids = await Promise.all(
+        ['a', 'b', 'c'].map(async (name) => (await newDb.session.create({ data: { accountId: account.id, sessionName: name } })).id),
+      );
+      // Leases as a node would hold them; the third is another node's now.
+      for (const [i, sessionId] of ids.entries()) {
+        await newDb.$executeRawUnsafe(
+          `INSERT INTO "SessionLease" ("sessionId", "nodeId", epoch, "expiresAt") VALUES ($1, $2, 3, (now() AT TIME ZONE 'UTC') + interval '1 hour')`,
+          sessionId,
+          i < 2 ? 'this node' : 'another node',
+        );
+      }
+      let fenced = 0;
+      const stores = await Promise.all(
+        ids.map((sessionId) =>
+          loadAuthState(oldDb, sessionId, logger, undefined, {
+            fence: { nodeId: 'this node', epoch: 3 },
+            onFenced: () => {
+              fenced += 1;
+            },
+          }),
+        ),
+      );
+      // 812 pre-keys each, as a device links: 2,436 rows, past the 2,000 of one statement.
+      const preKeys = Object.fromEntries(Array.from({ length: 812 }, (_, i) => [String(i + 1), Curve.generateKeyPair()]));
+      await Promise.all(stores.map((store) => store.state.keys.set({ 'pre-key': preKeys })));
+      await Promise.all(stores.map((store) => store.flush()));
+      expect(fenced).toBe(1);
+      const counts = await Promise.all(ids.map((sessionId) => newDb.sessionAuth.count({ where: { sessionId, type: 'pre-key' } })));
+      expect(counts).toEqual([812, 812, 0]);
+    });
+  },
+);

@@ -2,7 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from '../ports/db.ts';
-import type { Claim, Ownership, OwnershipHandlers } from '../ports/cluster.ts';
+import type { Claim, Fence, Ownership, OwnershipHandlers } from '../ports/cluster.ts';
 
 /** SQLite, or a process outside a cluster: this node owns every session and nothing is checked. */
 export const singleNode = (): Ownership => ({
@@ -11,6 +11,7 @@ export const singleNode = (): Ownership => ({
   owns: () => true,
   owned: () => undefined,
   confirm: async () => true,
+  fence: () => undefined,
   route: async () => ({ at: 'here' }),
   counts: { renewals: 0, losses: 0, handovers: 0 },
 });
@@ -90,6 +91,11 @@ export class PostgresOwnership implements Ownership {
       epoch,
     );
     return rows.length === 1;
+  }
+
+  fence(sessionId: string): Fence | undefined {
+    const epoch = this.held.get(sessionId);
+    return epoch === undefined || !this.owns(sessionId) ? undefined : { nodeId: this.nodeId, epoch };
   }
 
   async route(sessionId: string): Promise<{ at: 'here' } | { at: 'owner'; address: string; nodeId: string } | { at: 'unknown' }> {
@@ -234,8 +240,11 @@ export class PostgresOwnership implements Ownership {
         this.address,
       );
     }
+    // Locked in the order the key writes lock them (auth-store.ts), so the two never wait on each other in a circle.
     const rows = await db.$queryRawUnsafe<Claim[]>(
-      `UPDATE "SessionLease" SET "expiresAt" = ${PLUS_TTL} WHERE "nodeId" = $1 RETURNING "sessionId", epoch`,
+      `UPDATE "SessionLease" l SET "expiresAt" = ${PLUS_TTL}
+       FROM (SELECT "sessionId" FROM "SessionLease" WHERE "nodeId" = $1 ORDER BY "sessionId" COLLATE "C" FOR NO KEY UPDATE) AS mine
+       WHERE l."sessionId" = mine."sessionId" RETURNING l."sessionId", l.epoch`,
       this.nodeId,
       ttlMs,
     );

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
+import type { Fence } from '../ports/cluster.ts';
 
 const CREDS = 'creds';
 
@@ -21,6 +22,12 @@ export interface StoredAuthState {
   drop: () => Promise<void>;
   /** True when credentials were loaded, i.e. the session can log in without a new QR. */
   registered: boolean;
+}
+
+/** Several nodes: the claim this store writes under, and what to do once the database refused a write (close the link). */
+export interface Fencing {
+  fence: Fence;
+  onFenced: () => void;
 }
 
 const encode = (value: unknown): string => JSON.stringify(value, BufferJSON.replacer);
@@ -70,38 +77,113 @@ export const batchedCredsReader = (db: Db): CredsReader => {
 
 type KeyValue = SignalDataTypeMap[keyof SignalDataTypeMap];
 
-interface KeyWrite {
-  sessionId: string;
+interface KeyRow {
   type: string;
   keyId: string;
   /** null deletes the key */
   value: KeyValue | null;
 }
 
+/** One session's keys on their way to disk; `refused` is set by the write when the session's fence no longer holds. */
+interface SessionKeys {
+  sessionId: string;
+  fence?: Fence;
+  rows: KeyRow[];
+  refused?: boolean;
+}
+
 // Four parameters a row: well inside SQLite's 32,766 and PostgreSQL's 65,535 per statement, also when
 // several links store their 812 pre-keys in the same turn.
 const KEY_ROWS_PER_STATEMENT = 2_000;
 
-/** Upserts what has a value and deletes what was set to null, every session's keys together. */
-const writeKeys = async (db: Db, entries: KeyWrite[]): Promise<void> => {
+interface FlatRow extends KeyRow {
+  sessionId: string;
+}
+
+const chunks = <T>(items: T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+/** Upserts what has a value and deletes what was set to null, every session's keys together (no fence: one node). */
+const unfencedStatements = (db: Db, rows: FlatRow[]) => {
   const statements = [];
-  const upserts = entries.filter((e) => e.value !== null);
-  for (let i = 0; i < upserts.length; i += KEY_ROWS_PER_STATEMENT) {
-    const rows = Prisma.join(
-      upserts.slice(i, i + KEY_ROWS_PER_STATEMENT).map((e) => Prisma.sql`(${e.sessionId}, ${e.type}, ${e.keyId}, ${encode(e.value)})`),
-    );
+  for (const chunk of chunks(
+    rows.filter((e) => e.value !== null),
+    KEY_ROWS_PER_STATEMENT,
+  )) {
+    const values = Prisma.join(chunk.map((e) => Prisma.sql`(${e.sessionId}, ${e.type}, ${e.keyId}, ${encode(e.value)})`));
     statements.push(
-      db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES ${rows}
+      db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES ${values}
         ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`,
     );
   }
-  const deletes = entries.filter((e) => e.value === null);
-  for (let i = 0; i < deletes.length; i += KEY_ROWS_PER_STATEMENT) {
-    const keys = Prisma.join(deletes.slice(i, i + KEY_ROWS_PER_STATEMENT).map((e) => Prisma.sql`(${e.sessionId}, ${e.type}, ${e.keyId})`));
+  for (const chunk of chunks(
+    rows.filter((e) => e.value === null),
+    KEY_ROWS_PER_STATEMENT,
+  )) {
+    const keys = Prisma.join(chunk.map((e) => Prisma.sql`(${e.sessionId}, ${e.type}, ${e.keyId})`));
     statements.push(db.$executeRaw`DELETE FROM "SessionAuth" WHERE ("sessionId", "type", "keyId") IN (VALUES ${keys})`);
   }
-  if (statements.length === 1) await statements[0];
-  else if (statements.length > 1) await db.$transaction(statements);
+  return statements;
+};
+
+/**
+ * Several nodes (PostgreSQL): the rows land only for the sessions whose lease still holds this node's
+ * epoch, checked in the same statement. The lease rows are share-locked (in one order, as the renewal
+ * locks them), so a claim by another node waits for this write to commit, and a write that comes after
+ * the claim finds the new epoch: the new owner reads every key the old one wrote, and nothing after.
+ * Answers the sessions whose fence held.
+ */
+const fencedStatement = (db: Db, rows: FlatRow[], fences: Map<string, Fence>) => {
+  const fence = Prisma.join(
+    [...new Set(rows.map((r) => r.sessionId))].map((id) => {
+      const f = fences.get(id) as Fence;
+      return Prisma.sql`(${id}::text, ${f.nodeId}::text, ${f.epoch}::int)`;
+    }),
+  );
+  const upserts = rows.filter((e) => e.value !== null);
+  const deletes = rows.filter((e) => e.value === null);
+  const parts = [
+    Prisma.sql`WITH fence AS (SELECT l."sessionId" FROM "SessionLease" l
+      JOIN (VALUES ${fence}) AS f(s, n, e) ON l."sessionId" = f.s AND l."nodeId" = f.n AND l.epoch = f.e
+      ORDER BY l."sessionId" COLLATE "C" FOR SHARE OF l)`,
+  ];
+  if (upserts.length > 0) {
+    const values = Prisma.join(
+      upserts.map((e) => Prisma.sql`(${e.sessionId}::text, ${e.type}::text, ${e.keyId}::text, ${encode(e.value)}::text)`),
+    );
+    parts.push(Prisma.sql`, upserted AS (INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value")
+      SELECT v.s, v.t, v.k, v.v FROM (VALUES ${values}) AS v(s, t, k, v) WHERE v.s IN (SELECT "sessionId" FROM fence)
+      ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value")`);
+  }
+  if (deletes.length > 0) {
+    const keys = Prisma.join(deletes.map((e) => Prisma.sql`(${e.sessionId}::text, ${e.type}::text, ${e.keyId}::text)`));
+    parts.push(Prisma.sql`, deleted AS (DELETE FROM "SessionAuth" a USING (VALUES ${keys}) AS d(s, t, k)
+      WHERE a."sessionId" = d.s AND a."type" = d.t AND a."keyId" = d.k AND d.s IN (SELECT "sessionId" FROM fence))`);
+  }
+  parts.push(Prisma.sql` SELECT "sessionId" FROM fence`);
+  return db.$queryRaw<Array<{ sessionId: string }>>(Prisma.join(parts, ''));
+};
+
+/** Writes every session's keys together; marks `refused` the sessions whose fence no longer holds (nothing of theirs is written). */
+const writeKeys = async (db: Db, batches: SessionKeys[]): Promise<void> => {
+  const flat = (list: SessionKeys[]): FlatRow[] => list.flatMap((b) => b.rows.map((r) => ({ sessionId: b.sessionId, ...r })));
+  const statements = unfencedStatements(db, flat(batches.filter((b) => !b.fence)));
+  // In the order the lease rows are locked (COLLATE "C"), across the statements of one transaction too.
+  const fenced = batches.filter((b) => b.fence).sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+  const fences = new Map(fenced.map((b) => [b.sessionId, b.fence as Fence]));
+  const fencedChunks = chunks(flat(fenced), KEY_ROWS_PER_STATEMENT);
+  const checks = fencedChunks.map((rows) => fencedStatement(db, rows, fences));
+  const all = [...checks, ...statements];
+  let results: unknown[] = [];
+  if (all.length === 1) results = [await all[0]];
+  else if (all.length > 1) results = await db.$transaction(all);
+  if (fenced.length === 0) return;
+  const held = new Set<string>();
+  for (const rows of results.slice(0, checks.length) as Array<Array<{ sessionId: string }>>) for (const r of rows) held.add(r.sessionId);
+  for (const batch of fenced) if (!held.has(batch.sessionId)) batch.refused = true;
 };
 
 /**
@@ -110,11 +192,11 @@ const writeKeys = async (db: Db, entries: KeyWrite[]): Promise<void> => {
  * session was a statement per message; a failed group is written again session by session, so one
  * session's failure stays its own.
  */
-const keyWriters = new WeakMap<Db, GroupCommit<KeyWrite[]>>();
-const keyWritesFor = (db: Db): GroupCommit<KeyWrite[]> => {
+const keyWriters = new WeakMap<Db, GroupCommit<SessionKeys>>();
+const keyWritesFor = (db: Db): GroupCommit<SessionKeys> => {
   let writer = keyWriters.get(db);
   if (!writer) {
-    writer = groupCommit<KeyWrite[]>((batches) => writeKeys(db, batches.flat()), { isolateFailures: true });
+    writer = groupCommit<SessionKeys>((batches) => writeKeys(db, batches), { isolateFailures: true });
     keyWriters.set(db, writer);
   }
   return writer;
@@ -137,6 +219,7 @@ export const loadAuthState = async (
   sessionId: string,
   logger?: Logger,
   readCreds: CredsReader = (id) => readCredsRow(db, id),
+  fencing?: Fencing,
 ): Promise<StoredAuthState> => {
   const stored = await readCreds(sessionId);
   const creds = stored !== null ? (decode(stored) as AuthenticationCreds) : initAuthCreds();
@@ -164,6 +247,18 @@ export const loadAuthState = async (
   let writing: Promise<void> | null = null;
   let scheduled = false;
   let dropped = false;
+  // another node holds the session: nothing more is written, and the link is told once
+  let fenced = false;
+  const refuse = (what: string) => {
+    if (fenced) return;
+    fenced = true;
+    waiting = new Map();
+    logger?.warn(
+      { sessionId, nodeId: fencing?.fence.nodeId, epoch: fencing?.fence.epoch, what },
+      'the database refused a Signal write: another node holds the session now; closing the link',
+    );
+    fencing?.onFenced();
+  };
   // counts set() calls, so a read can tell that keys changed while it ran
   let writes = 0;
 
@@ -205,17 +300,16 @@ export const loadAuthState = async (
   };
 
   const keyWrites = keyWritesFor(db);
-  const write = (batch: Array<{ type: string; keyId: string; value: KeyValue | null }>) =>
-    keyWrites.add(batch.map((e) => ({ sessionId, ...e })));
-
   const flushOnce = async () => {
-    while (waiting.size > 0 && !dropped) {
+    while (waiting.size > 0 && !dropped && !fenced) {
       const batch = waiting;
       waiting = new Map();
       inFlight = batch;
       try {
-        await write([...batch.values()]);
+        const keys: SessionKeys = { sessionId, rows: [...batch.values()], ...(fencing ? { fence: fencing.fence } : {}) };
+        await keyWrites.add(keys);
         inFlight = new Map();
+        if (keys.refused) refuse('keys');
       } catch (err) {
         inFlight = new Map();
         // Kept for the next write unless a newer value replaced it meanwhile; flush() at close retries.
@@ -237,7 +331,7 @@ export const loadAuthState = async (
   };
 
   const set = async (data: SignalDataSet) => {
-    if (dropped) return;
+    if (dropped || fenced) return;
     writes += 1;
     for (const [type, entries] of Object.entries(data)) {
       for (const [keyId, value] of Object.entries(entries ?? {})) {
@@ -259,12 +353,25 @@ export const loadAuthState = async (
   // Credential writes run one after another, and flush() waits for them, so a reload reads the last.
   let credsWritten: Promise<void> = Promise.resolve();
   const writeCreds = async () => {
+    if (fenced) return;
     // Raw, so the (large) credentials row is not read back after every write.
-    await db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES (${sessionId}, ${CREDS}, '', ${encode(creds)})
-      ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`;
+    if (!fencing) {
+      await db.$executeRaw`INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value") VALUES (${sessionId}, ${CREDS}, '', ${encode(creds)})
+        ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value"`;
+      return;
+    }
+    // As the keys (fencedStatement): only while the lease holds this node's epoch, share-locked until the write commits.
+    const { nodeId, epoch } = fencing.fence;
+    const held = await db.$queryRaw<Array<{ sessionId: string }>>`WITH fence AS (SELECT "sessionId" FROM "SessionLease"
+        WHERE "sessionId" = ${sessionId} AND "nodeId" = ${nodeId} AND epoch = ${epoch}::int FOR SHARE),
+      written AS (INSERT INTO "SessionAuth" ("sessionId", "type", "keyId", "value")
+        SELECT "sessionId", ${CREDS}::text, '', ${encode(creds)}::text FROM fence
+        ON CONFLICT ("sessionId", "type", "keyId") DO UPDATE SET "value" = excluded."value")
+      SELECT "sessionId" FROM fence`;
+    if (held.length === 0) refuse('credentials');
   };
   const saveCreds = (): Promise<void> => {
-    if (dropped) return Promise.resolve();
+    if (dropped || fenced) return Promise.resolve();
     credsWritten = credsWritten.catch(() => undefined).then(writeCreds);
     return credsWritten;
   };

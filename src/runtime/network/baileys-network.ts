@@ -34,7 +34,7 @@ import { signalRepositoryFor } from './baileys-signal.ts';
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { CloseKind, KnownPerson, LinkCallbacks, Network, NetworkLink, Receipt, SendResult } from '../ports/network.ts';
+import type { CloseKind, KnownPerson, LinkCallbacks, Network, NetworkLink, OpenOptions, Receipt, SendResult } from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;
@@ -237,12 +237,15 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
   assertPatched();
   const storeTimeoutMs = options.incomingStoreTimeoutMs ?? INCOMING_STORE_TIMEOUT_MS;
 
-  const open = async (sessionId: string, callbacks: LinkCallbacks): Promise<NetworkLink> => {
+  const open = async (sessionId: string, callbacks: LinkCallbacks, openOptions: OpenOptions = {}): Promise<NetworkLink> => {
     const log = logger.child({ sessionId });
     // Messages stored before their receipt, by network id: the messages.upsert that follows each is skipped.
     const storedFirst = new LRUCache<string, true>({ max: 1024 });
     await stores.get(sessionId)?.flush();
-    const auth = await loadAuthState(db, sessionId, log, readCreds);
+    // Set once the socket exists; Baileys writes nothing before then.
+    let closeFenced: (() => void) | undefined;
+    const { fence } = openOptions;
+    const auth = await loadAuthState(db, sessionId, log, readCreds, fence ? { fence, onFenced: () => closeFenced?.() } : undefined);
     stores.set(sessionId, auth);
     const groupCache = new GroupCache();
     const retries = new RetryCounts((waMessageId) => callbacks.onSendError(waMessageId, UNDECRYPTABLE_REASON));
@@ -281,6 +284,13 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       ...options.socket,
     });
     let closed = false;
+    closeFenced = () => {
+      if (closed) return;
+      closed = true;
+      retries.close();
+      void sock.end(undefined);
+      callbacks.onClose('fenced', "another node holds the session: the database refused this link's Signal key write");
+    };
     // A retry receipt can come before the SENT mark (which keeps the message) is written, and from the
     // recipient's LID while Baileys' own cache keys the message by the number it was sent to. Votes on
     // a poll are decrypted with the secret the poll went out with.

@@ -4,7 +4,7 @@
  */
 import type { NetworkTarget } from './baileys-target.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { ChatEvent, ChatOps, GroupOps, KnownPerson, Receipt } from '../ports/network.ts';
+import type { ChatEvent, ChatOps, GroupOps, KnownPerson, OpenOptions, Receipt } from '../ports/network.ts';
 
 export interface NetworkWorkerData {
   databaseUrl: string;
@@ -39,7 +39,7 @@ export type LinkMethod =
 export type NetworkRequest =
   /** the first request, once the worker said `ready` */
   | { id: number; call: 'init'; data: NetworkWorkerData }
-  | { id: number; call: 'open'; sessionId: string; linkId: number }
+  | { id: number; call: 'open'; sessionId: string; linkId: number; options?: OpenOptions }
   | { id: number; call: 'forget' | 'hasCredentials'; sessionId: string }
   | { id: number; call: 'link'; linkId: number; method: LinkMethod; args: unknown[] }
   | { id: number; call: 'shutdown' | 'collectGarbage' | 'stats' }

@@ -19,6 +19,7 @@ import type {
   Network,
   NetworkLink,
   NetworkStats,
+  OpenOptions,
   OutgoingContent,
   SendOptions,
   StatusContent,
@@ -148,26 +149,30 @@ const reportAlive = (): void => {
   if (linkIds.length > 0) post({ kind: 'activity', linkIds });
 };
 
-const open = async (sessionId: string, linkId: number): Promise<void> => {
+const open = async (sessionId: string, linkId: number, options?: OpenOptions): Promise<void> => {
   const { network: baileys, data: settings } = started();
-  const link = await baileys.open(sessionId, {
-    onQr: (qr) => post({ kind: 'event', linkId, event: 'qr', qr }),
-    onOpen: (account) => post({ kind: 'event', linkId, event: 'open', account }),
-    onClose: (closeKind, message) => post({ kind: 'event', linkId, event: 'close', closeKind, message }),
-    onActivity: () => {
-      // Every frame counts as life; the main side only needs to hear it now and then.
-      alive.add(linkId);
-      if (!aliveTimer) {
-        aliveTimer = setTimeout(reportAlive, settings.activityEveryMs);
-        aliveTimer.unref();
-      }
+  const link = await baileys.open(
+    sessionId,
+    {
+      onQr: (qr) => post({ kind: 'event', linkId, event: 'qr', qr }),
+      onOpen: (account) => post({ kind: 'event', linkId, event: 'open', account }),
+      onClose: (closeKind, message) => post({ kind: 'event', linkId, event: 'close', closeKind, message }),
+      onActivity: () => {
+        // Every frame counts as life; the main side only needs to hear it now and then.
+        alive.add(linkId);
+        if (!aliveTimer) {
+          aliveTimer = setTimeout(reportAlive, settings.activityEveryMs);
+          aliveTimer.unref();
+        }
+      },
+      onIncoming: (item) => store(linkId, item),
+      onSendError: (waMessageId, reason, code) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason, code }),
+      onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
+      onPeople: (people) => post({ kind: 'event', linkId, event: 'people', people }),
+      onChatEvent: (chat) => post({ kind: 'event', linkId, event: 'chat', chat }),
     },
-    onIncoming: (item) => store(linkId, item),
-    onSendError: (waMessageId, reason, code) => post({ kind: 'event', linkId, event: 'sendError', waMessageId, reason, code }),
-    onReceipts: (receipts) => post({ kind: 'event', linkId, event: 'receipts', receipts }),
-    onPeople: (people) => post({ kind: 'event', linkId, event: 'people', people }),
-    onChatEvent: (chat) => post({ kind: 'event', linkId, event: 'chat', chat }),
-  });
+    options,
+  );
   links.set(linkId, link);
 };
 
@@ -220,7 +225,7 @@ const handle = async (request: NetworkRequest): Promise<unknown> => {
       init(request.data);
       return null;
     case 'open':
-      return open(request.sessionId, request.linkId);
+      return open(request.sessionId, request.linkId, request.options);
     case 'forget':
       return started().network.forget(request.sessionId);
     case 'hasCredentials':

@@ -348,11 +348,11 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
   };
 
   return {
-    open: async (sessionId, linkCallbacks) => {
+    open: async (sessionId, linkCallbacks, options) => {
       const linkId = nextLinkId++;
       callbacks.set(linkId, linkCallbacks);
       try {
-        await request({ call: 'open', sessionId, linkId });
+        await request({ call: 'open', sessionId, linkId, ...(options ? { options } : {}) });
       } catch (err) {
         callbacks.delete(linkId);
         throw err;

@@ -5,8 +5,18 @@ import type { Session } from '../../generated/sqlite/client.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../ports/events.ts';
 import type { Incoming, IncomingInput, IncomingItem, MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
-import type { ChatEvent, CloseKind, LinkedAccount, Network, NetworkLink, KnownPerson, NetworkStats, Receipt } from '../ports/network.ts';
-import type { Ownership } from '../ports/cluster.ts';
+import type {
+  ChatEvent,
+  CloseKind,
+  LinkCallbacks,
+  LinkedAccount,
+  Network,
+  NetworkLink,
+  KnownPerson,
+  NetworkStats,
+  Receipt,
+} from '../ports/network.ts';
+import type { Fence, Ownership } from '../ports/cluster.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 
@@ -93,7 +103,7 @@ export interface SessionManagerOptions {
   /** how long one re-linking link may hold its slot before the next is opened anyway */
   relinkSlotMs?: number;
   /** which sessions this node links (several nodes on PostgreSQL); every session by default */
-  ownership?: Pick<Ownership, 'owns' | 'confirm'>;
+  ownership?: Pick<Ownership, 'owns' | 'confirm' | 'fence'>;
 }
 
 /** Owns every network link: connects, reconnects with backoff, and keeps the session rows in step. */
@@ -225,35 +235,35 @@ export class SessionManager implements Sessions {
         );
       };
       const timer = setTimeout(() => finish(new Error('the network could not be reached to remove the device')), this.unlinkTimeoutMs);
-      this.options.network
-        .open(sessionId, {
-          // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
-          onQr: () => {
-            finish();
-            void link?.close();
-          },
-          onOpen: () => {
-            opened = true;
-            logout();
-          },
-          onClose: (kind, message) => {
-            if (kind === 'loggedOut') finish();
-            else finish(new Error(`the link closed before the device was removed: ${message}`));
-          },
-          onActivity: () => undefined,
-          onIncoming: async () => undefined,
-          onSendError: () => undefined,
-          onReceipts: () => undefined,
-          onPeople: () => undefined,
-        })
-        .then(
-          (opening) => {
-            link = opening;
-            if (done) void opening.close();
-            else if (opened) logout();
-          },
-          (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
-        );
+      const fence = this.fenceOf(sessionId);
+      const open = (callbacks: LinkCallbacks) => this.options.network.open(sessionId, callbacks, fence);
+      open({
+        // Registered credentials log in without a QR; a QR means nothing is linked, so there is nothing to remove.
+        onQr: () => {
+          finish();
+          void link?.close();
+        },
+        onOpen: () => {
+          opened = true;
+          logout();
+        },
+        onClose: (kind, message) => {
+          if (kind === 'loggedOut') finish();
+          else finish(new Error(`the link closed before the device was removed: ${message}`));
+        },
+        onActivity: () => undefined,
+        onIncoming: async () => undefined,
+        onSendError: () => undefined,
+        onReceipts: () => undefined,
+        onPeople: () => undefined,
+      }).then(
+        (opening) => {
+          link = opening;
+          if (done) void opening.close();
+          else if (opened) logout();
+        },
+        (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
+      );
     });
   }
 
@@ -434,6 +444,12 @@ export class SessionManager implements Sessions {
     return this.options.ownership?.confirm(sessionId) ?? Promise.resolve(true);
   }
 
+  /** The claim a link opened now writes its keys under (several nodes); undefined outside a cluster. */
+  private fenceOf(sessionId: string): { fence: Fence } | undefined {
+    const fence = this.options.ownership?.fence(sessionId);
+    return fence ? { fence } : undefined;
+  }
+
   private entry(sessionId: string): Live {
     let live = this.live.get(sessionId);
     if (!live) {
@@ -468,8 +484,15 @@ export class SessionManager implements Sessions {
 
   private async open(sessionId: string, live: Live, generation: number): Promise<void> {
     const current = () => live.generation === generation && this.live.get(sessionId) === live;
+    const fence = this.fenceOf(sessionId);
+    // Lost between the decision to link and now: the new owner links it.
+    if (this.options.ownership && !fence) {
+      live.relinked?.();
+      return;
+    }
+    const open = (callbacks: LinkCallbacks) => this.options.network.open(sessionId, callbacks, fence);
     try {
-      live.link = await this.options.network.open(sessionId, {
+      live.link = await open({
         onQr: (qr) => {
           if (current()) void this.onQr(sessionId, live, qr, generation);
         },
@@ -557,8 +580,10 @@ export class SessionManager implements Sessions {
     live.qr = undefined;
     live.qrDataUrl = undefined;
     if (this.stopping) return;
-    if (!this.mine(sessionId)) {
-      // A node that lost the session hears its link replaced by the new owner's: nothing of it is its to record.
+    if (!this.mine(sessionId) || kind === 'fenced') {
+      // A node that lost the session hears its link replaced by the new owner's, or its key writes refused
+      // before its renewal tells it: nothing of it is its to record, and the renewal gives the lease up.
+      if (kind === 'fenced') log.warn({ message }, 'the link is fenced: another node holds the session; closed here');
       await this.release([sessionId]);
       return;
     }

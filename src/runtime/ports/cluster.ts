@@ -4,6 +4,16 @@ export interface Claim {
   epoch: number;
 }
 
+/**
+ * What a node's writes of a session's Signal keys and credentials are conditioned on: the database must
+ * still hold this node's claim with this epoch, else the write is refused (a stale owner cannot roll
+ * back the new owner's ratchets).
+ */
+export interface Fence {
+  nodeId: string;
+  epoch: number;
+}
+
 /** What an ownership change asks of the rest of the node (runtime/root/main.ts wires it). */
 export interface OwnershipHandlers {
   /** sessions claimed after the start: link them and take over their pending messages */
@@ -26,6 +36,8 @@ export interface Ownership {
   owned(): string[] | undefined;
   /** right before a send: the database still holds this node's claim with its epoch, unexpired */
   confirm(sessionId: string): Promise<boolean>;
+  /** the claim a link of the session opened now writes its keys under; undefined outside a cluster (nothing is checked) */
+  fence(sessionId: string): Fence | undefined;
   /**
    * Where a request about the session is served: 'here' (claiming it first when no live node holds it),
    * the base URL of the owner, or 'unknown' when the owner has no address yet.

@@ -1,4 +1,5 @@
 /** Our port onto the messaging network; only src/runtime/network/baileys-*.ts implement it with Baileys. */
+import type { Fence } from './cluster.ts';
 import type { MediaLocator, MessageKeyRef, ReceivedMessage } from './incoming.ts';
 
 /**
@@ -25,7 +26,9 @@ export type CloseKind =
   /** the network refused the login: the number is banned (failure 403 or 406), or for a time (402) */
   | 'banned'
   /** anything worth retrying: dropped socket, timeouts, 503 */
-  | 'transient';
+  | 'transient'
+  /** the database refused the link's key or credential write: another node holds the session now */
+  | 'fenced';
 
 export interface LinkedAccount {
   /** user JID without device, e.g. 15550001111@s.whatsapp.net */
@@ -290,9 +293,14 @@ export interface NetworkLink {
   sendStatus: (content: StatusContent, recipients: string[], options?: SendOptions) => Promise<SendResult>;
 }
 
+export interface OpenOptions {
+  /** several nodes: the link's key and credential writes land only while the database holds this claim; refused, the link closes as `fenced` */
+  fence?: Fence;
+}
+
 export interface Network {
   /** Opens a link for a session with its stored credentials (or none yet: then a QR or pairing code follows). */
-  open: (sessionId: string, callbacks: LinkCallbacks) => Promise<NetworkLink>;
+  open: (sessionId: string, callbacks: LinkCallbacks, options?: OpenOptions) => Promise<NetworkLink>;
   /** Deletes the stored credentials of a session. */
   forget: (sessionId: string) => Promise<void>;
   hasCredentials: (sessionId: string) => Promise<boolean>;

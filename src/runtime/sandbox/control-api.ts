@@ -205,6 +205,9 @@ export const startControlApi = async (
     const body = z.object({ delayMs: z.number().int().min(0).optional(), withhold: z.boolean().optional() }).parse(req.body ?? {});
     res.json({ devices: control.setAcks(number(req), body) });
   });
+  app.get('/decrypt-failures', (_req, res) => {
+    res.json(control.decryptFailures());
+  });
   app.get('/phones/:number/sent/:id/reads', (req, res) => {
     res.json(control.readsOf(number(req), req.params.id));
   });

@@ -6,7 +6,7 @@ import type { GroupView } from './groups.ts';
 import type { PictureView } from './pictures.ts';
 import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
-import type { DeliveryView } from './routing.ts';
+import type { DecryptFailure, DeliveryView } from './routing.ts';
 import type { SandboxNetwork } from './network.ts';
 import { encryptPollVote, pollOf } from './polls.ts';
 import type { TraceEntry } from './trace.ts';
@@ -424,6 +424,11 @@ export class SandboxControl {
 
   setTrace(enabled: boolean): void {
     this.network.trace.enabled = enabled;
+  }
+
+  /** Messages that did not decrypt, on a phone or on a linked device (the last 1,000, oldest first). */
+  decryptFailures(): DecryptFailure[] {
+    return this.network.router.decryptFailures();
   }
 
   trace(): TraceEntry[] {

@@ -23,6 +23,23 @@ const now = () => String(Math.floor(Date.now() / 1000));
  */
 export const RATE_LIMITED = '429';
 
+/** How many decrypt failures the router remembers for its control API. */
+const REMEMBERED_FAILURES = 1_000;
+
+/**
+ * A message that did not decrypt: on a phone (`phone`, from the linked device `peer`: Bad MAC, a key used
+ * already...; the phone then asks for it again) or on a linked device (`device`: the device `peer` sent a
+ * retry receipt for what the phone `phone` sent it).
+ */
+export interface DecryptFailure {
+  on: 'phone' | 'device';
+  phone: string;
+  peer: string;
+  id: string;
+  error: string;
+  at: string;
+}
+
 /**
  * How many retry receipts a phone sends for one message it cannot decrypt, as Baileys' own
  * `maxMsgRetryCount` (5); the sender gives up earlier on its side.
@@ -201,10 +218,22 @@ export class Router {
   private readonly retriesAsked = new Map<string, number>();
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
   private readonly retriesAnswered = new Map<string, number>();
+  /** Messages that did not decrypt, the last REMEMBERED_FAILURES, oldest first (see DecryptFailure). */
+  private readonly failures: DecryptFailure[] = [];
   /** Messages phones sent into a group, a status or a broadcast list, by id: their sender, for the devices' receipts. */
   private readonly chatSends = new Map<string, VirtualPhone>();
 
   constructor(private readonly network: RouterParts) {}
+
+  /** See DecryptFailure. */
+  decryptFailures(): DecryptFailure[] {
+    return [...this.failures];
+  }
+
+  private failed(failure: Omit<DecryptFailure, 'at'>): void {
+    this.failures.push({ ...failure, at: new Date().toISOString() });
+    if (this.failures.length > REMEMBERED_FAILURES) this.failures.shift();
+  }
 
   get directory(): Directory {
     return this.network.directory;
@@ -313,6 +342,7 @@ export class Router {
           }
         } catch (err) {
           this.network.logger.warn({ err, to: target.jid, from: senderJid }, 'a virtual phone could not decrypt a message');
+          this.failed({ on: 'phone', phone: phone.number, peer: senderJid, id, error: err instanceof Error ? err.message : String(err) });
           this.askForRetry(conn, phone, id, node, phone === sender ? this.recipientJid(to) : undefined);
         }
         continue;
@@ -461,6 +491,15 @@ export class Router {
     const phone = this.directory.find(chat ? (node.attrs.participant ?? '') : to);
     const device = conn.device;
     const id = node.attrs.id ?? '';
+    if (phone && conn.phone && device) {
+      this.failed({
+        on: 'device',
+        phone: phone.number,
+        peer: `${conn.phone.number}:${device.deviceId}@s.whatsapp.net`,
+        id,
+        error: 'retry receipt',
+      });
+    }
     const sent = phone ? this.sentByPhones.get(`${phone.number}\u0000${id}`) : undefined;
     const sentHere = chat ? sent?.to === chat && conn.phone && sent.recipients?.has(conn.phone.number) : sent?.to === conn.phone?.number;
     if (!phone || !device || !conn.phone || !sent || !sentHere) {
