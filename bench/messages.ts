@@ -188,8 +188,8 @@ const startBareSocket = async (sandbox: Sandbox, number: string) => {
 
 const sinceMs = (from: bigint | undefined, to: bigint) => Number(to - (from ?? to)) / 1e6;
 
-// MESSAGES_NETWORK_MODE=inline|process: the service's links somewhere other than their own thread (the default).
-const MODE = process.env.MESSAGES_NETWORK_MODE as 'inline' | 'process' | undefined;
+// MESSAGES_NETWORK_MODE=thread|process: the service's links somewhere other than the main thread (the default).
+const MODE = process.env.MESSAGES_NETWORK_MODE as 'thread' | 'process' | 'inline' | undefined;
 
 export const benchMessages = async () => {
   const ctx = await startWithSandbox('sqlite', { DAILY_QUOTA: 0, ...(MODE ? { NETWORK_MODE: MODE } : {}) });
