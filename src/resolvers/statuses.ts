@@ -213,11 +213,6 @@ export const startRecurringStatus = async (
   return registerRecurring(ctx, sessionId, everyMs, { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) });
 };
 
-/** A due status job (scheduled or recurring): resolved and published when it runs. */
-export const publishStoredStatus = async (deps: Deps, accountId: string, session: Session, payload: StatusPayload): Promise<void> => {
-  await publishStatus(jobContext(deps, accountId), session, payload);
-};
-
 /** Sends a scheduled or interrupted status record in place (its quota was taken when it was accepted). */
 export const sendScheduledStatus = async (deps: Deps, link: NetworkLink, accountId: string, payload: StatusPayload, messageId?: string) => {
   const recipients = await recipientsOf(deps, accountId, link, payload);

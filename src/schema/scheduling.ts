@@ -1,4 +1,5 @@
-import type { RecurringView, ScheduleAnswer } from '../resolvers/scheduling.ts';
+import type { RecurringView } from '../resolvers/recurring.ts';
+import type { ScheduleAnswer } from '../resolvers/scheduling.ts';
 import { campaignTopic } from '../resolvers/topics.ts';
 import type { CampaignProgress } from '../runtime/ports/events.ts';
 import { cancelRecurring, listRecurring, scheduleMessage, sendVariation, startCampaign, startRecurring } from '../resolvers/scheduling.ts';

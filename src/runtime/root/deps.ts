@@ -219,8 +219,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         if (retryAt) await jobs.scheduleMessage(randomUUID(), job.messageId, retryAt);
         return;
       }
-      const spec = jobs.recurringSpec(job.timerId);
-      if (spec) await runRecurring(deps, spec);
+      await runRecurring(deps, job.timerId);
     },
     () => now().getTime(),
   );

@@ -2,6 +2,7 @@ import '../node-version.ts';
 import { createAccount, bootstrapAccount } from '../../resolvers/accounts.ts';
 import { releaseUnfinished } from '../../resolvers/idempotency.ts';
 import { resumeScheduled } from '../../resolvers/scheduling.ts';
+import { resumeRecurring } from '../../resolvers/recurring.ts';
 import { createPrisma } from '../db/client.ts';
 import { demoNotes, SHOWN_ACCOUNTS } from './demo.ts';
 import { createDeps } from './deps.ts';
@@ -68,9 +69,13 @@ if (cluster) {
       void deps.sessions
         .adopt(ids)
         .then(() => resumeScheduled(deps, ids))
+        .then(() => resumeRecurring(deps, ids))
         .catch((err: unknown) => logger.error({ err, sessions: ids.length }, 'taking over sessions failed'));
     },
-    lost: (ids) => deps.sessions.release(ids),
+    lost: async (ids) => {
+      await Promise.all(ids.map((id) => deps.jobs.disarmSession(id)));
+      await deps.sessions.release(ids);
+    },
   });
   logger.info({ nodeId: cluster.nodeId, sessions: cluster.owned().length }, 'joined the cluster');
 }
@@ -92,6 +97,8 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
   const pending = await resumeScheduled(deps, cluster?.owned());
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
+  const timers = await resumeRecurring(deps, cluster?.owned());
+  if (timers > 0) logger.info({ timers }, 'recurring timers armed again from the database');
 });
 
 let stopping = false;
