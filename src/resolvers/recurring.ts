@@ -107,7 +107,7 @@ const nextAfter = (at: number, everyMs: number, now: number): number => {
 };
 
 /** The record id of one occurrence: the same on every node, so an occurrence can be recorded once only. */
-const occurrenceRecordId = (timerId: string, at: Date): string => {
+export const occurrenceRecordId = (timerId: string, at: Date): string => {
   const hex = createHash('sha256').update(`${timerId}@${at.toISOString()}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 };
