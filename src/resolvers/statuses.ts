@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
-import { jobContext } from './context.ts';
 import { registerRecurring } from './recurring.ts';
 import { notConnected, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
