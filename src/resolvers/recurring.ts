@@ -69,14 +69,11 @@ export const registerRecurring = async (
   return { ok: true, recurringEveryMs: everyMs, timerId };
 };
 
-export const listRecurringTimers = async (
-  ctx: RequestContext,
-  sessionId: string,
-  kind?: 'message' | 'status',
-): Promise<{ count: number; items: RecurringView[] }> => {
+/** Messages and statuses alike. */
+export const listRecurring = async (ctx: RequestContext, sessionId: string): Promise<{ count: number; items: RecurringView[] }> => {
   await ownSession(ctx, sessionId);
   const rows = await ctx.db.recurringTimer.findMany({
-    where: { sessionId, cancelledAt: null, ...(kind ? { kind } : {}) },
+    where: { sessionId, cancelledAt: null },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
   const items = rows.map(viewOf);
@@ -84,7 +81,7 @@ export const listRecurringTimers = async (
 };
 
 /** From any node: the row says it is cancelled, and a node that has it armed finds that when it fires. */
-export const cancelRecurringTimer = async (ctx: RequestContext, sessionId: string, timerId: string): Promise<{ ok: true }> => {
+export const cancelRecurring = async (ctx: RequestContext, sessionId: string, timerId: string): Promise<{ ok: true }> => {
   await ownSession(ctx, sessionId);
   const cancelled = await ctx.db.recurringTimer.updateMany({
     where: { id: timerId, sessionId, cancelledAt: null },

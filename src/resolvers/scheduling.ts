@@ -16,8 +16,7 @@ import { ownSession } from './sessions.ts';
 import { publishStatus, sendScheduledStatus } from './statuses.ts';
 import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
-import { cancelRecurringTimer, claimOccurrence, listRecurringTimers, registerRecurring } from './recurring.ts';
-import type { RecurringView } from './recurring.ts';
+import { claimOccurrence, registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
@@ -187,13 +186,6 @@ export const startRecurring = async (
   return registerRecurring(ctx, sessionId, body.everyMs, { to: body.jid, text: body.message });
 };
 
-/** Recurring messages and statuses alike, as before they were rows. */
-export const listRecurring = (ctx: RequestContext, sessionId: string): Promise<{ count: number; items: RecurringView[] }> =>
-  listRecurringTimers(ctx, sessionId);
-
-export const cancelRecurring = (ctx: RequestContext, sessionId: string, timerId: string): Promise<{ ok: true }> =>
-  cancelRecurringTimer(ctx, sessionId, timerId);
-
 const RECONNECT_GRACE_MS = 120_000;
 const RETRY_EVERY_MS = 3_000;
 
@@ -346,8 +338,9 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
 
 /**
  * A recurring timer's job fired: its due occurrence, claimed once across the cluster (claimOccurrence),
- * counted against the quota each time. An occurrence that finds the session without a link is not sent
- * (a warning); one cut off because this node lost the session is given back for the new owner to send.
+ * counted against the quota each time. One that finds the session re-linking after a start or a take-over
+ * is tried again shortly, as a scheduled message is; one that finds it disconnected is not sent (a
+ * warning); one cut off because this node lost the session is given back for the new owner to send.
  */
 export const runRecurring = async (deps: Deps, timerId: string): Promise<void> => {
   const occurrence = await claimOccurrence(deps, timerId);
