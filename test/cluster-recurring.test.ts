@@ -158,6 +158,8 @@ describe.skipIf(!postgres)(
         (contents) => contents.includes('marker'),
         30_000,
       );
+      const contents = sandbox.control.inbox(TO).map((e) => e.content);
+      expect(contents.slice(contents.indexOf('marker') + 1).filter((c) => c === 'tick')).toEqual([]);
 
       // Which occurrence (k-th interval after the creation) each record is: none twice, none dropped on
       // either side of the failover (the ones due while no node owned the session are skipped, as documented).
