@@ -3,22 +3,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { CampaignProgress } from '../runtime/ports/events.ts';
 import type { OutgoingMessage } from '../generated/sqlite/client.ts';
-import type { RecurringSpec } from '../runtime/ports/jobs.ts';
 import type { Deps, RequestContext } from './context.ts';
-import { jobContext } from './context.ts';
 import { fillPlaceholders } from './bulk.ts';
 import { contentOfRecord, deliverAfter, deliverNow, failureReason, isNotOnNetwork, requireLink, sentMessageOf } from './delivery.ts';
 import type { StoredContent, StoredPayload } from './delivery.ts';
-import { DomainError, notFound, validationFailed } from './errors.ts';
+import { DomainError, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, withJid } from './messages.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
-import { publishStoredStatus, sendScheduledStatus } from './statuses.ts';
+import { publishStatus, sendScheduledStatus } from './statuses.ts';
 import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
-import { registerRecurring } from './recurring.ts';
+import { claimOccurrence, registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
@@ -177,25 +175,7 @@ export const sendVariation = async (
   return { ok: true, count: 1, sent: [chosen] };
 };
 
-export interface RecurringView {
-  timerId: string;
-  sessionId: string;
-  to: string;
-  message: string;
-  everyMs: number;
-  createdAt: string;
-}
-
-const recurringView = (spec: RecurringSpec): RecurringView => ({
-  timerId: spec.timerId,
-  sessionId: spec.sessionId,
-  to: String(spec.payload.to),
-  message: String(spec.payload.text),
-  everyMs: spec.everyMs,
-  createdAt: spec.createdAt.toISOString(),
-});
-
-/** Held in memory only, as the spec says: it ends with the process. */
+/** The live timer's row is what runs: it ends when it is cancelled or its session is deleted. */
 export const startRecurring = async (
   ctx: RequestContext,
   sessionId: string,
@@ -204,20 +184,6 @@ export const startRecurring = async (
   const body = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS), input);
   await admit(ctx);
   return registerRecurring(ctx, sessionId, body.everyMs, { to: body.jid, text: body.message });
-};
-
-export const listRecurring = async (ctx: RequestContext, sessionId: string): Promise<{ count: number; items: RecurringView[] }> => {
-  await ownSession(ctx, sessionId);
-  const items = ctx.jobs.listRecurring(sessionId).map(recurringView);
-  return { count: items.length, items };
-};
-
-export const cancelRecurring = async (ctx: RequestContext, sessionId: string, timerId: string): Promise<{ ok: true }> => {
-  await ownSession(ctx, sessionId);
-  const spec = ctx.jobs.recurringSpec(timerId);
-  if (!spec || spec.sessionId !== sessionId) throw notFound('Recurring message');
-  await ctx.jobs.cancelRecurring(timerId);
-  return { ok: true };
 };
 
 const RECONNECT_GRACE_MS = 120_000;
@@ -370,26 +336,41 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   return null;
 };
 
-/** One occurrence of a recurring message: counted against the quota each time. */
-export const runRecurring = async (deps: Deps, spec: RecurringSpec): Promise<void> => {
-  const ctx = jobContext(deps, spec.accountId);
-  const session = await deps.db.session.findUnique({ where: { id: spec.sessionId } });
-  if (!session) {
-    await deps.jobs.cancelRecurring(spec.timerId);
-    return;
-  }
-  const to = String(spec.payload.to);
-  const messageText = String(spec.payload.text);
+/**
+ * A recurring timer's job fired: its due occurrence, claimed once across the cluster (claimOccurrence),
+ * counted against the quota each time. One that finds the session re-linking after a start or a take-over
+ * is tried again shortly, as a scheduled message is; one that finds it disconnected is not sent (a
+ * warning); one cut off because this node lost the session is given back for the new owner to send.
+ */
+export const runRecurring = async (deps: Deps, timerId: string): Promise<void> => {
+  const occurrence = await claimOccurrence(deps, timerId);
+  if (!occurrence) return;
+  const { timer, payload, ctx } = occurrence;
+  const session = await deps.db.session.findUnique({ where: { id: timer.sessionId } });
+  if (!session) return;
+  const to = String(payload.to);
+  const messageText = String(payload.text);
   try {
-    if (spec.payload.kind === 'status') {
-      await publishStoredStatus(deps, spec.accountId, session, spec.payload.status as StatusPayload);
+    if (payload.kind === 'status') {
+      await publishStatus(ctx, session, payload.status as StatusPayload);
       return;
     }
     await deliverNow(ctx, session, { to, content: { kind: 'text', text: messageText }, summary: messageText, kind: 'text' });
   } catch (err) {
-    if (err instanceof DomainError)
-      deps.logger.warn({ timerId: spec.timerId, code: err.code }, `recurring message not sent: ${err.message}`);
-    else throw err;
+    if (!(err instanceof DomainError)) throw err;
+    if (err.code === 'SESSION_NOT_CONNECTED') {
+      if (!(await deps.sessions.stillOwns(timer.sessionId))) {
+        await occurrence.giveBack();
+        return;
+      }
+      // As for a scheduled message: after a start or a take-over, the occurrence waits for the re-link.
+      const dueAt = Math.max(occurrence.at.getTime(), deps.jobs.startedAt);
+      if (session.autoConnect && deps.now().getTime() - dueAt < RECONNECT_GRACE_MS) {
+        await occurrence.giveBack(new Date(deps.now().getTime() + RETRY_EVERY_MS));
+        return;
+      }
+    }
+    deps.logger.warn({ timerId, at: occurrence.at, code: err.code }, `recurring message not sent: ${err.message}`);
   }
 };
 

@@ -240,7 +240,7 @@ export const deleteSession = async (ctx: RequestContext, sessionId: string): Pro
       `The device could not be removed from the phone, so the session was kept: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  await ctx.jobs.cancelSession(sessionId);
+  await ctx.jobs.disarmSession(sessionId);
   await ctx.db.session.delete({ where: { id: sessionId } });
   ownersOf(ctx.db).delete(sessionId);
   return { ok: true };

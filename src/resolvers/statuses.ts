@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
-import { jobContext } from './context.ts';
 import { registerRecurring } from './recurring.ts';
 import { notConnected, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
@@ -211,11 +210,6 @@ export const startRecurringStatus = async (
   const { payload, everyMs } = parseInput(recurringSchema(ctx.settings.RECURRING_MIN_MS, ctx.settings.MEDIA_ALLOW_PRIVATE), input);
   await admit(ctx);
   return registerRecurring(ctx, sessionId, everyMs, { kind: 'status', status: payload, to: STATUS_TARGET, text: summaryOf(payload) });
-};
-
-/** A due status job (scheduled or recurring): resolved and published when it runs. */
-export const publishStoredStatus = async (deps: Deps, accountId: string, session: Session, payload: StatusPayload): Promise<void> => {
-  await publishStatus(jobContext(deps, accountId), session, payload);
 };
 
 /** Sends a scheduled or interrupted status record in place (its quota was taken when it was accepted). */

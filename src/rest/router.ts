@@ -1,5 +1,5 @@
 import express, { Router } from 'express';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Deps } from '../resolvers/context.ts';
 import { withContext } from './context.ts';
 import { errorHandler, notFoundRoute, optionsWithoutBody, refuseDeepBody, refuseNul, requireJsonBody } from './errors.ts';
@@ -8,11 +8,12 @@ import { routeGroups } from './routes.ts';
 
 /**
  * Everything under /v1: the key, then body checks, then the routes. `beforeRoutes` sees each request
- * with its body parsed (several nodes: the hop to the owner of the request's session).
+ * with its body parsed (several nodes: the hop to the owner of the request's session); `fromNode` tells a
+ * request another node sent on, whose rate-limit unit that node took.
  */
-export const restRouter = (deps: Deps, beforeRoutes?: RequestHandler): Router => {
+export const restRouter = (deps: Deps, beforeRoutes?: RequestHandler, fromNode?: (req: Request) => boolean): Router => {
   const router = Router()
-    .use(withContext(deps))
+    .use(withContext(deps, fromNode))
     .use(refuseNul)
     .use(optionsWithoutBody)
     .use(requireJsonBody)

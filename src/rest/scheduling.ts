@@ -1,8 +1,7 @@
 import { z } from 'zod';
+import { cancelRecurring, listRecurring } from '../resolvers/recurring.ts';
 import {
   campaignSchema,
-  cancelRecurring,
-  listRecurring,
   recurringSchema,
   scheduleMessage,
   scheduleSchema,

@@ -216,7 +216,7 @@ export const settingsSchema = z.object({
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional()
     .describe(
-      'several nodes (issue 34): events (subscriptions, the incoming long-poll) go through this Redis, so a client on one node sees what another raised; unset, events stay in the process',
+      'several nodes (issue 34): events (subscriptions, the incoming long-poll) go through this Redis, so a client on one node sees what another raised, and the nodes count `RATE_LIMIT_REQUESTS` together; unset, both stay in the process',
     ),
   CLUSTER_SECRET: z
     .string()

@@ -1,7 +1,9 @@
-import type { RecurringView, ScheduleAnswer } from '../resolvers/scheduling.ts';
+import type { RecurringView } from '../resolvers/recurring.ts';
+import type { ScheduleAnswer } from '../resolvers/scheduling.ts';
 import { campaignTopic } from '../resolvers/topics.ts';
 import type { CampaignProgress } from '../runtime/ports/events.ts';
-import { cancelRecurring, listRecurring, scheduleMessage, sendVariation, startCampaign, startRecurring } from '../resolvers/scheduling.ts';
+import { cancelRecurring, listRecurring } from '../resolvers/recurring.ts';
+import { scheduleMessage, sendVariation, startCampaign, startRecurring } from '../resolvers/scheduling.ts';
 import { DomainError } from '../resolvers/errors.ts';
 import { builder, dateOf, once, withoutNulls } from './builder.ts';
 

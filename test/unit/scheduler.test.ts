@@ -33,19 +33,23 @@ describe('job scheduler (Bree worker threads)', () => {
     expect((due[1]?.at ?? 0) - start).toBeGreaterThanOrEqual(550);
   });
 
-  it('fires a recurring job repeatedly until it is cancelled', async () => {
+  it('announces a recurring job when armed, moves it when armed again, and forgets it when disarmed', async () => {
     const fired: string[] = [];
     scheduler = new JobScheduler(pino({ level: 'silent' }), async (job) => {
       if (job.kind === 'recurring') fired.push(job.timerId);
     });
-    await scheduler.addRecurring({ timerId: 't1', accountId: 'a', sessionId: 's', everyMs: 150, payload: {}, createdAt: new Date() });
-    expect(scheduler.listRecurring('s').map((r) => r.timerId)).toEqual(['t1']);
-    await waitFor(() => fired.length >= 3);
-    expect(await scheduler.cancelRecurring('t1')).toBe(true);
-    const count = fired.length;
-    await new Promise((r) => setTimeout(r, 600));
-    expect(fired.length).toBeLessThanOrEqual(count + 1);
-    expect(scheduler.listRecurring('s')).toEqual([]);
-    expect(await scheduler.cancelRecurring('t1')).toBe(false);
+    const start = Date.now();
+    await scheduler.armRecurring('t1', 's', new Date(start + 60_000));
+    await scheduler.armRecurring('t1', 's', new Date(start - 1));
+    await scheduler.armRecurring('t2', 's', new Date(start + 400));
+    await scheduler.armRecurring('t3', 'other', new Date(start + 400));
+    await waitFor(() => fired.length === 1);
+    expect(fired).toEqual(['t1']);
+    await scheduler.disarmSession('s');
+    await scheduler.disarmRecurring('t3');
+    // Had t2 or t3 survived the clears, they would fire before this marker.
+    await scheduler.armRecurring('marker', 'x', new Date(start + 800));
+    await waitFor(() => fired.length === 2);
+    expect(fired).toEqual(['t1', 'marker']);
   });
 });

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import Bree from 'bree';
 import type { Logger } from 'pino';
-import type { Jobs, RecurringSpec } from '../ports/jobs.ts';
+import type { Jobs } from '../ports/jobs.ts';
 
 const TIMERS_WORKER = fileURLToPath(new URL('./workers/timers.mjs', import.meta.url));
 const TIMERS_JOB = 'timers';
@@ -23,15 +23,13 @@ type Command = { type: 'at'; key: string; at: number; job: DueJob } | { type: 'c
  * Bree runs one long-lived worker thread that holds every timer; its "due" messages come back here,
  * and `onDue` does the work in the main thread, which owns the sockets. A worker per job would cost a
  * thread start each time, far too slow for thousands of jobs a minute.
- * A recurring job is a chain of one-shot timers, each armed for its next due time here: it never fires
- * before that time, and after a stall (a blocked thread, a suspended machine) it fires once and
- * continues from now rather than catching up in a burst.
+ * A recurring timer is a chain of one-shot timers: `onDue` claims the occurrence in the database and
+ * arms the next one (resolvers/recurring.ts), so the row, not this process, holds the schedule.
  */
 export class JobScheduler implements Jobs {
   private readonly bree: Bree;
-  private readonly recurring = new Map<string, RecurringSpec>();
-  /** each recurring job's next due time (ms since the epoch) */
-  private readonly nextDue = new Map<string, number>();
+  /** the recurring timers armed here, with their session */
+  private readonly armed = new Map<string, string>();
   private started?: Promise<Worker>;
   private stopped = false;
   /** when this scheduler (so this process's jobs) started, ms since the epoch */
@@ -57,7 +55,7 @@ export class JobScheduler implements Jobs {
         if (message?.type !== 'due' || !message.job) return;
         const receivedAt = Date.now();
         if (message.job.kind === 'message' && message.at !== undefined) this.onFired?.(message.at, receivedAt);
-        if (message.job.kind === 'recurring' && !this.recurringDue(message.job.timerId)) return;
+        if (message.job.kind === 'recurring') this.armed.delete(message.job.timerId);
         this.onDueJob?.(message.job.kind, message.at !== undefined ? receivedAt - message.at : undefined);
         this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: message.key }, 'due job failed'));
       },
@@ -87,60 +85,24 @@ export class JobScheduler implements Jobs {
     await this.send({ type: 'at', key: jobId, at: at.getTime(), job: { kind: 'message', messageId } });
   }
 
-  async addRecurring(spec: RecurringSpec): Promise<void> {
-    this.recurring.set(spec.timerId, spec);
-    this.nextDue.set(spec.timerId, spec.createdAt.getTime() + spec.everyMs);
-    await this.armRecurring(spec.timerId);
+  async armRecurring(timerId: string, sessionId: string, at: Date): Promise<void> {
+    this.armed.set(timerId, sessionId);
+    await this.send({ type: 'at', key: timerId, at: at.getTime(), job: { kind: 'recurring', timerId } });
   }
 
-  private async armRecurring(timerId: string): Promise<void> {
-    const at = this.nextDue.get(timerId);
-    if (at === undefined) return;
-    await this.send({ type: 'at', key: timerId, at, job: { kind: 'recurring', timerId } });
-  }
-
-  /** Whether a recurring job's timer fired at its time; the next one is armed either way. */
-  private recurringDue(timerId: string): boolean {
-    const spec = this.recurring.get(timerId);
-    const at = this.nextDue.get(timerId);
-    if (!spec || at === undefined) return false;
-    const now = this.now();
-    const due = now >= at;
-    if (due) this.nextDue.set(timerId, at + spec.everyMs > now ? at + spec.everyMs : now + spec.everyMs);
-    this.armRecurring(timerId).catch((err: unknown) => this.logger.error({ err, timerId }, 'arming a recurring job failed'));
-    return due;
-  }
-
-  recurringSpec(timerId: string): RecurringSpec | undefined {
-    return this.recurring.get(timerId);
-  }
-
-  listRecurring(sessionId: string): RecurringSpec[] {
-    return [...this.recurring.values()].filter((r) => r.sessionId === sessionId);
-  }
-
-  countRecurring(accountId: string): number {
-    let count = 0;
-    for (const spec of this.recurring.values()) if (spec.accountId === accountId) count += 1;
-    return count;
-  }
-
-  async cancelRecurring(timerId: string): Promise<boolean> {
-    if (!this.recurring.delete(timerId)) return false;
-    this.nextDue.delete(timerId);
+  async disarmRecurring(timerId: string): Promise<void> {
+    if (!this.armed.delete(timerId)) return;
     await this.send({ type: 'clear', key: timerId });
-    return true;
   }
 
-  /** Recurring jobs of a deleted session go with it. */
-  async cancelSession(sessionId: string): Promise<void> {
-    await Promise.all(this.listRecurring(sessionId).map((r) => this.cancelRecurring(r.timerId)));
+  async disarmSession(sessionId: string): Promise<void> {
+    const timers = [...this.armed].filter(([, of]) => of === sessionId).map(([timerId]) => timerId);
+    await Promise.all(timers.map((timerId) => this.disarmRecurring(timerId)));
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
-    this.recurring.clear();
-    this.nextDue.clear();
+    this.armed.clear();
     if (this.started) {
       const worker = await this.started.catch(() => undefined);
       worker?.postMessage({ type: 'stop' } satisfies Command);

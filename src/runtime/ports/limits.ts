@@ -1,7 +1,6 @@
 /**
- * Counts requests per key in a fixed window (runtime/rate-limit.ts). Behind this interface so that
- * several nodes can share counters later (rate-limiter-flexible's Redis store has the same consume
- * call); see scale-out.md.
+ * Counts requests per key in a fixed window (runtime/rate-limit.ts): in the process, or in Redis for
+ * all nodes when REDIS_URL is set (docs/errors.md#rate-limits).
  */
 export interface RateLimiter {
   /** Takes one request for `key`; null when allowed, else the seconds to wait before the next one. */

@@ -89,7 +89,7 @@ export const buildApp = (deps: Deps): App => {
         onForward: (outcome) => deps.metrics.forwarded.inc({ outcome }),
       })
     : undefined;
-  app.use('/v1', restRouter(deps, forwarder?.rest));
+  app.use('/v1', restRouter(deps, forwarder?.rest, forwarder?.fromNode));
 
   const yoga = createGraphQL(deps);
   if (forwarder) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
@@ -55,6 +56,8 @@ export interface DepsOptions {
   events?: EventBus;
   /** which sessions this node links (several nodes on PostgreSQL); every session by default */
   ownership?: Ownership;
+  /** where the nodes share request rate counters (main passes one when REDIS_URL is set); this process's memory by default */
+  rateLimitRedis?: Redis;
 }
 
 /** The one place the runtime pieces are put together, for main and for tests alike. */
@@ -219,8 +222,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         if (retryAt) await jobs.scheduleMessage(randomUUID(), job.messageId, retryAt);
         return;
       }
-      const spec = jobs.recurringSpec(job.timerId);
-      if (spec) await runRecurring(deps, spec);
+      await runRecurring(deps, job.timerId);
     },
     () => now().getTime(),
   );
@@ -245,7 +247,7 @@ export const createDeps = (options: DepsOptions): Deps => {
       await receipts.settled();
     },
   };
-  const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S);
+  const rateLimit = createRateLimiter(settings.RATE_LIMIT_REQUESTS, settings.RATE_LIMIT_WINDOW_S, options.rateLimitRedis);
   const webhookDelivery = new WebhookDeliveryLoop({
     db,
     logger,

@@ -32,6 +32,8 @@ export interface Forwarder {
   rest: RequestHandler;
   /** For POST /graphql, with the raw body in req.body: keyed by the operation's session arguments. */
   graphql: RequestHandler;
+  /** the request was sent on by another node (it carries the cluster secret), which took its rate-limit unit */
+  fromNode: (req: Request) => boolean;
   close: () => Promise<void>;
 }
 
@@ -181,6 +183,7 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
       }
       forward(req, res, next, sessions, raw, true).catch(next);
     },
+    fromNode: (req) => ownership.clustered && req.header(CLUSTER_SECRET_HEADER) !== undefined && servedHere(req),
     close: () => agent.close(),
   };
 };

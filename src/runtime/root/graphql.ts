@@ -537,7 +537,7 @@ const rateLimited = (error: DomainError): GraphQLError[] => [domainToGraphQL(err
 
 /**
  * The sockets of this process, by key; a socket belongs to the node it is open on, so this stays in
- * memory on each node (scale-out.md), unlike request counters.
+ * memory on each node, unlike request counters (shared through Redis when REDIS_URL is set).
  */
 const createSocketRegistry = () => {
   const byKey = new Map<string, Set<OpenSocket>>();

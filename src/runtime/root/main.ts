@@ -2,6 +2,8 @@ import '../node-version.ts';
 import { createAccount, bootstrapAccount } from '../../resolvers/accounts.ts';
 import { releaseUnfinished } from '../../resolvers/idempotency.ts';
 import { resumeScheduled } from '../../resolvers/scheduling.ts';
+import { Redis } from 'ioredis';
+import { resumeRecurring } from '../../resolvers/recurring.ts';
 import { createPrisma } from '../db/client.ts';
 import { demoNotes, SHOWN_ACCOUNTS } from './demo.ts';
 import { createDeps } from './deps.ts';
@@ -29,12 +31,17 @@ await applyMigrations(settings.DATABASE_URL, logger);
 const db = await createPrisma(settings.DATABASE_URL);
 const network = await networkOptions(settings, logger);
 const eventBus = createEventBus(settings.REDIS_URL, logger);
+// Fails a command at once while Redis is away, so the rate limit counts in memory meanwhile (rate-limit.ts).
+const rateLimitRedis = settings.REDIS_URL
+  ? new Redis(settings.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  : undefined;
+rateLimitRedis?.on('error', (err) => logger.warn({ err }, 'Redis (rate limits) failed'));
 // On PostgreSQL every node holds leases, so a second one can join at any time; SQLite is one node (above).
 const cluster =
   providerOf(settings.DATABASE_URL) === 'postgres'
     ? new PostgresOwnership({ db, databaseUrl: settings.DATABASE_URL, logger, ttlMs: settings.CLUSTER_LEASE_TTL_MS })
     : undefined;
-const deps = createDeps({ db, logger, settings, target: network.target, events: eventBus.events, ownership: cluster });
+const deps = createDeps({ db, logger, settings, target: network.target, events: eventBus.events, ownership: cluster, rateLimitRedis });
 const stopReclaim = settings.MEMORY_RECLAIM ? startMemoryReclaim({ logger }) : undefined;
 
 // Counted before the bootstrap account is made: its key is the one BOOTSTRAP_API_KEY gave.
@@ -68,9 +75,13 @@ if (cluster) {
       void deps.sessions
         .adopt(ids)
         .then(() => resumeScheduled(deps, ids))
+        .then(() => resumeRecurring(deps, ids))
         .catch((err: unknown) => logger.error({ err, sessions: ids.length }, 'taking over sessions failed'));
     },
-    lost: (ids) => deps.sessions.release(ids),
+    lost: async (ids) => {
+      await Promise.all(ids.map((id) => deps.jobs.disarmSession(id)));
+      await deps.sessions.release(ids);
+    },
   });
   logger.info({ nodeId: cluster.nodeId, sessions: cluster.owned().length }, 'joined the cluster');
 }
@@ -92,6 +103,8 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
   const pending = await resumeScheduled(deps, cluster?.owned());
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
+  const timers = await resumeRecurring(deps, cluster?.owned());
+  if (timers > 0) logger.info({ timers }, 'recurring timers armed again from the database');
 });
 
 let stopping = false;
@@ -116,6 +129,7 @@ const shutdown = async (signal: string) => {
     await cluster?.stop();
     await deps.outgoing.settled();
     await eventBus.close();
+    await rateLimitRedis?.quit().catch(() => undefined);
     await network.close();
     await db.$disconnect();
     await node.release();
