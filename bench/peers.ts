@@ -57,6 +57,7 @@ const LOG_DIR = process.env.PEERS_LOG_DIR;
 // count, to slice a profile of the service (SERVICE_NODE_ARGS) to the rounds with bench/cpuprofile.py.
 const MARKS = process.env.PEERS_MARKS;
 const marks: Record<string, Array<[number, number]>> = {};
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const WEBHOOK_TOKEN = 'peers-bench-token';
 const OUR_KEY = 'peers-bench-key-0123456789';
 const repoRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -748,6 +749,7 @@ const benchCount = async (
         const threadsBefore = threadCpu(p.pids());
         const cpuBefore = usage(p.pids()).cpu;
         const from = performance.now();
+        const fromUs = nowUs();
         await p.loader.run(requests, p.expect);
         const done = await delivered(p, sink, prefix, TEXTS);
         await quiet(p.pids(), fig(p).idleCpu ?? 0);
@@ -759,7 +761,7 @@ const benchCount = async (
         webhookPosts = { ...webhookPosts, [p.name]: webhookPosts[p.name] + receiver.posts[p.name] - postsBefore };
         if (MARKS) {
           const key = `${p.name} c${count}`;
-          marks[key] = [...(marks[key] ?? []), [Number(process.hrtime.bigint() / 1000n) - Math.round((performance.now() - from) * 1000), Number(process.hrtime.bigint() / 1000n)]];
+          marks[key] = [...(marks[key] ?? []), [fromUs, nowUs()]];
           writeFileSync(MARKS, JSON.stringify(marks, null, 1));
         }
         fig(p).cpuMs?.push((cpu * 1000) / TEXTS);

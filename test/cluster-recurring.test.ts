@@ -11,6 +11,7 @@ import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds, http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
+import { callAsClient, clusterEnv, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -33,32 +34,16 @@ describe.skipIf(!postgres)(
     const nodes: ServiceProcess[] = [];
 
     const env = () => ({
-      DATABASE_URL: database.url,
-      WA_SANDBOX_URL: sandbox.controlUrl,
-      BOOTSTRAP_EMAIL: 'ops@example.com',
-      BOOTSTRAP_API_KEY: KEY,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      CLUSTER_SECRET: SECRET,
-      CLUSTER_LEASE_TTL_MS: '6000',
+      ...clusterEnv({ databaseUrl: database.url, sandboxUrl: sandbox.controlUrl, key: KEY, secret: SECRET }),
       DAILY_QUOTA: '0',
       RATE_LIMIT_REQUESTS: String(BUDGET),
       RATE_LIMIT_WINDOW_S: '600',
       RECURRING_MIN_MS: '500',
     });
     /** As a client: a 409 with Retry-After (the session is moving between nodes) is tried again. */
-    const call = async (node: ServiceProcess, method: string, path: string, body?: unknown) => {
-      for (let attempt = 0; ; attempt++) {
-        const res = await http(node.baseUrl, method, path, { key: KEY, body });
-        const wait = res.headers.get('retry-after');
-        if (res.status !== 409 || !wait || attempt >= 20) return res;
-        await new Promise((r) => setTimeout(r, Number(wait) * 1000));
-      }
-    };
-    const ownerOf = async (sessionId: string): Promise<ServiceProcess | undefined> => {
-      const lease = await db.sessionLease.findUnique({ where: { sessionId } });
-      const node = lease ? await db.clusterNode.findUnique({ where: { id: lease.nodeId } }) : null;
-      return nodes.find((n) => n.baseUrl === node?.address);
-    };
+    const call = (node: ServiceProcess, method: string, path: string, body?: unknown) =>
+      callAsClient(node.baseUrl, KEY, method, path, body);
+    const ownerOf = (sessionId: string) => clusterOwnerOf(db, nodes, sessionId);
     const ticks = () => sandbox.control.inbox(TO).filter((e) => e.content === 'tick');
 
     beforeAll(async () => {

@@ -9,6 +9,7 @@ import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
+import { clusterEnv, liveNodes, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -48,24 +49,14 @@ describe.skipIf(!postgres)(
     const down = new Set<ServiceProcess>();
 
     const env = () => ({
-      DATABASE_URL: database.url,
-      WA_SANDBOX_URL: sandbox.controlUrl,
-      BOOTSTRAP_EMAIL: 'ops@example.com',
-      BOOTSTRAP_API_KEY: KEY,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      CLUSTER_SECRET: SECRET,
-      CLUSTER_LEASE_TTL_MS: String(TTL_MS),
+      ...clusterEnv({ databaseUrl: database.url, sandboxUrl: sandbox.controlUrl, key: KEY, secret: SECRET, leaseTtlMs: TTL_MS }),
       DAILY_QUOTA: '0',
       RATE_LIMIT_REQUESTS: '0',
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_ENDPOINT_CACHE_MS: '1000',
     });
-    const live = () => nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null && !down.has(n));
-    const ownerOf = async (sessionId: string): Promise<ServiceProcess | undefined> => {
-      const lease = await db.sessionLease.findUnique({ where: { sessionId } });
-      const node = lease ? await db.clusterNode.findUnique({ where: { id: lease.nodeId } }) : null;
-      return nodes.find((n) => n.baseUrl === node?.address);
-    };
+    const live = () => liveNodes(nodes, down);
+    const ownerOf = (sessionId: string) => clusterOwnerOf(db, nodes, sessionId);
     /** The node holding the most sessions, and those sessions. */
     const busiest = async (): Promise<{ node: ServiceProcess; held: string[] }> => {
       const owners = await Promise.all(sessions.map(ownerOf));

@@ -7,9 +7,10 @@ import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
-import { dbKinds, http } from './helpers/app.ts';
+import { dbKinds } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -34,35 +35,16 @@ describe.skipIf(!postgres)('scheduled and campaign work across a SIGKILLed node 
   const sessions: string[] = [];
 
   const env = () => ({
-    DATABASE_URL: database.url,
-    WA_SANDBOX_URL: sandbox.controlUrl,
-    BOOTSTRAP_EMAIL: 'ops@example.com',
-    BOOTSTRAP_API_KEY: KEY,
-    REDIS_URL: 'redis://127.0.0.1:6379',
-    CLUSTER_SECRET: SECRET,
-    // As in test/cluster.test.ts: long enough that a node starved of CPU does not fence itself.
-    CLUSTER_LEASE_TTL_MS: '6000',
+    ...clusterEnv({ databaseUrl: database.url, sandboxUrl: sandbox.controlUrl, key: KEY, secret: SECRET }),
     DAILY_QUOTA: '0',
     RATE_LIMIT_REQUESTS: '0',
     WEBHOOK_ALLOW_PRIVATE: 'true',
     // Each node reads an account's endpoints at most this long ago (docs/operations.md): the sends start after it.
     WEBHOOK_ENDPOINT_CACHE_MS: '1000',
   });
-  /** A request as a client makes it: a 409 with Retry-After (the session is moving between nodes, nothing was recorded) is tried again. */
-  const call = async (node: ServiceProcess, method: string, path: string, body?: unknown) => {
-    for (let attempt = 0; ; attempt++) {
-      const res = await http(node.baseUrl, method, path, { key: KEY, body });
-      const wait = res.headers.get('retry-after');
-      if (res.status !== 409 || !wait || attempt >= 20) return res;
-      await new Promise((r) => setTimeout(r, Number(wait) * 1000));
-    }
-  };
-  const live = () => nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null);
-  const ownerOf = async (sessionId: string): Promise<ServiceProcess | undefined> => {
-    const lease = await db.sessionLease.findUnique({ where: { sessionId } });
-    const node = lease ? await db.clusterNode.findUnique({ where: { id: lease.nodeId } }) : null;
-    return nodes.find((n) => n.baseUrl === node?.address);
-  };
+  const call = (node: ServiceProcess, method: string, path: string, body?: unknown) => callAsClient(node.baseUrl, KEY, method, path, body);
+  const live = () => liveNodes(nodes);
+  const ownerOf = (sessionId: string) => clusterOwnerOf(db, nodes, sessionId);
 
   beforeAll(async () => {
     sandbox = await startSandbox();

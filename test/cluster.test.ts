@@ -17,6 +17,7 @@ import type { TestApp } from './helpers/app.ts';
 import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -40,13 +41,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
   const stopped = new Set<ServiceProcess>();
 
   const env = () => ({
-    DATABASE_URL: database.url,
-    WA_SANDBOX_URL: sandbox.controlUrl,
-    BOOTSTRAP_EMAIL: 'ops@example.com',
-    BOOTSTRAP_API_KEY: KEY,
-    REDIS_URL: 'redis://127.0.0.1:6379',
-    CLUSTER_SECRET: SECRET,
-    CLUSTER_LEASE_TTL_MS: String(TTL_MS),
+    ...clusterEnv({ databaseUrl: database.url, sandboxUrl: sandbox.controlUrl, key: KEY, secret: SECRET, leaseTtlMs: TTL_MS }),
     METRICS_TOKEN: METRICS,
   });
   const call = (node: ServiceProcess, method: string, path: string, body?: unknown) => http(node.baseUrl, method, path, { key: KEY, body });
@@ -54,21 +49,10 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
    * A send as a client makes it: a 409 with Retry-After (the session is moving between nodes, nothing was
    * recorded) is tried again after the wait it asks for.
    */
-  const send = async (node: ServiceProcess, sessionId: string, message: string) => {
-    for (let attempt = 0; ; attempt++) {
-      const res = await call(node, 'POST', `/v1/sessions/${sessionId}/send`, { to: FRIEND, message });
-      const wait = res.headers.get('retry-after');
-      if (res.status !== 409 || !wait || attempt >= 20) return res;
-      await new Promise((r) => setTimeout(r, Number(wait) * 1000));
-    }
-  };
-  const live = () => nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null && !stopped.has(n));
-  /** The node whose lease holds the session, as the database says. */
-  const ownerOf = async (sessionId: string): Promise<ServiceProcess | undefined> => {
-    const lease = await db.sessionLease.findUnique({ where: { sessionId } });
-    const node = lease ? await db.clusterNode.findUnique({ where: { id: lease.nodeId } }) : null;
-    return nodes.find((n) => n.baseUrl === node?.address);
-  };
+  const send = (node: ServiceProcess, sessionId: string, message: string) =>
+    callAsClient(node.baseUrl, KEY, 'POST', `/v1/sessions/${sessionId}/send`, { to: FRIEND, message });
+  const live = () => liveNodes(nodes, stopped);
+  const ownerOf = (sessionId: string) => clusterOwnerOf(db, nodes, sessionId);
   /** What the phone shows: each entry once, however often its id arrived (`duplicates` counts the repeats). */
   const shown = (number: string, text: string) => sandbox.control.inbox(number).filter((e) => e.content === text);
   const arrived = (number: string, text: string) =>

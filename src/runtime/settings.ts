@@ -192,7 +192,9 @@ export const settingsSchema = z.object({
   NETWORK_THREAD: z
     .stringbool()
     .optional()
-    .describe('older setting: `false` means `NETWORK_MODE=inline` (the default), `true` means `thread`; `NETWORK_MODE` wins when both are set'),
+    .describe(
+      'older setting: `false` means `NETWORK_MODE=inline` (the default), `true` means `thread`; `NETWORK_MODE` wins when both are set',
+    ),
   V8_MEMORY_SAVER: z
     .stringbool()
     .default(false)

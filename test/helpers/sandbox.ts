@@ -3,6 +3,7 @@ import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { DbKind, TestApp } from './app.ts';
 import { http, startTestApp } from './app.ts';
+import { callAsClient } from './cluster.ts';
 
 export interface Linked {
   app: TestApp;
@@ -49,14 +50,8 @@ export const linkThroughQr = async (
   const id: string = created.body.id;
   // On several nodes a new session may be moving to the node that claims it: the answer is 409 with
   // Retry-After and nothing was done, so the client tries again (docs/operations.md).
-  for (let attempt = 0; ; attempt++) {
-    const connected = await http(baseUrl, 'POST', `/v1/sessions/${id}/connect`, { key });
-    if (connected.status === 200) break;
-    const wait = connected.headers.get('retry-after');
-    if (connected.status !== 409 || !wait || attempt >= 20)
-      throw new Error(`connect answered ${connected.status}: ${JSON.stringify(connected.body)}`);
-    await new Promise((r) => setTimeout(r, Number(wait) * 1000));
-  }
+  const connected = await callAsClient(baseUrl, key, 'POST', `/v1/sessions/${id}/connect`);
+  if (connected.status !== 200) throw new Error(`connect answered ${connected.status}: ${JSON.stringify(connected.body)}`);
   const qr = await waitUntil(
     () => http(baseUrl, 'GET', `/v1/sessions/${id}/qrcode`, { key }),
     (r) => r.body.hasQrCode === true,

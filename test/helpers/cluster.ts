@@ -1,0 +1,53 @@
+import type { Db } from '../../src/runtime/db/client.ts';
+import type { HttpResult, Json } from './app.ts';
+import { http } from './app.ts';
+import type { ServiceProcess } from './process.ts';
+
+/** What every node of a test cluster is started with: one PostgreSQL database, one sandbox, Redis, one secret. */
+export const clusterEnv = (options: {
+  databaseUrl: string;
+  sandboxUrl: string;
+  key: string;
+  secret: string;
+  /** shorter than the default 10 s keeps the tests quick; long enough that a node starved of CPU does not fence itself */
+  leaseTtlMs?: number;
+}): Record<string, string> => ({
+  DATABASE_URL: options.databaseUrl,
+  WA_SANDBOX_URL: options.sandboxUrl,
+  BOOTSTRAP_EMAIL: 'ops@example.com',
+  BOOTSTRAP_API_KEY: options.key,
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  CLUSTER_SECRET: options.secret,
+  CLUSTER_LEASE_TTL_MS: String(options.leaseTtlMs ?? 6_000),
+});
+
+/**
+ * A request as a client of several nodes makes it: a 409 with Retry-After (the session is moving between
+ * nodes, nothing was done) is tried again after the wait it asks for, up to `attempts` times.
+ */
+export const callAsClient = async (
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  attempts = 20,
+): Promise<HttpResult<Json>> => {
+  for (let attempt = 0; ; attempt++) {
+    const res = await http(baseUrl, method, path, { key, body });
+    const wait = res.headers.get('retry-after');
+    if (res.status !== 409 || !wait || attempt >= attempts) return res;
+    await new Promise((r) => setTimeout(r, Number(wait) * 1000));
+  }
+};
+
+/** The node whose lease holds the session, as the database says. */
+export const ownerOf = async (db: Db, nodes: ServiceProcess[], sessionId: string): Promise<ServiceProcess | undefined> => {
+  const lease = await db.sessionLease.findUnique({ where: { sessionId } });
+  const node = lease ? await db.clusterNode.findUnique({ where: { id: lease.nodeId } }) : null;
+  return nodes.find((n) => n.baseUrl === node?.address);
+};
+
+/** The nodes still running: not exited, not killed, and not among those the test paused. */
+export const liveNodes = (nodes: ServiceProcess[], paused: Set<ServiceProcess> = new Set()): ServiceProcess[] =>
+  nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null && !paused.has(n));
