@@ -11,7 +11,7 @@ import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds, http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -55,7 +55,7 @@ describe.skipIf(!postgres)(
     }, 120_000);
 
     afterAll(async () => {
-      for (const node of nodes) await node.stop('SIGKILL');
+      await stopNodes(nodes);
       await db?.$disconnect();
       await sandbox?.close();
       await database?.drop();

@@ -9,7 +9,7 @@ import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { clusterEnv, liveNodes, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
+import { clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -96,20 +96,7 @@ describe.skipIf(!postgres)(
     }, 120_000);
 
     afterAll(async () => {
-      if (process.env.CLUSTER_DEBUG)
-        for (const [i, node] of nodes.entries())
-          console.log(
-            `--- node ${i}\n`,
-            node
-              .output()
-              .split('\n')
-              .filter((l) => /claimed|lost|handing|fenced|refused|"level":(40|50)|joined|link dropped|link ended/.test(l))
-              .join('\n'),
-          );
-      for (const node of nodes) {
-        if (down.has(node)) node.child.kill('SIGCONT');
-        await node.stop('SIGKILL');
-      }
+      await stopNodes(nodes, down);
       await receiver?.close();
       await db?.$disconnect();
       await sandbox?.close();

@@ -10,7 +10,7 @@ import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
 import { dbKinds } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -56,7 +56,7 @@ describe.skipIf(!postgres)('scheduled and campaign work across a SIGKILLed node 
   }, 120_000);
 
   afterAll(async () => {
-    for (const node of nodes) await node.stop('SIGKILL');
+    await stopNodes(nodes);
     await receiver?.close();
     await db?.$disconnect();
     await sandbox?.close();

@@ -17,7 +17,7 @@ import type { TestApp } from './helpers/app.ts';
 import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -91,20 +91,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
   }, 120_000);
 
   afterAll(async () => {
-    if (process.env.CLUSTER_DEBUG)
-      for (const [i, node] of nodes.entries())
-        console.log(
-          `--- node ${i}\n`,
-          node
-            .output()
-            .split('\n')
-            .filter((l) => /claimed|lost|handing|"level":(40|50)|joined|"err"|link dropped|link ended/.test(l))
-            .join('\n'),
-        );
-    for (const node of nodes) {
-      if (stopped.has(node)) node.child.kill('SIGCONT');
-      await node.stop('SIGKILL');
-    }
+    await stopNodes(nodes, stopped);
     await db?.$disconnect();
     await sandbox?.close();
     await database?.drop();

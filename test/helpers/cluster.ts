@@ -51,3 +51,24 @@ export const ownerOf = async (db: Db, nodes: ServiceProcess[], sessionId: string
 /** The nodes still running: not exited, not killed, and not among those the test paused. */
 export const liveNodes = (nodes: ServiceProcess[], paused: Set<ServiceProcess> = new Set()): ServiceProcess[] =>
   nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null && !paused.has(n));
+
+/**
+ * Ends every node of a test (a paused one is woken first, so that it can be killed), after printing what
+ * each logged about ownership when CLUSTER_DEBUG is set.
+ */
+export const stopNodes = async (nodes: ServiceProcess[], paused: Set<ServiceProcess> = new Set()): Promise<void> => {
+  if (process.env.CLUSTER_DEBUG)
+    for (const [i, node] of nodes.entries())
+      console.log(
+        `--- node ${i}\n`,
+        node
+          .output()
+          .split('\n')
+          .filter((l) => /claimed|lost|handing|fenced|refused|"level":(40|50)|joined|"err"|link dropped|link ended/.test(l))
+          .join('\n'),
+      );
+  for (const node of nodes) {
+    if (paused.has(node)) node.child.kill('SIGCONT');
+    await node.stop('SIGKILL');
+  }
+};
