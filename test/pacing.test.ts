@@ -202,7 +202,13 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     );
     expect((await call('DELETE', `${S}/queue/${first.id}`)).status).toBe(409);
     expect((await call('DELETE', `${S}/queue/no-such-message`)).status).toBe(404);
-    expect(texts(PAL, ME)).toEqual(['hello pal', 'campaign hello', 'right away']);
+    // SENT is the server's acknowledgement; the phone decrypts a moment later.
+    expect(
+      await waitUntil(
+        async () => texts(PAL, ME),
+        (t) => t.length >= 3,
+      ),
+    ).toEqual(['hello pal', 'campaign hello', 'right away']);
     // back to the defaults (null): the account's, then the process's
     const reset = await call('PATCH', `${S}/settings`, { sendIntervalMs: null, perChatIntervalMs: null });
     expect(reset.body.settings).toMatchObject({ sendIntervalMs: null, perChatIntervalMs: null });
@@ -297,7 +303,12 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       20_000,
     );
     expect(sent.sendAt).not.toBeNull();
-    expect(texts(NEWCOMER, RATED)).toEqual(['first words']);
+    expect(
+      await waitUntil(
+        async () => texts(NEWCOMER, RATED),
+        (t) => t.length >= 1,
+      ),
+    ).toEqual(['first words']);
   }, 40_000);
 
   it('marks a restricted number: the new chat FAILED with the reason, lastError and session.health say so, the queue ends, existing chats go on', async () => {

@@ -60,7 +60,14 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
     const sentAt = rows.map((r) => r.sentAt?.getTime() ?? 0).sort((a, b) => a - b);
     expect(sentAt[1] - sentAt[0]).toBeGreaterThanOrEqual(1500);
     expect(sentAt[2] - sentAt[1]).toBeGreaterThanOrEqual(1500);
-    for (const [i, n] of FRIENDS.slice(0, 3).entries()) expect(texts(n).filter((t) => t === `spaced S${i}`)).toHaveLength(1);
+    // SENT is the server's acknowledgement; the phone decrypts a moment later.
+    for (const [i, n] of FRIENDS.slice(0, 3).entries()) {
+      const shown = await waitUntil(
+        async () => texts(n).filter((t) => t === `spaced S${i}`),
+        (t) => t.length > 0,
+      );
+      expect(shown).toHaveLength(1);
+    }
   });
 
   it('arms a job that fires before its message is due again, and sends nothing', async () => {
@@ -165,7 +172,11 @@ describe.each(dbKinds)('campaigns, variations, schedules, recurring and bulk sen
       () => call('GET', `/v1/sessions/${sessionId}/messages/${res.body.messageId}`),
       (r) => r.body.status === 'SENT',
     );
-    expect(texts(FRIENDS[2])).toContain('later');
+    // SENT is the server's acknowledgement; the phone decrypts a moment later.
+    await waitUntil(
+      async () => texts(FRIENDS[2]),
+      (t) => t.includes('later'),
+    );
   });
 
   it('schedules by sendAt (which wins over delayMs), and sends a past sendAt at once', async () => {
