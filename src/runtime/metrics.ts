@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MetricSources, Metrics } from './ports/metrics.ts';
+import type { Ownership } from './ports/cluster.ts';
 
 const PREFIX = 'wa_';
 
@@ -92,39 +93,36 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       if (ownership?.clustered) this.set({ node: ownership.nodeId }, ownership.owned()?.length ?? 0);
     },
   });
-  let renewalsSeen = 0;
-  let lossesSeen = 0;
-  new Counter({
-    name: `${PREFIX}cluster_lease_renewals_total`,
-    help: 'Session leases this node renewed (one per owned session every third of CLUSTER_LEASE_TTL_MS)',
-    registers,
-    collect() {
-      const total = sources?.ownership?.counts.renewals ?? 0;
-      if (total > renewalsSeen) this.inc(total - renewalsSeen);
-      renewalsSeen = total;
-    },
-  });
-  let handoversSeen = 0;
-  new Counter({
-    name: `${PREFIX}cluster_lease_handovers_total`,
-    help: 'Sessions this node handed over on purpose: to a node that joined (balance), or at shutdown',
-    registers,
-    collect() {
-      const total = sources?.ownership?.counts.handovers ?? 0;
-      if (total > handoversSeen) this.inc(total - handoversSeen);
-      handoversSeen = total;
-    },
-  });
-  new Counter({
-    name: `${PREFIX}cluster_lease_losses_total`,
-    help: 'Sessions this node lost: another node claimed them, or it could not renew in time and closed their links',
-    registers,
-    collect() {
-      const total = sources?.ownership?.counts.losses ?? 0;
-      if (total > lossesSeen) this.inc(total - lossesSeen);
-      lossesSeen = total;
-    },
-  });
+  /** A counter that follows one of the ownership's running totals (it counts; the counter shows what it added). */
+  const leaseCounter = (name: string, help: string, total: (counts: Ownership['counts']) => number) => {
+    let seen = 0;
+    new Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      registers,
+      collect() {
+        const counts = sources?.ownership?.counts;
+        const now = counts ? total(counts) : 0;
+        if (now > seen) this.inc(now - seen);
+        seen = now;
+      },
+    });
+  };
+  leaseCounter(
+    'cluster_lease_renewals_total',
+    'Session leases this node renewed (one per owned session every third of CLUSTER_LEASE_TTL_MS)',
+    (c) => c.renewals,
+  );
+  leaseCounter(
+    'cluster_lease_handovers_total',
+    'Sessions this node handed over on purpose: to a node that joined (balance), or at shutdown',
+    (c) => c.handovers,
+  );
+  leaseCounter(
+    'cluster_lease_losses_total',
+    'Sessions this node lost: another node claimed them, or it could not renew in time and closed their links',
+    (c) => c.losses,
+  );
 
   return {
     registry,
