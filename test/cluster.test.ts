@@ -25,6 +25,8 @@ const SECRET = `cluster-${randomUUID()}`;
 const METRICS = `metrics-${randomUUID()}`;
 const PHONES = ['15558880001', '15558880002', '15558880003', '15558880004', '15558880005', '15558880006'];
 const FRIEND = '15558880099';
+/** Messaged first while the link is frozen: its devices must be looked up, which the silent link never answers. */
+const NEWCOMER = '15558880098';
 // Shorter leases keep the SIGSTOP case quick (the default is 10 s); long enough that a node starved of
 // CPU on a busy 2-core machine does not fence itself in the middle of a QR link.
 const TTL_MS = 6_000;
@@ -86,7 +88,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
     sandbox = await startSandbox();
     database = await createTestDatabase('postgres');
     db = createPrisma(database.url);
-    for (const n of [...PHONES, FRIEND]) sandbox.control.addPhone(n);
+    for (const n of [...PHONES, FRIEND, NEWCOMER]) sandbox.control.addPhone(n);
     for (let i = 0; i < 3; i++) nodes.push(await spawnService(env()));
   }, 120_000);
 
@@ -179,7 +181,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
     }
   });
 
-  it('a SIGKILLed node: its sessions come back CONNECTED on the others, and a send through any node reaches the phone once', {
+  it('a SIGKILLed node: its sessions come back CONNECTED on the others, a send it was carrying out is answered once, and a send through any node reaches the phone once', {
     timeout: 120_000,
   }, async () => {
     const victim = (await ownerOf(sessions[0] as string)) as ServiceProcess;
@@ -187,8 +189,18 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
       (id): id is string => id !== undefined,
     );
     expect(theirs.length).toBeGreaterThan(0);
+    // A send through another node, which the owner has recorded and is sending when it dies (its link gone
+    // silent while it looks up the newcomer's devices). The client sent no Idempotency-Key: its one request must be answered once, with the
+    // message it asked for, and the phone must show that message once.
+    const [through] = live().filter((n) => n !== victim) as [ServiceProcess];
+    expect(sandbox.control.freeze(PHONES[0] as string)).toBe(1);
+    const inFlight = call(through, 'POST', `/v1/sessions/${sessions[0]}/send`, { to: NEWCOMER, message: 'carried out at the kill' });
+    const record = await waitUntil(
+      () => db.outgoingMessage.findFirst({ where: { content: 'carried out at the kill' } }),
+      (r) => r?.status === 'PENDING',
+      30_000,
+    );
     await victim.stop('SIGKILL');
-    const [through] = live() as [ServiceProcess];
     // The dead node's advisory lock went with its connection: the others' next scan claims its sessions.
     await waitUntil(
       () => Promise.all(theirs.map(ownerOf)),
@@ -196,6 +208,10 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
       30_000,
     );
     await allConnected(through);
+    const answered = await inFlight;
+    expect([answered.status, answered.body]).toEqual([200, { ok: true, id: record?.id }]);
+    await arrived(NEWCOMER, 'carried out at the kill');
+    expect(await db.outgoingMessage.count({ where: { content: 'carried out at the kill' } })).toBe(1);
     // A status read that reached a node first may have claimed more than its share; it hands the extra over.
     await balanced();
     for (const [i, id] of sessions.entries()) {
@@ -205,6 +221,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
     }
     for (const i of PHONES.keys()) await arrived(FRIEND, `after kill ${i}`);
     for (const i of PHONES.keys()) expect(shown(FRIEND, `after kill ${i}`)).toMatchObject([{ duplicates: 0 }]);
+    expect(shown(NEWCOMER, 'carried out at the kill')).toHaveLength(1);
     for (const phone of PHONES) expect(sandbox.control.phone(phone).devices).toHaveLength(1);
   });
 

@@ -89,9 +89,20 @@ export const once = async <T>(
     if (existing) {
       if (existing.route !== route)
         throw new DomainError('CONFLICT', 'This Idempotency-Key was already used on this route with another body');
-      if (existing.status === IN_PROGRESS) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
-      if (existing.status === CUT_OFF) {
-        const taken = await ctx.db.idempotentRequest.updateMany({ where: { ...id, status: CUT_OFF }, data: { status: IN_PROGRESS } });
+      // Several nodes: a request whose node died or lost its lease while running it (a forwarded send
+      // whose hop broke) is taken over by its retry, as after a stop.
+      const orphaned =
+        existing.status === IN_PROGRESS &&
+        ctx.ownership.clustered &&
+        existing.nodeId !== ctx.ownership.nodeId &&
+        !(await ctx.ownership.alive(existing.nodeId));
+      if (existing.status === IN_PROGRESS && !orphaned)
+        throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
+      if (existing.status === CUT_OFF || orphaned) {
+        const taken = await ctx.db.idempotentRequest.updateMany({
+          where: { ...id, status: existing.status, nodeId: existing.nodeId },
+          data: { status: IN_PROGRESS, nodeId: ctx.ownership.nodeId },
+        });
         if (taken.count === 0) throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
         claimed = true;
         resumed = true;
@@ -103,7 +114,9 @@ export const once = async <T>(
     }
     const now = ctx.now();
     try {
-      await ctx.db.idempotentRequest.create({ data: { ...id, route, status: IN_PROGRESS, body: '', createdAt: now } });
+      await ctx.db.idempotentRequest.create({
+        data: { ...id, route, status: IN_PROGRESS, body: '', createdAt: now, nodeId: ctx.ownership.nodeId },
+      });
     } catch {
       throw new DomainError('CONFLICT', 'A request with this Idempotency-Key is still running');
     }
@@ -121,8 +134,9 @@ export const once = async <T>(
   try {
     const result = await run({ ...ctx, idempotency: { admit, nextRecordId, resumed: () => resumed } });
     if (claimed) {
-      await ctx.db.idempotentRequest.update({
-        where: { accountId_key: id },
+      // Only while this node still holds the key: a node paused past its lease finds it taken over.
+      await ctx.db.idempotentRequest.updateMany({
+        where: { ...id, nodeId: ctx.ownership.nodeId },
         data: { status: result.status, body: JSON.stringify(result.body) },
       });
     } else {
@@ -132,8 +146,9 @@ export const once = async <T>(
   } catch (err) {
     if (err instanceof Replayed && replay) return replay;
     // A retry of a cut-off request that fails too leaves the key released, with the first attempt's records still found by the next retry.
-    if (claimed && resumed) await ctx.db.idempotentRequest.updateMany({ where: id, data: { status: CUT_OFF } }).catch(() => undefined);
-    else if (claimed) await ctx.db.idempotentRequest.delete({ where: { accountId_key: id } }).catch(() => undefined);
+    const mine = { ...id, nodeId: ctx.ownership.nodeId };
+    if (claimed && resumed) await ctx.db.idempotentRequest.updateMany({ where: mine, data: { status: CUT_OFF } }).catch(() => undefined);
+    else if (claimed) await ctx.db.idempotentRequest.deleteMany({ where: mine }).catch(() => undefined);
     throw err;
   }
 };
@@ -183,9 +198,11 @@ export const earlierAttempt = async (ctx: RequestContext, recordId: string): Pro
  * At start: a key whose request was running when the process stopped would answer "still running"
  * for a day. It is released: the next retry with the same body runs, and finds by their ids the
  * records the cut-off attempt wrote (which the start sends again themselves) instead of writing and
- * sending them twice. Only keys taken before this process started are touched.
+ * sending them twice. Only keys taken before this process started are touched, and only on a single node.
  */
-export const releaseUnfinished = async (deps: Pick<Deps, 'db'>, startedAt: Date): Promise<number> => {
+export const releaseUnfinished = async (deps: Pick<Deps, 'db' | 'ownership'>, startedAt: Date): Promise<number> => {
+  // Several nodes: other nodes' keys may be running now; a retry takes over those of a node that is gone (in `once`).
+  if (deps.ownership.clustered) return 0;
   const released = await deps.db.idempotentRequest.updateMany({
     where: { status: IN_PROGRESS, createdAt: { lt: startedAt } },
     data: { status: CUT_OFF },

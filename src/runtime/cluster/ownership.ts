@@ -13,6 +13,8 @@ export const singleNode = (): Ownership => ({
   confirm: async () => true,
   fence: () => undefined,
   route: async () => ({ at: 'here' }),
+  // One process: what another one left running is released at the start (releaseUnfinished).
+  alive: async () => true,
   counts: { renewals: 0, losses: 0, handovers: 0 },
 });
 
@@ -122,6 +124,15 @@ export class PostgresOwnership implements Ownership {
       }
     }
     return { at: 'unknown' };
+  }
+
+  async alive(nodeId: string): Promise<boolean> {
+    if (nodeId === this.nodeId) return !this.stopped;
+    const rows = await this.options.db.$queryRawUnsafe<unknown[]>(
+      `SELECT 1 FROM "ClusterNode" n WHERE n.id = $1 AND ${alive('n')}`,
+      nodeId,
+    );
+    return rows.length === 1;
   }
 
   /** Registers the node and claims its first sessions; `handlers` hear of later changes only. */

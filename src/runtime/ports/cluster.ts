@@ -43,6 +43,8 @@ export interface Ownership {
    * the base URL of the owner, or 'unknown' when the owner has no address yet.
    */
   route(sessionId: string): Promise<{ at: 'here' } | { at: 'owner'; address: string; nodeId: string } | { at: 'unknown' }>;
+  /** the node with this id still runs and holds its registration (a node that stopped, or was killed or paused past its TTL, does not) */
+  alive(nodeId: string): Promise<boolean>;
   /** how many leases were renewed, lost and handed over (balance, shutdown) so far, for /metrics */
   readonly counts: { renewals: number; losses: number; handovers: number };
 }

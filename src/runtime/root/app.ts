@@ -86,6 +86,8 @@ export const buildApp = (deps: Deps): App => {
         ownership: deps.ownership,
         secret: deps.settings.CLUSTER_SECRET,
         logger: deps.logger,
+        // A failover takes the lease's TTL at most (a paused owner); a killed one is replaced within seconds.
+        patienceMs: Math.max(30_000, 3 * deps.settings.CLUSTER_LEASE_TTL_MS),
         onForward: (outcome) => deps.metrics.forwarded.inc({ outcome }),
       })
     : undefined;

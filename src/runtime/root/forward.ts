@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -12,6 +13,9 @@ import type { Ownership } from '../ports/cluster.ts';
 /** The header a node forwards with; a request carrying the right secret is served where it lands. */
 export const CLUSTER_SECRET_HEADER = 'x-cluster-secret';
 const FORWARDED_BY = 'x-forwarded-by-node';
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** How often a forwarding node whose hop failed looks for the session's next owner. */
+const RETRY_EVERY_MS = 250;
 
 // Hop-by-hop headers, and those the hop recomputes.
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'expect']);
@@ -23,6 +27,8 @@ export interface ForwarderOptions {
   ownership: Ownership;
   secret: string | undefined;
   logger: Logger;
+  /** how long a request whose owner died before answering waits for the session's next owner */
+  patienceMs: number;
   /** counts each request sent to another node, by outcome (forwarded, unavailable) */
   onForward?: (outcome: 'forwarded' | 'unavailable') => void;
 }
@@ -36,6 +42,9 @@ export interface Forwarder {
   fromNode: (req: Request) => boolean;
   close: () => Promise<void>;
 }
+
+/** The owner answered that the session is still moving: the retry of a request whose hop broke waits and tries again. */
+class NotYet extends Error {}
 
 const MOVED = 'The session is moving to another node; try again in a moment';
 
@@ -93,7 +102,7 @@ const restSession = (req: Request): string | undefined => {
  * (a long-poll included). Requests about no session, or about sessions of several nodes, run here.
  */
 export const createForwarder = (options: ForwarderOptions): Forwarder => {
-  const { ownership, secret, logger } = options;
+  const { ownership, secret, logger, patienceMs } = options;
   const expected = secret ? digest(secret) : undefined;
   const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -109,6 +118,33 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     else res.status(409).json({ ok: false, error: { code: 'SESSION_NOT_CONNECTED', message } });
   };
 
+  /**
+   * Sends the request to the owner and streams its answer back; throws when the hop fails before an
+   * answer began, or (`waitOn409`) when the owner answers that the session is still moving.
+   */
+  const hop = async (
+    req: Request,
+    res: Response,
+    address: string,
+    hopOptions: { headers: IncomingHttpHeaders; body: Buffer | undefined; signal: AbortSignal; waitOn409: boolean },
+  ) => {
+    const answer = await request(new URL(req.originalUrl, address), {
+      method: req.method as Dispatcher.HttpMethod,
+      headers: hopOptions.headers,
+      body: hopOptions.body,
+      dispatcher: agent,
+      signal: hopOptions.signal,
+    });
+    options.onForward?.('forwarded');
+    if (hopOptions.waitOn409 && answer.statusCode === 409 && answer.headers['retry-after'] !== undefined) {
+      await answer.body.dump();
+      throw new NotYet();
+    }
+    res.status(answer.statusCode);
+    for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !DROPPED.has(name)) res.setHeader(name, value);
+    await pipeline(answer.body, res);
+  };
+
   const forward = async (
     req: Request,
     res: Response,
@@ -117,11 +153,15 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     body: Buffer | undefined,
     graphql: boolean,
   ) => {
-    const routes = await Promise.all([...sessionIds].map((id) => ownership.route(id)));
-    const owners = new Set(routes.map((r) => (r.at === 'owner' ? r.address : r.at)));
-    const [only] = routes;
-    if (owners.size !== 1 || !only || only.at === 'here') return next();
-    if (only.at === 'unknown') return unavailable(res, graphql, MOVED);
+    const routeOf = async () => {
+      const routes = await Promise.all([...sessionIds].map((id) => ownership.route(id)));
+      const owners = new Set(routes.map((r) => (r.at === 'owner' ? r.address : r.at)));
+      return owners.size === 1 ? routes[0] : undefined;
+    };
+    const first = await routeOf();
+    if (!first || first.at === 'here') return next();
+    if (first.at === 'unknown') return unavailable(res, graphql, MOVED);
+    let only: { address: string; nodeId: string } = first;
     if (!secret)
       return unavailable(res, graphql, 'Another node links this session, and CLUSTER_SECRET is not set, so the request cannot reach it');
     const headers: IncomingHttpHeaders = {};
@@ -129,26 +169,52 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     headers[CLUSTER_SECRET_HEADER] = secret;
     headers[FORWARDED_BY] = ownership.nodeId;
     if (body && !headers['content-type']) headers['content-type'] = 'application/json';
+    // A request that may change something carries an Idempotency-Key over the hop, the client's or one
+    // made here: when the owner dies before answering, the request may have been carried out (a message
+    // sent), so it is sent again under the same key to the session's next owner, which answers with what
+    // the first attempt did instead of doing it twice. Reads are left to the client to retry.
+    const retried = req.method !== 'GET' && req.method !== 'HEAD';
+    const key = req.header(IDEMPOTENCY_KEY_HEADER) ?? (retried ? `node-${randomUUID()}` : undefined);
+    if (key) headers[IDEMPOTENCY_KEY_HEADER] = key;
+    const until = performance.now() + patienceMs;
     const aborted = new AbortController();
     const abort = () => aborted.abort();
     res.once('close', abort);
     try {
-      const answer = await request(new URL(req.originalUrl, only.address), {
-        method: req.method as Dispatcher.HttpMethod,
-        headers,
-        body,
-        dispatcher: agent,
-        signal: aborted.signal,
-      });
-      options.onForward?.('forwarded');
-      res.status(answer.statusCode);
-      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !DROPPED.has(name)) res.setHeader(name, value);
-      await pipeline(answer.body, res);
-    } catch (err) {
-      if (aborted.signal.aborted) return;
-      logger.warn({ err, owner: only.nodeId }, 'forwarding a request to the owner of its session failed');
-      if (!res.headersSent) unavailable(res, graphql, 'The node that links this session did not answer; try again in a moment');
-      else res.destroy();
+      for (let attempt = 0; ; attempt++) {
+        /** the node that did not answer, which the retry waits to see replaced */
+        let gone: string | undefined;
+        try {
+          return await hop(req, res, only.address, { headers, body, signal: aborted.signal, waitOn409: attempt > 0 });
+        } catch (err) {
+          if (aborted.signal.aborted) return;
+          if (!(err instanceof NotYet)) {
+            logger.warn({ err, owner: only.nodeId }, 'forwarding a request to the owner of its session failed');
+            if (res.headersSent) return void res.destroy();
+            if (!retried) return unavailable(res, graphql, 'The node that links this session did not answer; try again in a moment');
+            gone = only.nodeId;
+          }
+        }
+        // Wait for the session's next owner (a failover takes seconds), which may be this node.
+        let moved: Awaited<ReturnType<typeof routeOf>>;
+        while (!moved && performance.now() < until && !aborted.signal.aborted) {
+          await sleep(RETRY_EVERY_MS);
+          const route = await routeOf().catch(() => undefined);
+          if (route?.at === 'here' || (route?.at === 'owner' && route.nodeId !== gone)) moved = route;
+        }
+        if (aborted.signal.aborted) return;
+        if (!moved || moved.at === 'unknown')
+          return unavailable(
+            res,
+            graphql,
+            `The node that links this session stopped before answering, and no other node took the session over in time; the request may have been carried out, so retry it with the header Idempotency-Key: ${key}`,
+          );
+        if (moved.at === 'here') {
+          if (key) req.headers[IDEMPOTENCY_KEY_HEADER] = key;
+          return next();
+        }
+        only = moved;
+      }
     } finally {
       res.off('close', abort);
     }

@@ -1,0 +1,3 @@
+
+-- AlterTable
+ALTER TABLE "IdempotentRequest" ADD COLUMN     "nodeId" TEXT NOT NULL DEFAULT '';
