@@ -240,6 +240,39 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
     }
   });
 
+  it('a phone\'s reaction removal raises message.reaction with emoji "" pointing at the message it was on', async () => {
+    const record = await send('react, then think better of it');
+    await arrived(BOB, (e) => e.id === record.waMessageId);
+    const added = await ctx.sandbox.control.react(BOB, ME, record.waMessageId, '👎');
+    await waitUntil(
+      async () => hooks('message.reaction').filter((h) => h.waMessageId === added.id),
+      (found) => found.length === 1,
+    );
+    const removal = await ctx.sandbox.control.react(BOB, ME, record.waMessageId, '');
+    const [hook] = await waitUntil(
+      async () => hooks('message.reaction').filter((h) => h.waMessageId === removal.id),
+      (found) => found.length === 1,
+    );
+    expect(hook).toEqual({
+      type: 'message.reaction',
+      sessionId,
+      chatId: jid(BOB),
+      chatLid: lid(BOB),
+      from: jid(BOB),
+      fromLid: lid(BOB),
+      fromMe: false,
+      waMessageId: removal.id,
+      emoji: '',
+      text: null,
+      target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
+    });
+    // the long-poll's item of the removal is a reaction with no emoji
+    const items = (await call('GET', `${S()}/incoming?limit=100`)).body.items as Json[];
+    expect(items.find((i) => i.waMessageId === removal.id)).toMatchObject({ type: 'reaction', content: '' });
+  });
+
   it('replies quoting a sent message and a received one: the phone decrypts stanzaId, participant and the quoted message', async () => {
     const record = await send('the original');
     const reply = await send('a reply to my own', { quotedMessageId: record.id });
@@ -462,26 +495,40 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
       async () => hooks('message.edited').filter((h) => h.waMessageId === edit.id),
       (found) => found.length === 1,
     );
-    expect(edited).toMatchObject({
+    expect(edited).toEqual({
       type: 'message.edited',
       sessionId,
+      chatId: jid(BOB),
+      chatLid: lid(BOB),
       from: jid(BOB),
       fromLid: lid(BOB),
-      text: 'typo here',
+      fromMe: false,
+      waMessageId: edit.id,
       emoji: null,
+      text: 'typo here',
       target: { waMessageId: item.waMessageId, messageId: null, chatId: jid(BOB) },
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
     });
     const revoke = await ctx.sandbox.control.revoke(BOB, ME, item.waMessageId);
     const [deleted] = await waitUntil(
       async () => hooks('message.deleted').filter((h) => h.waMessageId === revoke.id),
       (found) => found.length === 1,
     );
-    expect(deleted).toMatchObject({
+    expect(deleted).toEqual({
       type: 'message.deleted',
+      sessionId,
+      chatId: jid(BOB),
+      chatLid: lid(BOB),
       from: jid(BOB),
-      text: null,
+      fromLid: lid(BOB),
+      fromMe: false,
+      waMessageId: revoke.id,
       emoji: null,
+      text: null,
       target: { waMessageId: item.waMessageId, messageId: null, chatId: jid(BOB) },
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
     });
   });
 });
