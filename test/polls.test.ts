@@ -16,10 +16,15 @@ const ME = '15556610001';
 const BOB = '15556610002';
 const CAROL = '15556610003';
 
+interface PollContextInfo {
+  stanzaId?: string;
+  participant?: string;
+  quotedMessage?: { conversation?: string; extendedTextMessage?: { text?: string }; pollCreationMessageV3?: { name?: string } };
+}
 interface RawPoll {
   messageContextInfo?: { messageSecret?: Uint8Array };
-  pollCreationMessage?: unknown;
-  pollCreationMessageV3?: unknown;
+  pollCreationMessage?: { contextInfo?: PollContextInfo };
+  pollCreationMessageV3?: { contextInfo?: PollContextInfo };
 }
 
 describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind) => {
@@ -273,6 +278,63 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
       stop();
       await client.dispose();
     }
+  });
+
+  it('sends a poll as a reply (REST and GraphQL, 1:1 and group): the phone decrypts the quote, and votes still count', async () => {
+    const asked = await sandbox.control.sendText(BOB, ME, 'when shall we meet?');
+    // the service must have received it to quote it
+    await waitUntil(
+      () => call('GET', `${S()}/incoming?limit=100&consume=false`),
+      (r) => r.body.items.some((i: Json) => i.waMessageId === asked.id),
+    );
+    const record = await sendPoll({ to: BOB, name: 'Pick a day', options: ['Sat', 'Sun'], quotedMessageId: asked.id });
+    const entry = await pollAt(BOB, record.waMessageId);
+    expect(entry).toMatchObject({ kind: 'poll', poll: { name: 'Pick a day', options: ['Sat', 'Sun'], selectableCount: 1 } });
+    const context = (entry.raw as RawPoll).pollCreationMessageV3?.contextInfo;
+    expect(context?.stanzaId).toBe(asked.id);
+    expect([jid(BOB), lid(BOB)]).toContain(context?.participant);
+    expect(context?.quotedMessage?.conversation ?? context?.quotedMessage?.extendedTextMessage?.text).toBe('when shall we meet?');
+    // kept in the record's payload, so a send resumed after a crash is the same reply
+    const row = await app.db.outgoingMessage.findUniqueOrThrow({ where: { id: record.id } });
+    expect(JSON.parse(row.payload).quoted.key.id).toBe(asked.id);
+    expect(await vote(BOB, ME, record.waMessageId, ['Sun'])).toMatchObject({ messageId: record.id, selectedOptions: ['Sun'] });
+
+    // GraphQL, a multiple choice in a group quoting our own poll
+    const group = await call('POST', `${S()}/groups`, { subject: 'Reply poll group', participants: [BOB, CAROL] });
+    const groupId: string = group.body.id;
+    const sent = await gql(app.baseUrl, key, 'mutation($s: ID!, $in: PollInput!) { sendPoll(sessionId: $s, input: $in) { ok id } }', {
+      s: sessionId,
+      in: { to: groupId, name: 'And the time?', options: ['10:00', '14:00'], selectableCount: 0, quotedMessageId: record.id },
+    });
+    expect(sent.errors).toBeUndefined();
+    const groupRecord = (
+      await waitUntil(
+        () => call('GET', `${S()}/messages/${sent.data.sendPoll.id}`),
+        (r) => r.body.status === 'SENT',
+      )
+    ).body;
+    for (const member of [BOB, CAROL]) {
+      const polled = await pollAt(member, groupRecord.waMessageId);
+      const quoted = (polled.raw as RawPoll).pollCreationMessage?.contextInfo;
+      expect(quoted).toMatchObject({ stanzaId: record.waMessageId, participant: jid(ME) });
+      expect(quoted?.quotedMessage?.pollCreationMessageV3?.name).toBe('Pick a day');
+    }
+
+    // an unknown quote is a 404 and a bad one a 400, and no poll is sent
+    const before = sandbox.control.inbox(BOB).length;
+    const unknown = await call('POST', `${S()}/messages/poll`, {
+      to: BOB,
+      name: 'x',
+      options: ['a', 'b'],
+      quotedMessageId: '3EB0FFFFFFFFFFFFFFFFFD',
+    });
+    expect({ status: unknown.status, code: unknown.body.error.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
+    const bad = await call('POST', `${S()}/messages/poll`, { to: BOB, name: 'x', options: ['a', 'b'], quotedMessageId: 'no way' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['quotedMessageId']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.control.inbox(BOB).length).toBe(before);
+    expect(await app.db.outgoingMessage.count({ where: { sessionId, content: 'x' } })).toBe(0);
   });
 
   it('keeps the tally and the poll secret across a restart: a vote after it still decrypts', async () => {

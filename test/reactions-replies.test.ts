@@ -240,6 +240,39 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
     }
   });
 
+  it('a phone\'s reaction removal raises message.reaction with emoji "" pointing at the message it was on', async () => {
+    const record = await send('react, then think better of it');
+    await arrived(BOB, (e) => e.id === record.waMessageId);
+    const added = await ctx.sandbox.control.react(BOB, ME, record.waMessageId, '👎');
+    await waitUntil(
+      async () => hooks('message.reaction').filter((h) => h.waMessageId === added.id),
+      (found) => found.length === 1,
+    );
+    const removal = await ctx.sandbox.control.react(BOB, ME, record.waMessageId, '');
+    const [hook] = await waitUntil(
+      async () => hooks('message.reaction').filter((h) => h.waMessageId === removal.id),
+      (found) => found.length === 1,
+    );
+    expect(hook).toEqual({
+      type: 'message.reaction',
+      sessionId,
+      chatId: jid(BOB),
+      chatLid: lid(BOB),
+      from: jid(BOB),
+      fromLid: lid(BOB),
+      fromMe: false,
+      waMessageId: removal.id,
+      emoji: '',
+      text: null,
+      target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
+    });
+    // the long-poll's item of the removal is a reaction with no emoji
+    const items = (await call('GET', `${S()}/incoming?limit=100`)).body.items as Json[];
+    expect(items.find((i) => i.waMessageId === removal.id)).toMatchObject({ type: 'reaction', content: '' });
+  });
+
   it('replies quoting a sent message and a received one: the phone decrypts stanzaId, participant and the quoted message', async () => {
     const record = await send('the original');
     const reply = await send('a reply to my own', { quotedMessageId: record.id });
@@ -422,6 +455,95 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
     expect(raw(entry).locationMessage).toMatchObject({ degreesLatitude: 48.85, contextInfo: { stanzaId: record.waMessageId } });
   });
 
+  it('typing and variations sends quote and mention (REST and GraphQL, 1:1 and a group): the phone decrypts contextInfo', async () => {
+    const item = await fromBob('are you there?');
+    const res = await call('POST', `${S()}/messages/typing`, {
+      to: BOB,
+      text: `yes, with @${CAROL}`,
+      delayMs: 0,
+      quotedMessageId: item.waMessageId,
+      mentions: [CAROL],
+    });
+    expect(res.body).toEqual({ ok: true });
+    const typed = await arrived(BOB, (e) => e.content === `yes, with @${CAROL}`);
+    const context = raw(typed).extendedTextMessage?.contextInfo;
+    expect(context).toMatchObject({ stanzaId: item.waMessageId, mentionedJid: [jid(CAROL)] });
+    expect([jid(BOB), lid(BOB)]).toContain(context?.participant);
+    expect(quotedText(context?.quotedMessage)).toBe('are you there?');
+    expect(ctx.sandbox.control.typingSeen(BOB).some((t) => t.from === ME && t.state === 'composing')).toBe(true);
+    // kept in the record's payload, so a send resumed after a crash is the same reply
+    const row = await ctx.app.db.outgoingMessage.findFirstOrThrow({ where: { sessionId, waMessageId: typed.id } });
+    expect(JSON.parse(row.payload)).toMatchObject({ quoted: { key: { id: item.waMessageId } }, mentions: [jid(CAROL)] });
+
+    const group = await call('POST', `${S()}/groups`, { subject: 'Typing replies', participants: [BOB, CAROL] });
+    const groupId: string = group.body.id;
+    const first = await send('the plan');
+    const q = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      'mutation($s: ID!, $to: String!, $q: String, $m: [String!]) { sendTyping(sessionId: $s, to: $to, text: "typed in the group", delayMs: 0, quotedMessageId: $q, mentions: $m) }',
+      { s: sessionId, to: groupId, q: first.id, m: [BOB, lid(CAROL)] },
+    );
+    expect(q).toEqual({ status: 200, data: { sendTyping: true } });
+    for (const phone of [BOB, CAROL]) {
+      const entry = await arrived(phone, (e) => e.content === 'typed in the group');
+      expect(entry.chat).toBe(groupId);
+      expect(raw(entry).extendedTextMessage?.contextInfo).toMatchObject({
+        stanzaId: first.waMessageId,
+        participant: jid(ME),
+        mentionedJid: [jid(BOB), lid(CAROL)],
+      });
+      expect(quotedText(raw(entry).extendedTextMessage?.contextInfo?.quotedMessage)).toBe('the plan');
+    }
+
+    // variations: the text chosen goes out as the same kind of reply (REST and GraphQL)
+    const varied = await call('POST', `${S()}/messages/variations`, {
+      to: BOB,
+      variations: ['noted, thanks', 'got it, thanks'],
+      quotedMessageId: item.waMessageId,
+      mentions: [CAROL],
+    });
+    expect(varied.body).toEqual({ ok: true, count: 1, sent: [expect.stringMatching(/^(noted|got it), thanks$/)] });
+    const chosen = await arrived(BOB, (e) => e.content === varied.body.sent[0]);
+    expect(raw(chosen).extendedTextMessage?.contextInfo).toMatchObject({ stanzaId: item.waMessageId, mentionedJid: [jid(CAROL)] });
+    expect(quotedText(raw(chosen).extendedTextMessage?.contextInfo?.quotedMessage)).toBe('are you there?');
+    const viaGraph = await gql(
+      ctx.app.baseUrl,
+      ctx.key,
+      'mutation($s: ID!, $q: String) { sendVariation(sessionId: $s, to: "' +
+        BOB +
+        '", variations: ["a varied reply"], quotedMessageId: $q) { ok count sent } }',
+      { s: sessionId, q: first.id },
+    );
+    expect(viaGraph.data?.sendVariation).toEqual({ ok: true, count: 1, sent: ['a varied reply'] });
+    const graphEntry = await arrived(BOB, (e) => e.content === 'a varied reply');
+    expect(raw(graphEntry).extendedTextMessage?.contextInfo).toMatchObject({ stanzaId: first.waMessageId, participant: jid(ME) });
+
+    // an unknown quote is a 404 before "typing…" shows or the wait; bad fields a 400; nothing is sent
+    const shown = ctx.sandbox.control.typingSeen(BOB).length;
+    const before = inboxOf(BOB).length;
+    const unknown = await call('POST', `${S()}/messages/typing`, {
+      to: BOB,
+      text: 'x',
+      delayMs: 0,
+      quotedMessageId: '3EB0FFFFFFFFFFFFFFFFFC',
+    });
+    expect({ status: unknown.status, code: unknown.body.error.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
+    const unknownVariation = await call('POST', `${S()}/messages/variations`, {
+      to: BOB,
+      variations: ['x'],
+      delayMs: 60_000,
+      quotedMessageId: '3EB0FFFFFFFFFFFFFFFFFC',
+    });
+    expect({ status: unknownVariation.status, code: unknownVariation.body.error.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
+    const bad = await call('POST', `${S()}/messages/typing`, { to: BOB, text: 'x', mentions: ['abc'], quotedMessageId: 'no way' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['mentions[0]', 'quotedMessageId']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ctx.sandbox.control.typingSeen(BOB).length).toBe(shown);
+    expect(inboxOf(BOB).length).toBe(before);
+  });
+
   it('deletes a sent message for everyone: the phone gets the revoke, the record shows deletedAt (REST and GraphQL)', async () => {
     const record = await send('oops, wrong chat');
     await arrived(BOB, (e) => e.id === record.waMessageId);
@@ -462,26 +584,40 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
       async () => hooks('message.edited').filter((h) => h.waMessageId === edit.id),
       (found) => found.length === 1,
     );
-    expect(edited).toMatchObject({
+    expect(edited).toEqual({
       type: 'message.edited',
       sessionId,
+      chatId: jid(BOB),
+      chatLid: lid(BOB),
       from: jid(BOB),
       fromLid: lid(BOB),
-      text: 'typo here',
+      fromMe: false,
+      waMessageId: edit.id,
       emoji: null,
+      text: 'typo here',
       target: { waMessageId: item.waMessageId, messageId: null, chatId: jid(BOB) },
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
     });
     const revoke = await ctx.sandbox.control.revoke(BOB, ME, item.waMessageId);
     const [deleted] = await waitUntil(
       async () => hooks('message.deleted').filter((h) => h.waMessageId === revoke.id),
       (found) => found.length === 1,
     );
-    expect(deleted).toMatchObject({
+    expect(deleted).toEqual({
       type: 'message.deleted',
+      sessionId,
+      chatId: jid(BOB),
+      chatLid: lid(BOB),
       from: jid(BOB),
-      text: null,
+      fromLid: lid(BOB),
+      fromMe: false,
+      waMessageId: revoke.id,
       emoji: null,
+      text: null,
       target: { waMessageId: item.waMessageId, messageId: null, chatId: jid(BOB) },
+      messageTimestamp: expect.any(Number),
+      receivedAt: expect.stringMatching(/Z$/),
     });
   });
 });

@@ -219,7 +219,7 @@ export const richSchema = bySetting((allowPrivate) =>
 );
 
 export const typingSchema = z
-  .object({ ...recipientShape, text, delayMs: durationMsSchema().default(1000) })
+  .object({ ...recipientShape, text, delayMs: durationMsSchema().default(1000), ...replyFields })
   .superRefine(checkRecipient)
   .transform(withJid);
 export const editSchema = z.object({ text });
@@ -400,12 +400,14 @@ export const sendRich = async (ctx: RequestContext, sessionId: string, input: un
 };
 
 export const sendTyping = async (ctx: RequestContext, sessionId: string, input: unknown): Promise<{ ok: true }> => {
-  const body = parseInput(typingSchema, input);
+  const { quotedMessageId, mentions, ...body } = parseInput(typingSchema, input);
   await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
+  // The quote is found before "typing…" shows: an unknown one is a 404 with nothing shown or sent.
+  const delivery = await textDelivery(ctx, sessionId, body.jid, body.text, { quotedMessageId, mentions });
   const delayMs = Math.min(body.delayMs, ctx.settings.TYPING_MAX_MS);
   const typing = (link: NetworkLink) => showTyping(ctx, link, body.jid, delayMs);
-  await deliverAfter(ctx, session, typing, { to: body.jid, content: { kind: 'text', text: body.text }, summary: body.text, kind: 'text' });
+  await deliverAfter(ctx, session, typing, delivery);
   return { ok: true };
 };
 

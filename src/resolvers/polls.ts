@@ -3,11 +3,12 @@ import { z } from 'zod';
 import type { PollVote } from '../generated/sqlite/client.ts';
 import type { PollVoteEvent } from '../runtime/ports/events.ts';
 import type { IncomingItem, ReceivedMessage } from '../runtime/ports/incoming.ts';
-import type { PollContent } from '../runtime/ports/network.ts';
+import type { PollContent, ReplyContext } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { deliverNow } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
 import { admit } from './idempotency.ts';
+import { replyContext, replyFields } from './message-actions.ts';
 import { checkRecipient, recipientShape, withJid } from './messages.ts';
 import type { SendAnswer } from './messages.ts';
 import { ownSessionId } from './sessions.ts';
@@ -33,6 +34,8 @@ export const pollSchema = z
       .int('must be a whole number: 1 for a single choice, 0 for any number of options')
       .min(0, 'must be 0 (any number of options) or more')
       .default(1),
+    // Baileys rc14 drops a poll's mentions, so a poll takes a quote only.
+    quotedMessageId: replyFields.quotedMessageId,
   })
   .superRefine((v, ctx) => {
     checkRecipient(v, ctx);
@@ -56,7 +59,9 @@ export const sendPoll = async (ctx: RequestContext, sessionId: string, input: un
   const body = parseInput(pollSchema, input);
   await admit(ctx);
   const session = await ownSessionId(ctx, sessionId);
-  const content: PollContent = {
+  const reply = await replyContext(ctx, sessionId, { quotedMessageId: body.quotedMessageId });
+  const content: PollContent & ReplyContext = {
+    ...reply,
     kind: 'poll',
     name: body.name,
     options: body.options,

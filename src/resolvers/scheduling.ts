@@ -9,7 +9,8 @@ import { contentOfRecord, deliverAfter, deliverNow, failureReason, isNotOnNetwor
 import type { StoredContent, StoredPayload } from './delivery.ts';
 import { DomainError, validationFailed } from './errors.ts';
 import { jidSchema } from './jids.ts';
-import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, withJid } from './messages.ts';
+import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, textDelivery, withJid } from './messages.ts';
+import { replyFields } from './message-actions.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 import { takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
@@ -48,6 +49,7 @@ export const variationsSchema = z
     ...recipientShape,
     variations: z.array(text).min(1, 'at least one variation is required').max(100),
     delayMs: durationMsSchema({ max: 60_000 }).default(0),
+    ...replyFields,
   })
   .superRefine(checkRecipient)
   .transform(withJid);
@@ -164,14 +166,16 @@ export const sendVariation = async (
   sessionId: string,
   input: unknown,
 ): Promise<{ ok: true; count: number; sent: string[] }> => {
-  const body = parseInput(variationsSchema, input);
+  const { quotedMessageId, mentions, ...body } = parseInput(variationsSchema, input);
   await admit(ctx);
   const session = await ownSession(ctx, sessionId);
   const chosen = body.variations[Math.floor(Math.random() * body.variations.length)] ?? body.variations[0] ?? '';
+  // The quote is found before the wait: an unknown one is a 404 at once, with nothing sent.
+  const delivery = await textDelivery(ctx, sessionId, body.jid, chosen, { quotedMessageId, mentions });
   const wait = async () => {
     if (body.delayMs > 0) await sleep(body.delayMs);
   };
-  await deliverAfter(ctx, session, wait, { to: body.jid, content: { kind: 'text', text: chosen }, summary: chosen, kind: 'text' });
+  await deliverAfter(ctx, session, wait, delivery);
   return { ok: true, count: 1, sent: [chosen] };
 };
 

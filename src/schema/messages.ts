@@ -275,6 +275,8 @@ builder.mutationFields((t) => ({
       text: t.arg.string({ required: true }),
       delayMs: t.arg.int(),
       isGroup: t.arg.boolean(),
+      quotedMessageId: t.arg.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
+      mentions: t.arg.stringList({ description: 'people mentioned, by number (digits) or JID (phone-number or LID)' }),
     },
     resolve: async (_root, args, ctx, info) =>
       (await once(ctx, info, args, (ctx, { sessionId, ...args }) => sendTyping(ctx, String(sessionId), withoutNulls(args)))).ok,

@@ -48,6 +48,7 @@ const PollInput = builder.inputType('PollInput', {
     name: t.string({ required: true }),
     options: t.stringList({ required: true, description: '2 to 12 different options' }),
     selectableCount: t.int({ description: '1 (the default): a single choice; 0: any number of options; n: up to n' }),
+    quotedMessageId: t.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
   }),
 });
 

@@ -102,6 +102,8 @@ builder.mutationFields((t) => ({
       variations: t.arg.stringList({ required: true }),
       delayMs: t.arg.int(),
       isGroup: t.arg.boolean(),
+      quotedMessageId: t.arg.string({ description: 'a reply quoting a message this session sent (record id) or received (waMessageId)' }),
+      mentions: t.arg.stringList({ description: 'people mentioned, by number (digits) or JID (phone-number or LID)' }),
     },
     resolve: (_root, args, ctx, info) =>
       once(ctx, info, args, (ctx, { sessionId, ...args }) => sendVariation(ctx, String(sessionId), withoutNulls(args))),
