@@ -228,18 +228,30 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     expect(cleared.body.settings.sendIntervalMs).toBeNull();
   });
 
-  it('pauses a session the network answers rate-overlimit, with a session.health event, and sends everything once after the pause', async () => {
+  it('pauses a session the network answers rate-overlimit, with a session.health event, and sends everything once after the pause, in order', async () => {
     const S = `/v1/sessions/${ids.rated}`;
-    await call('PATCH', `${S}/settings`, { sendIntervalMs: 0, perChatIntervalMs: 0 });
-    ctx.sandbox.control.rateLimit(RATED, { messages: 2, windowMs: 2_000 });
-    const wanted = ['r1', 'r2', 'r3', 'r4', 'r5'];
+    const metrics = () =>
+      fetch(`${ctx.app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+    const gauge = (text: string, name: string) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1] ?? Number.NaN);
+    // One chat, 600 ms apart: the third message meets the network's rate (2 in 1.5 s) while the fourth waits.
+    await call('PATCH', `${S}/settings`, { sendIntervalMs: 0, perChatIntervalMs: 600 });
+    ctx.sandbox.control.rateLimit(RATED, { messages: 2, windowMs: 1_500 });
+    const wanted = ['r1', 'r2', 'r3', 'r4'];
     const answers: Json[] = [];
     for (const message of wanted) answers.push((await call('POST', `${S}/send`, { to: FRIEND, message })).body);
+    // while paused: the gauges show the paused session and its waiting messages (the refused one and the one after it)
+    const during = await waitUntil(
+      metrics,
+      (text) => gauge(text, 'wa_sessions_send_paused') === 1 && gauge(text, 'wa_send_queue_waiting') >= 2,
+      5_000,
+    );
+    expect(gauge(during, 'wa_send_queue_waiting')).toBe(2);
     const paused = await waitUntil(
       async () => events('session.health', ids.rated),
       (e) => e.some((h) => h.state === 'paused'),
     );
-    expect(paused.find((h) => h.state === 'paused')).toMatchObject({
+    const pause = paused.find((h) => h.state === 'paused');
+    expect(pause).toMatchObject({
       state: 'paused',
       reason: expect.stringContaining('rate'),
       pausedUntil: expect.any(String),
@@ -252,9 +264,15 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       (t) => t.length === wanted.length,
       30_000,
     );
-    expect([...texts(FRIEND, RATED)].sort()).toEqual(wanted);
+    // the refused message keeps its place in the chat: the phone got them in the order they were sent
+    expect(texts(FRIEND, RATED)).toEqual(wanted);
     const inbox = ctx.sandbox.control.inbox(FRIEND).filter((e) => wanted.includes(e.content));
     expect(inbox.every((e) => e.duplicates === 0)).toBe(true);
+    // and nothing reached the phone while the session was paused
+    const arrived = inbox.map((e) => Date.parse(e.receivedAt));
+    const [from, until] = [Date.parse(pause.at), Date.parse(pause.pausedUntil)];
+    expect(arrived.filter((t) => t >= from && t < until)).toEqual([]);
+    expect(arrived.filter((t) => t >= until)).toHaveLength(2);
     for (const answer of answers) {
       const done = await waitUntil(
         () => record(ids.rated, answer.id),
@@ -262,18 +280,18 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       );
       expect(done.error).toBeNull();
     }
-    expect(ctx.sandbox.control.phone(RATED).pushback.refused.messages).toBeGreaterThanOrEqual(1);
+    expect(ctx.sandbox.control.phone(RATED).pushback.refused.messages).toBe(1);
     // and back to normal once the pause is over, with an event saying so
     const resumed = await waitUntil(
       async () => events('session.health', ids.rated),
       (e) => e.at(-1)?.state === 'ok',
     );
     expect(resumed.at(-1)).toMatchObject({ state: 'ok', reason: null, pausedUntil: null });
-    const metrics = await fetch(`${ctx.app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) =>
-      r.text(),
-    );
-    expect(metrics).toMatch(/wa_rate_answers_total [1-9]/);
+    const after = await metrics();
+    expect(after).toMatch(/wa_rate_answers_total [1-9]/);
+    expect(gauge(after, 'wa_sessions_send_paused')).toBe(0);
     ctx.sandbox.control.rateLimit(RATED, undefined);
+    await call('PATCH', `${S}/settings`, { perChatIntervalMs: 0 });
   }, 60_000);
 
   it('a device look-up refused for the rate (usync 429) puts the message back in the queue; it goes once the pause is over', async () => {
