@@ -371,6 +371,16 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     const S = `/v1/sessions/${ids.banned}`;
     const later = await call('POST', `${S}/messages/schedule`, { to: FRIEND, message: 'after the ban', delayMs: 60_000 });
     expect(later.status).toBe(200);
+    // a paced message due 4 s after the one before it, still waiting when the ban comes
+    await call('PATCH', `${S}/settings`, { sendIntervalMs: 4_000, perChatIntervalMs: 0 });
+    const before = (await call('POST', `${S}/send`, { to: FRIEND, message: 'before the ban' })).body;
+    expect(before).toEqual({ ok: true, id: expect.any(String) });
+    const queued = (await call('POST', `${S}/send`, { to: FRIEND, message: 'queued at the ban' })).body;
+    expect(queued.status).toBe('PENDING');
+    await waitUntil(
+      async () => texts(FRIEND, BANNED),
+      (t) => t.includes('before the ban'),
+    );
     const client = createClient({
       url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
@@ -402,6 +412,21 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     expect(seen.at(-1)).toEqual({ state: 'banned', reason: status.body.lastError, queueLength: 0 });
     await client.dispose();
     expect(await record(ids.banned, later.body.messageId)).toMatchObject({ status: 'FAILED', error: status.body.lastError });
+    expect(await record(ids.banned, queued.id)).toMatchObject({ status: 'FAILED', error: status.body.lastError });
+    // the session.status webhook says so
+    const statusEvents = await waitUntil(
+      async () => events('session.status', ids.banned),
+      (e) => e.some((s) => s.status === 'DISCONNECTED'),
+    );
+    expect(statusEvents.find((e) => e.status === 'DISCONNECTED')).toMatchObject({
+      sessionId: ids.banned,
+      status: 'DISCONNECTED',
+      lastError: status.body.lastError,
+    });
+    // nothing reached the phone after the ban, the queued message's slot past included
+    const slotPassed = Date.parse(queued.sendAt) + 500 - Date.now();
+    if (slotPassed > 0) await new Promise((r) => setTimeout(r, slotPassed));
+    expect(texts(FRIEND, BANNED)).toEqual(['before the ban']);
     // the device stays registered: once unbanned, connect links again without a QR
     ctx.sandbox.control.unban(BANNED);
     expect((await call('POST', `${S}/connect`)).status).toBe(200);
