@@ -329,6 +329,47 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     ).toEqual(['first words']);
   }, 40_000);
 
+  it('a bulk send lists a message refused for the rate (usync 429) as queued with its time, not as sent; it goes after the pause', async () => {
+    const S = `/v1/sessions/${ids.rated}`;
+    await waitUntil(
+      () => call('GET', `${S}/health`),
+      (r) => r.body.health.state === 'ok',
+      10_000,
+    );
+    // Pal wrote first, so the session knows Pal is on the network; sending still asks for Pal's devices
+    await ctx.sandbox.control.sendText(PAL, RATED, 'hi rated');
+    await waitUntil(
+      async () => (await call('GET', `${S}/incoming?consume=false`)).body.items as Json[],
+      (items) => items.some((m) => m.content === 'hi rated'),
+    );
+    expect((await call('POST', '/v1/contacts', { phone: PAL, name: 'Pal', tags: ['rated-bulk'] })).status).toBe(201);
+    ctx.sandbox.control.rateLimit(RATED, { usync: 0, windowMs: 60_000 });
+    const bulk = await call('POST', `${S}/bulk/tag/rated-bulk`, { message: 'bulk hello {name}' });
+    ctx.sandbox.control.rateLimit(RATED, undefined);
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toEqual({
+      ok: true,
+      total: 1,
+      sent: 0,
+      failed: 0,
+      errors: [],
+      queued: [{ jid: jid(PAL), messageId: expect.any(String), sendAt: expect.any(String) }],
+    });
+    const { messageId, sendAt } = bulk.body.queued[0];
+    expect(await record(ids.rated, messageId)).toMatchObject({ status: 'PENDING', sendAt });
+    await waitUntil(
+      () => record(ids.rated, messageId),
+      (r) => r.status === 'SENT',
+      20_000,
+    );
+    const got = await waitUntil(
+      async () => ctx.sandbox.control.inbox(PAL).filter((e) => e.content === 'bulk hello Pal'),
+      (found) => found.length === 1,
+    );
+    expect(got[0]?.duplicates).toBe(0);
+    expect(Date.parse(got[0]?.receivedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(sendAt));
+  }, 40_000);
+
   it('marks a restricted number: the new chat FAILED with the reason, lastError and session.health say so, the queue ends, existing chats go on', async () => {
     const S = `/v1/sessions/${ids.limited}`;
     // an existing chat: Friend wrote first
