@@ -228,18 +228,30 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     expect(cleared.body.settings.sendIntervalMs).toBeNull();
   });
 
-  it('pauses a session the network answers rate-overlimit, with a session.health event, and sends everything once after the pause', async () => {
+  it('pauses a session the network answers rate-overlimit, with a session.health event, and sends everything once after the pause, in order', async () => {
     const S = `/v1/sessions/${ids.rated}`;
-    await call('PATCH', `${S}/settings`, { sendIntervalMs: 0, perChatIntervalMs: 0 });
-    ctx.sandbox.control.rateLimit(RATED, { messages: 2, windowMs: 2_000 });
-    const wanted = ['r1', 'r2', 'r3', 'r4', 'r5'];
+    const metrics = () =>
+      fetch(`${ctx.app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+    const gauge = (text: string, name: string) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1] ?? Number.NaN);
+    // One chat, 600 ms apart: the third message meets the network's rate (2 in 1.5 s) while the fourth waits.
+    await call('PATCH', `${S}/settings`, { sendIntervalMs: 0, perChatIntervalMs: 600 });
+    ctx.sandbox.control.rateLimit(RATED, { messages: 2, windowMs: 1_500 });
+    const wanted = ['r1', 'r2', 'r3', 'r4'];
     const answers: Json[] = [];
     for (const message of wanted) answers.push((await call('POST', `${S}/send`, { to: FRIEND, message })).body);
+    // while paused: the gauges show the paused session and its waiting messages (the refused one and the one after it)
+    const during = await waitUntil(
+      metrics,
+      (text) => gauge(text, 'wa_sessions_send_paused') === 1 && gauge(text, 'wa_send_queue_waiting') >= 2,
+      5_000,
+    );
+    expect(gauge(during, 'wa_send_queue_waiting')).toBe(2);
     const paused = await waitUntil(
       async () => events('session.health', ids.rated),
       (e) => e.some((h) => h.state === 'paused'),
     );
-    expect(paused.find((h) => h.state === 'paused')).toMatchObject({
+    const pause = paused.find((h) => h.state === 'paused');
+    expect(pause).toMatchObject({
       state: 'paused',
       reason: expect.stringContaining('rate'),
       pausedUntil: expect.any(String),
@@ -252,9 +264,15 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       (t) => t.length === wanted.length,
       30_000,
     );
-    expect([...texts(FRIEND, RATED)].sort()).toEqual(wanted);
+    // the refused message keeps its place in the chat: the phone got them in the order they were sent
+    expect(texts(FRIEND, RATED)).toEqual(wanted);
     const inbox = ctx.sandbox.control.inbox(FRIEND).filter((e) => wanted.includes(e.content));
     expect(inbox.every((e) => e.duplicates === 0)).toBe(true);
+    // and nothing reached the phone while the session was paused
+    const arrived = inbox.map((e) => Date.parse(e.receivedAt));
+    const [from, until] = [Date.parse(pause.at), Date.parse(pause.pausedUntil)];
+    expect(arrived.filter((t) => t >= from && t < until)).toEqual([]);
+    expect(arrived.filter((t) => t >= until)).toHaveLength(2);
     for (const answer of answers) {
       const done = await waitUntil(
         () => record(ids.rated, answer.id),
@@ -262,18 +280,18 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
       );
       expect(done.error).toBeNull();
     }
-    expect(ctx.sandbox.control.phone(RATED).pushback.refused.messages).toBeGreaterThanOrEqual(1);
+    expect(ctx.sandbox.control.phone(RATED).pushback.refused.messages).toBe(1);
     // and back to normal once the pause is over, with an event saying so
     const resumed = await waitUntil(
       async () => events('session.health', ids.rated),
       (e) => e.at(-1)?.state === 'ok',
     );
     expect(resumed.at(-1)).toMatchObject({ state: 'ok', reason: null, pausedUntil: null });
-    const metrics = await fetch(`${ctx.app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) =>
-      r.text(),
-    );
-    expect(metrics).toMatch(/wa_rate_answers_total [1-9]/);
+    const after = await metrics();
+    expect(after).toMatch(/wa_rate_answers_total [1-9]/);
+    expect(gauge(after, 'wa_sessions_send_paused')).toBe(0);
     ctx.sandbox.control.rateLimit(RATED, undefined);
+    await call('PATCH', `${S}/settings`, { perChatIntervalMs: 0 });
   }, 60_000);
 
   it('a device look-up refused for the rate (usync 429) puts the message back in the queue; it goes once the pause is over', async () => {
@@ -309,6 +327,47 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
         (t) => t.length >= 1,
       ),
     ).toEqual(['first words']);
+  }, 40_000);
+
+  it('a bulk send lists a message refused for the rate (usync 429) as queued with its time, not as sent; it goes after the pause', async () => {
+    const S = `/v1/sessions/${ids.rated}`;
+    await waitUntil(
+      () => call('GET', `${S}/health`),
+      (r) => r.body.health.state === 'ok',
+      10_000,
+    );
+    // Pal wrote first, so the session knows Pal is on the network; sending still asks for Pal's devices
+    await ctx.sandbox.control.sendText(PAL, RATED, 'hi rated');
+    await waitUntil(
+      async () => (await call('GET', `${S}/incoming?consume=false`)).body.items as Json[],
+      (items) => items.some((m) => m.content === 'hi rated'),
+    );
+    expect((await call('POST', '/v1/contacts', { phone: PAL, name: 'Pal', tags: ['rated-bulk'] })).status).toBe(201);
+    ctx.sandbox.control.rateLimit(RATED, { usync: 0, windowMs: 60_000 });
+    const bulk = await call('POST', `${S}/bulk/tag/rated-bulk`, { message: 'bulk hello {name}' });
+    ctx.sandbox.control.rateLimit(RATED, undefined);
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toEqual({
+      ok: true,
+      total: 1,
+      sent: 0,
+      failed: 0,
+      errors: [],
+      queued: [{ jid: jid(PAL), messageId: expect.any(String), sendAt: expect.any(String) }],
+    });
+    const { messageId, sendAt } = bulk.body.queued[0];
+    expect(await record(ids.rated, messageId)).toMatchObject({ status: 'PENDING', sendAt });
+    await waitUntil(
+      () => record(ids.rated, messageId),
+      (r) => r.status === 'SENT',
+      20_000,
+    );
+    const got = await waitUntil(
+      async () => ctx.sandbox.control.inbox(PAL).filter((e) => e.content === 'bulk hello Pal'),
+      (found) => found.length === 1,
+    );
+    expect(got[0]?.duplicates).toBe(0);
+    expect(Date.parse(got[0]?.receivedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(sendAt));
   }, 40_000);
 
   it('marks a restricted number: the new chat FAILED with the reason, lastError and session.health say so, the queue ends, existing chats go on', async () => {
@@ -353,6 +412,16 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     const S = `/v1/sessions/${ids.banned}`;
     const later = await call('POST', `${S}/messages/schedule`, { to: FRIEND, message: 'after the ban', delayMs: 60_000 });
     expect(later.status).toBe(200);
+    // a paced message due 4 s after the one before it, still waiting when the ban comes
+    await call('PATCH', `${S}/settings`, { sendIntervalMs: 4_000, perChatIntervalMs: 0 });
+    const before = (await call('POST', `${S}/send`, { to: FRIEND, message: 'before the ban' })).body;
+    expect(before).toEqual({ ok: true, id: expect.any(String) });
+    const queued = (await call('POST', `${S}/send`, { to: FRIEND, message: 'queued at the ban' })).body;
+    expect(queued.status).toBe('PENDING');
+    await waitUntil(
+      async () => texts(FRIEND, BANNED),
+      (t) => t.includes('before the ban'),
+    );
     const client = createClient({
       url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
@@ -384,6 +453,21 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     expect(seen.at(-1)).toEqual({ state: 'banned', reason: status.body.lastError, queueLength: 0 });
     await client.dispose();
     expect(await record(ids.banned, later.body.messageId)).toMatchObject({ status: 'FAILED', error: status.body.lastError });
+    expect(await record(ids.banned, queued.id)).toMatchObject({ status: 'FAILED', error: status.body.lastError });
+    // the session.status webhook says so
+    const statusEvents = await waitUntil(
+      async () => events('session.status', ids.banned),
+      (e) => e.some((s) => s.status === 'DISCONNECTED'),
+    );
+    expect(statusEvents.find((e) => e.status === 'DISCONNECTED')).toMatchObject({
+      sessionId: ids.banned,
+      status: 'DISCONNECTED',
+      lastError: status.body.lastError,
+    });
+    // nothing reached the phone after the ban, the queued message's slot past included
+    const slotPassed = Date.parse(queued.sendAt) + 500 - Date.now();
+    if (slotPassed > 0) await new Promise((r) => setTimeout(r, slotPassed));
+    expect(texts(FRIEND, BANNED)).toEqual(['before the ban']);
     // the device stays registered: once unbanned, connect links again without a QR
     ctx.sandbox.control.unban(BANNED);
     expect((await call('POST', `${S}/connect`)).status).toBe(200);

@@ -12,6 +12,7 @@ import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 const KEY = `wak_${randomUUID()}`;
 const ME = '15556660001';
 const FRIENDS = ['15556660011', '15556660012', '15556660013', '15556660014'];
+const NEW_NUMBER = '15556660002';
 
 describe('a restarted service process', () => {
   let sandbox: Sandbox;
@@ -29,6 +30,7 @@ describe('a restarted service process', () => {
     sandbox = await startSandbox();
     database = await createTestDatabase('sqlite');
     sandbox.control.addPhone(ME);
+    sandbox.control.addPhone(NEW_NUMBER);
     for (const n of FRIENDS) sandbox.control.addPhone(n);
   });
   afterAll(async () => {
@@ -164,5 +166,45 @@ describe('a restarted service process', () => {
     for (const answer of answers) {
       expect((await call('GET', `/v1/sessions/${id}/messages/${answer.id}`)).body.status).toBe('SENT');
     }
+  });
+
+  it("holds a newly linked number's warm-up cap for the day across a restart", { timeout: 90_000 }, async () => {
+    const warming = {
+      ...env(),
+      SEND_PACING: 'on',
+      PACING_INTERVAL_MS: '0',
+      PACING_JITTER_MS: '0',
+      PACING_PER_CHAT_MS: '0',
+      PACING_WARMUP_CAPS: '2',
+    };
+    await service?.stop('SIGTERM');
+    service = await spawnService(warming);
+    const id = await linkThroughQr(service.baseUrl, KEY, sandbox, NEW_NUMBER, 'warming');
+    const to = FRIENDS[3] ?? '';
+    const send = async (message: string) => (await call('POST', `/v1/sessions/${id}/send`, { to, message })).body;
+    // the first day's cap is 2: both go at once
+    for (const message of ['warm one', 'warm two']) {
+      const answer = await send(message);
+      expect(answer).toEqual({ ok: true, id: expect.any(String) });
+      await waitUntil(
+        async () => (await call('GET', `/v1/sessions/${id}/messages/${answer.id}`)).body.status,
+        (status) => status === 'SENT',
+      );
+    }
+    await service?.stop('SIGTERM');
+    service = await spawnService(warming);
+    await waitUntil(
+      () => call('GET', `/v1/sessions/${id}/status`),
+      (r) => r.body.status === 'CONNECTED',
+      30_000,
+    );
+    // the restarted process counts the day's two: the third waits for the second day
+    const third = await send('warm three');
+    expect(third).toEqual({ ok: true, id: expect.any(String), status: 'PENDING', sendAt: expect.any(String) });
+    expect(Date.parse(third.sendAt) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    expect((await call('DELETE', `/v1/sessions/${id}/queue/${third.id}`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const mine = sandbox.control.inbox(to).filter((e) => e.content.startsWith('warm '));
+    expect(mine.map((e) => e.content)).toEqual(['warm one', 'warm two']);
   });
 });

@@ -29,6 +29,12 @@ export interface BulkResult {
   sent: number;
   failed: number;
   errors: Array<{ jid: string; reason: string }>;
+  /**
+   * Beyond the spec, only when some are: the messages the network refused for the rate (a device
+   * look-up answered 429), back in the session's queue; each is PENDING and goes at `sendAt`. They count
+   * in `total`, neither in `sent` nor in `failed`.
+   */
+  queued?: Array<{ jid: string; messageId: string; sendAt: string }>;
 }
 
 /** `{key}` becomes its value; unknown keys stay as written. A Map, so `{constructor}` finds nothing. */
@@ -131,7 +137,10 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
             );
             // The send's own check can disagree with the look-up above (a number that left in between).
             if (row.status === 'FAILED') fail(contact.jid, row.error ?? NOT_ON_NETWORK_REASON);
-            else result.sent += 1;
+            else if (row.status === 'PENDING') {
+              result.queued ??= [];
+              result.queued.push({ jid: contact.jid, messageId: row.id, sendAt: (row.sendAt ?? ctx.now()).toISOString() });
+            } else result.sent += 1;
           } catch (err) {
             if (!(err instanceof DomainError) || err.code === 'INTERNAL') throw err;
             fail(contact.jid, 'send_failed');

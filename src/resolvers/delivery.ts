@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutgoingMessage, Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, NotOnNetworkErrorName, OutgoingContent, SendResult } from '../runtime/ports/network.ts';
 import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
@@ -7,7 +6,17 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
-import { announceResumed, isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor } from './pacing.ts';
+import {
+  announceResumed,
+  isRateAnswer,
+  pushedBack,
+  RESTRICTED_REASON,
+  rateAnswered,
+  showTyping,
+  slotAfterRefusal,
+  slotFor,
+  waitForSlot,
+} from './pacing.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 
@@ -97,10 +106,13 @@ const queueRecord = async (ctx: RequestContext, record: OutgoingMessage, at: num
   return queued;
 };
 
-/** A message the network answered rate-overlimit goes back in the queue, behind the session's pause. */
+/**
+ * A message the network answered rate-overlimit goes back in the queue, behind the session's pause and
+ * ahead of the later messages of its chat.
+ */
 const requeueAfterRateAnswer = async (ctx: RequestContext, record: OutgoingMessage): Promise<OutgoingMessage> => {
   await rateAnswered(ctx, record.sessionId);
-  const slot = await slotFor(ctx, record.sessionId, record.toNumber, record.content.length, record.id);
+  const slot = await slotAfterRefusal(ctx, record.sessionId, record.toNumber, record.content.length, record.id);
   const sendAt = new Date(slot?.at ?? ctx.now().getTime());
   const jobId = randomUUID();
   await ctx.outgoing.settled();
@@ -179,7 +191,7 @@ export const deliverNow = async (
   const slot = await slotFor(ctx, session.id, delivery.to, delivery.summary.length, id);
   if (slot && (slot.at > ctx.now().getTime() || slot.typingMs > 0)) {
     if (!options.waitForSlot) return queueRecord(ctx, record, slot.at);
-    await sleep(Math.max(0, slot.at - ctx.now().getTime()));
+    const due = await waitForSlot(ctx, slot, () => slotFor(ctx, session.id, delivery.to, delivery.summary.length, id));
     if (ctx.pacer.take(session.id, id, ctx.now().getTime())) void announceResumed(ctx, session.id);
     const current = ctx.sessions.link(session.id);
     if (!current) {
@@ -187,7 +199,7 @@ export const deliverNow = async (
       throw notConnected();
     }
     sender = current;
-    if (slot.typingMs > 0) await showTyping(ctx, sender, delivery.to, slot.typingMs);
+    if (due.typingMs > 0) await showTyping(ctx, sender, delivery.to, due.typingMs);
   } else if (slot && ctx.pacer.take(session.id, id, ctx.now().getTime())) void announceResumed(ctx, session.id);
   await ctx.outgoing.pending({ ...record, waMessageId });
   let sent: SendResult;

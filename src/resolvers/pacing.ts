@@ -70,6 +70,29 @@ export const updateAccountPacing = async (ctx: RequestContext, input: unknown): 
   return { ok: true, settings: pacingOf(row) };
 };
 
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The first slot asked for a session in this process (after a start, a take-over, or a new number)
+ * counts what the number sent on the warm-up's day so far, from its SENT records: the day's cap holds
+ * across restarts and nodes. Records still PENDING are not counted here: they take a fresh slot, which
+ * counts them, when they fall due. One query per session and linked number.
+ */
+const countWarmupSent = async (deps: Pick<Deps, 'db' | 'pacer' | 'now'>, sessionId: string, rules: PaceRules): Promise<void> => {
+  const { linkedAt, warmupCaps } = rules;
+  if (!linkedAt || warmupCaps.length === 0 || deps.pacer.warmupCounted(sessionId, linkedAt)) return;
+  const linked = linkedAt.getTime();
+  const day = Math.floor((deps.now().getTime() - linked) / DAY_MS);
+  // Past the warm-up (or before it, a clock set back) no cap applies, so there is nothing to count.
+  const capped = day >= 0 && day < warmupCaps.length;
+  const sent = capped
+    ? await deps.db.outgoingMessage.count({
+        where: { sessionId, status: 'SENT', sentAt: { gte: new Date(linked + day * DAY_MS), lt: new Date(linked + (day + 1) * DAY_MS) } },
+      })
+    : 0;
+  deps.pacer.countWarmup(sessionId, linkedAt, day, sent);
+};
+
 /**
  * The slot of a message about to leave (`recordId`, to `chatId`, `chars` long): null when pacing is off
  * for the process. A slot in the future, or one with typing first, means the message waits.
@@ -83,7 +106,39 @@ export const slotFor = async (
 ): Promise<Slot | null> => {
   if (!deps.pacer.enabled) return null;
   const rules = await paceRules(deps, sessionId);
+  await countWarmupSent(deps, sessionId, rules);
   return deps.pacer.slot(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
+};
+
+/**
+ * The slot of a message the network refused for the rate after it was taken: behind the pause, ahead of
+ * the later messages of its chat (null when pacing is off).
+ */
+export const slotAfterRefusal = async (
+  deps: Pick<Deps, 'db' | 'settings' | 'pacer' | 'now'>,
+  sessionId: string,
+  chatId: string,
+  chars: number,
+  recordId: string,
+): Promise<Slot | null> => {
+  if (!deps.pacer.enabled) return null;
+  const rules = await paceRules(deps, sessionId);
+  return deps.pacer.refused(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
+};
+
+/**
+ * Waits inside a request for a record's slot (bulk sends and statuses, whose answer reports the
+ * outcome). On waking it asks the pacer again (`again`: the record's slotFor), because a pause or an
+ * earlier message of its chat may have moved it meanwhile; returns the slot it goes in, now due.
+ */
+export const waitForSlot = async (deps: Pick<Deps, 'now'>, first: Slot, again: () => Promise<Slot | null>): Promise<Slot> => {
+  let slot = first;
+  for (;;) {
+    const wait = slot.at - deps.now().getTime();
+    if (wait <= 0) return slot;
+    await sleep(wait);
+    slot = (await again()) ?? { ...slot, at: deps.now().getTime() };
+  }
 };
 
 /** "typing…" in the chat for `ms`, then paused; a presence the network refuses does not stop the send. */

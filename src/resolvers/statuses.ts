@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
@@ -12,7 +11,7 @@ import { bySetting, mediaUrlSchema } from './media-urls.ts';
 import { durationMsSchema, MAX_HORIZON_MS } from './messages.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { ownSession } from './sessions.ts';
-import { announceResumed, slotFor } from './pacing.ts';
+import { announceResumed, slotFor, waitForSlot } from './pacing.ts';
 import { parseInput } from './validate.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 
@@ -127,7 +126,7 @@ export const publishStatus = async (ctx: RequestContext, session: Session, paylo
   });
   // A status waits for its slot here, as its answer says whether the network accepted it.
   const slot = await slotFor(ctx, session.id, STATUS_TARGET, 0, record.id);
-  if (slot && slot.at > ctx.now().getTime()) await sleep(slot.at - ctx.now().getTime());
+  if (slot) await waitForSlot(ctx, slot, () => slotFor(ctx, session.id, STATUS_TARGET, 0, record.id));
   if (ctx.pacer.take(session.id, record.id, ctx.now().getTime())) void announceResumed(ctx, session.id);
   const sending = performance.now();
   try {

@@ -4,7 +4,9 @@ import { route } from './route.ts';
 import type { Route } from './route.ts';
 
 const tag = 'Bulk';
-const outcome = object('`{ok, total, sent, failed, ...}`');
+const outcome = object(
+  '`{ok, total, sent, failed, errors}`; beyond the spec, `queued: [{jid, messageId, sendAt}]` when the network refused some for the rate (back in the queue)',
+);
 
 export const bulkRoutes: Route[] = [
   route({

@@ -12,6 +12,8 @@ interface Reserved {
   at: number;
   typingMs: number;
   chatId: string;
+  /** taken once and refused by the network for the rate: it keeps its place ahead of its chat's later messages */
+  refused?: boolean;
 }
 
 interface SessionPace {
@@ -28,6 +30,8 @@ interface SessionPace {
   goneToChat: Map<string, number>;
   /** slots counted per warm-up day (days since linkedAt) */
   days: Map<number, number>;
+  /** the linkedAt (ms) whose warm-up `days` counts, with what the database says was sent before; null until counted */
+  warmupOf: number | null;
   pausedUntil: number;
   /** the next pause's length */
   backoffMs: number;
@@ -46,6 +50,9 @@ export interface PacerOptions {
   backoffResetMs: number;
   random?: () => number;
 }
+
+const typingOf = (rules: PaceRules, chars: number): number =>
+  rules.typingMsPerChar > 0 ? Math.min(rules.typingMaxMs, chars * rules.typingMsPerChar) : 0;
 
 export class SessionPacer implements Pacer {
   readonly enabled: boolean;
@@ -68,6 +75,7 @@ export class SessionPacer implements Pacer {
         lastGone: Number.NEGATIVE_INFINITY,
         goneToChat: new Map(),
         days: new Map(),
+        warmupOf: null,
         pausedUntil: 0,
         backoffMs: this.options.backoffBaseMs,
         lastRateAt: Number.NEGATIVE_INFINITY,
@@ -84,7 +92,7 @@ export class SessionPacer implements Pacer {
     const pace = this.of(sessionId);
     const held = recordId === undefined ? undefined : pace.reserved.get(recordId);
     if (held && recordId !== undefined) return this.heldSlot(pace, recordId, held, rules, now);
-    const typingMs = rules.typingMsPerChar > 0 ? Math.min(rules.typingMaxMs, chars * rules.typingMsPerChar) : 0;
+    const typingMs = typingOf(rules, chars);
     const lastOfChat = pace.perChat.get(chatId);
     // A chat's messages keep their order: a new one never shares or precedes a slot of the chat still ahead.
     const chatFree =
@@ -114,6 +122,39 @@ export class SessionPacer implements Pacer {
       else pace.chatQueues.set(chatId, [recordId]);
     }
     return { at, typingMs };
+  }
+
+  refused(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId: string, now = Date.now()): Slot {
+    const pace = this.of(sessionId);
+    const held = pace.reserved.get(recordId);
+    if (held) return this.heldSlot(pace, recordId, held, rules, now);
+    const typingMs = typingOf(rules, chars);
+    // Its warm-up count was taken with its first slot; it goes first when the pause ends.
+    const at = Math.max(now, pace.pausedUntil, this.floor(pace, chatId, rules));
+    pace.reserved.set(recordId, { at, typingMs, chatId, refused: true });
+    const queue = pace.chatQueues.get(chatId) ?? [];
+    // Ahead of the chat's later messages, behind those of its chat refused before it (sent before it).
+    let place = 0;
+    while (place < queue.length && pace.reserved.get(queue[place] ?? '')?.refused) place += 1;
+    queue.splice(place, 0, recordId);
+    pace.chatQueues.set(chatId, queue);
+    pace.perChat.set(chatId, Math.max(pace.perChat.get(chatId) ?? 0, at + typingMs));
+    pace.nextAt = Math.max(pace.nextAt, at + typingMs + rules.intervalMs);
+    return { at, typingMs };
+  }
+
+  warmupCounted(sessionId: string, linkedAt: Date): boolean {
+    return this.sessions.get(sessionId)?.warmupOf === linkedAt.getTime();
+  }
+
+  countWarmup(sessionId: string, linkedAt: Date, day: number, sent: number): void {
+    const pace = this.of(sessionId);
+    const linked = linkedAt.getTime();
+    if (pace.warmupOf === linked) return;
+    // Counts kept for another number (the session was linked again) say nothing of this one.
+    if (pace.warmupOf !== null) pace.days.clear();
+    pace.warmupOf = linked;
+    if (sent > 0) pace.days.set(day, (pace.days.get(day) ?? 0) + sent);
   }
 
   /** No sooner than the interval after the last message that went, and the chat's spacing after its last. */

@@ -6,6 +6,15 @@ const BulkError = builder.objectRef<BulkResult['errors'][number]>('BulkSendError
   fields: (t) => ({ jid: t.exposeString('jid'), reason: t.exposeString('reason') }),
 });
 
+const BulkQueued = builder.objectRef<NonNullable<BulkResult['queued']>[number]>('BulkSendQueued').implement({
+  description: 'A message the network refused for the rate, back in the queue: PENDING until sendAt',
+  fields: (t) => ({
+    jid: t.exposeString('jid'),
+    messageId: t.exposeID('messageId'),
+    sendAt: t.field({ type: 'DateTime', resolve: (q) => new Date(q.sendAt) }),
+  }),
+});
+
 const BulkResultRef = builder.objectRef<BulkResult>('BulkSendResult').implement({
   fields: (t) => ({
     ok: t.exposeBoolean('ok'),
@@ -13,6 +22,11 @@ const BulkResultRef = builder.objectRef<BulkResult>('BulkSendResult').implement(
     sent: t.exposeInt('sent'),
     failed: t.exposeInt('failed'),
     errors: t.field({ type: [BulkError], resolve: (r) => r.errors }),
+    queued: t.field({
+      type: [BulkQueued],
+      description: 'Refused for the rate and back in the queue (neither sent nor failed yet)',
+      resolve: (r) => r.queued ?? [],
+    }),
   }),
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { waitForSlot } from '../../src/resolvers/pacing.ts';
 import { SessionPacer } from '../../src/runtime/pacer.ts';
 import type { PaceRules } from '../../src/runtime/ports/pacer.ts';
 
@@ -117,6 +118,117 @@ describe('send pacer', () => {
     expect(p.rateAnswer('s', until + 1_000).getTime()).toBe(until + 1_000 + 120_000);
     expect(p.rateAnswer('s', until + 1_000 + 120_000 + 700_000).getTime()).toBe(until + 1_000 + 120_000 + 700_000 + 60_000);
     expect(p.stats(until + 1_000 + 120_000 + 700_000)).toEqual({ paused: 1, waiting: 0 });
+  });
+
+  it('puts a message refused for the rate back first of its chat, behind the pause: the chat keeps its order', () => {
+    const p = pacer();
+    const r = rules();
+    expect(p.slot('s', 'a', r, 1, 'm1', T0).at).toBe(T0);
+    p.take('s', 'm1', T0);
+    // m2 and m3 wait for their turn in chat a, m4 in chat b
+    expect(p.slot('s', 'a', r, 1, 'm2', T0).at).toBe(T0 + 3_000);
+    expect(p.slot('s', 'a', r, 1, 'm3', T0).at).toBe(T0 + 6_000);
+    expect(p.slot('s', 'b', r, 1, 'm4', T0).at).toBe(T0 + 7_000);
+    // m1 left, and the network answered it 429: it goes first once the pause is over
+    const until = p.rateAnswer('s', T0 + 100).getTime();
+    expect(p.refused('s', 'a', r, 1, 'm1', T0 + 100)).toEqual({ at: until, typingMs: 0 });
+    // asked again (its job fired), it keeps that slot; m2's job, even late, waits for m1
+    expect(p.slot('s', 'a', r, 1, 'm1', T0 + 200).at).toBe(until);
+    expect(p.slot('s', 'a', r, 1, 'm2', until).at).toBe(until + 250);
+    // nothing of the session goes during the pause, m1 included
+    expect(p.slot('s', 'a', r, 1, 'm1', until - 1).at).toBe(until);
+    expect(p.slot('s', 'b', r, 1, 'm4', until - 1).at).toBeGreaterThanOrEqual(until);
+    const order: string[] = [];
+    let now = until;
+    const due = ['m1', 'm2', 'm3'];
+    while (due.length > 0) {
+      // each job fires when its slot says, the earliest first
+      const next = due
+        .map((id) => ({ id, at: p.slot('s', 'a', r, 1, id, now).at }))
+        .sort((x, y) => x.at - y.at || due.indexOf(x.id) - due.indexOf(y.id))[0];
+      if (!next) break;
+      now = Math.max(now, next.at);
+      if (p.slot('s', 'a', r, 1, next.id, now).at > now) continue;
+      p.take('s', next.id, now);
+      order.push(next.id);
+      due.splice(due.indexOf(next.id), 1);
+    }
+    expect(order).toEqual(['m1', 'm2', 'm3']);
+  });
+
+  it('keeps the order of several messages of a chat refused one after the other', () => {
+    const p = pacer();
+    const r = rules({ intervalMs: 0, perChatMs: 0 });
+    for (const id of ['m1', 'm2']) {
+      p.slot('s', 'a', r, 1, id, T0);
+      p.take('s', id, T0);
+    }
+    expect(p.slot('s', 'a', r, 1, 'm3', T0).at).toBe(T0);
+    // the answers to m1 and m2 come back in the order they were sent
+    const until = p.rateAnswer('s', T0 + 10).getTime();
+    p.refused('s', 'a', r, 1, 'm1', T0 + 10);
+    p.refused('s', 'a', r, 1, 'm2', T0 + 11);
+    // m2 and m3 wait for the one before them; m1 goes first
+    expect(p.slot('s', 'a', r, 1, 'm3', until).at).toBeGreaterThan(until);
+    expect(p.slot('s', 'a', r, 1, 'm2', until).at).toBeGreaterThan(until);
+    expect(p.slot('s', 'a', r, 1, 'm1', until).at).toBe(until);
+    p.take('s', 'm1', until);
+    // m2 keeps the later time its blocked job was given; m3 still waits for it
+    const m2 = p.slot('s', 'a', r, 1, 'm2', until + 1).at;
+    expect(p.slot('s', 'a', r, 1, 'm3', m2).at).toBeGreaterThan(m2);
+    expect(p.slot('s', 'a', r, 1, 'm2', m2).at).toBe(m2);
+    p.take('s', 'm2', m2);
+    // its job firing now finds it due
+    expect(p.slot('s', 'a', r, 1, 'm3', m2 + 1_000).at).toBeLessThanOrEqual(m2 + 1_000);
+  });
+
+  it("counts the warm-up day's messages sent before (read from the database) against its cap, once per linked number", () => {
+    const p = pacer();
+    const linkedAt = new Date(T0 - 3_600_000);
+    const r = rules({ intervalMs: 0, perChatMs: 0, warmupCaps: [3, 5], linkedAt });
+    expect(p.warmupCounted('s', linkedAt)).toBe(false);
+    // two went on day 0 before a restart
+    p.countWarmup('s', linkedAt, 0, 2);
+    expect(p.warmupCounted('s', linkedAt)).toBe(true);
+    // a second count (two slots asked for at once after the start) changes nothing
+    p.countWarmup('s', linkedAt, 0, 2);
+    expect(p.slot('s', 'a', r, 1, 'm1', T0).at).toBe(T0);
+    expect(p.slot('s', 'b', r, 1, 'm2', T0).at).toBe(linkedAt.getTime() + DAY);
+  });
+
+  it('counts a session linked again to another number afresh', () => {
+    const p = pacer();
+    const before = new Date(T0 - 3_600_000);
+    p.countWarmup('s', before, 0, 1);
+    const relinked = new Date(T0 - 60_000);
+    expect(p.warmupCounted('s', relinked)).toBe(false);
+    p.countWarmup('s', relinked, 0, 0);
+    const r = rules({ intervalMs: 0, perChatMs: 0, warmupCaps: [1], linkedAt: relinked });
+    // the earlier number's count of its day 0 is not the new number's
+    expect(p.slot('s', 'c', r, 1, 'm1', T0).at).toBe(T0);
+    expect(p.slot('s', 'd', r, 1, 'm2', T0).at).toBe(relinked.getTime() + DAY);
+  });
+
+  it('a send waiting for its slot inside the request asks again on waking, and waits out a pause that began meanwhile', async () => {
+    const p = new SessionPacer({ enabled: true, backoffBaseMs: 400, backoffMaxMs: 400, backoffResetMs: 600_000, random: () => 0 });
+    const r = rules({ intervalMs: 100, perChatMs: 0 });
+    const start = Date.now();
+    p.slot('s', 'a', r, 1, 'm1', start);
+    p.take('s', 'm1', start);
+    const first = p.slot('s', 'b', r, 1, 'm2', start);
+    expect(first.at).toBe(start + 100);
+    let until = 0;
+    const answer = setTimeout(() => {
+      until = p.rateAnswer('s').getTime();
+    }, 20);
+    try {
+      const slot = await waitForSlot({ now: () => new Date() }, first, async () => p.slot('s', 'b', r, 1, 'm2'));
+      expect(until).toBeGreaterThan(start + 100);
+      expect(slot.at).toBe(until);
+      expect(Date.now()).toBeGreaterThanOrEqual(until);
+    } finally {
+      clearTimeout(answer);
+    }
   });
 
   it('reports a restriction or a ban until cleared', () => {

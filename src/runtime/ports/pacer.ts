@@ -42,7 +42,8 @@ export interface PaceHealth {
  * One pacer per process, holding each session's next free slot, its last send per chat, the records
  * waiting for a slot, its warm-up counts and its pause. It belongs with the live links: a session's
  * sends all pass through the process that owns its link. Its state is memory only; the queue itself is
- * the PENDING records, which a restart arms again and which take fresh slots then.
+ * the PENDING records, which a restart arms again and which take fresh slots then, and the warm-up's
+ * count of the day is taken again from the SENT records when the session's first slot is asked for.
  */
 export interface Pacer {
   /** false when SEND_PACING=off: every send leaves at once */
@@ -53,6 +54,22 @@ export interface Pacer {
    * moved later when a pause, the messages that went since, or an earlier message of its chat require.
    */
   slot(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId?: string, now?: number): Slot;
+  /**
+   * A record taken (`take`) and then refused by the network for the rate goes back in the queue: behind
+   * the pause, ahead of the later messages of its chat already waiting (behind those of its chat refused
+   * before it), so the chat keeps its order. Its warm-up count is not taken again.
+   */
+  refused(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId: string, now?: number): Slot;
+  /**
+   * Whether the warm-up's count of the number linked at `linkedAt` has been taken from the database since
+   * this process started holding the session (countWarmup).
+   */
+  warmupCounted(sessionId: string, linkedAt: Date): boolean;
+  /**
+   * What the database says the number sent on warm-up `day` before this process held the session: the
+   * day's cap counts it. Once per linked number; later calls change nothing.
+   */
+  countWarmup(sessionId: string, linkedAt: Date, day: number, sent: number): void;
   /**
    * The record leaves now (after its typing, if any): the next slots count from here, and its slot is
    * freed. True for the first message to leave after a pause ended (the session is back to sending).

@@ -72,6 +72,9 @@ if (cluster) {
   await cluster.start({
     gained: (claims) => {
       const ids = claims.map((c) => c.sessionId);
+      // What this node's pacer kept of a session another node sent for since (its warm-up count, its
+      // slots) is stale: the session starts afresh here, its day's count read again from the database.
+      for (const id of ids) deps.pacer.forget(id);
       void deps.sessions
         .adopt(ids)
         .then(() => resumeScheduled(deps, ids))
@@ -81,6 +84,7 @@ if (cluster) {
     lost: async (ids) => {
       await Promise.all(ids.map((id) => deps.jobs.disarmSession(id)));
       await deps.sessions.release(ids);
+      for (const id of ids) deps.pacer.forget(id);
     },
   });
   logger.info({ nodeId: cluster.nodeId, sessions: cluster.owned().length }, 'joined the cluster');
