@@ -5,7 +5,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { LRUCache } from 'lru-cache';
 import makeWASocket, {
   Browsers,
   DisconnectReason,
@@ -25,6 +24,7 @@ import { pollVoteOf } from './baileys-polls.ts';
 import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
 import type { Person } from './baileys-lids.ts';
+import { BoundedSet } from './bounded-set.ts';
 import { baileysChats } from './baileys-chats.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
 import { reactThrough, revokeThrough, sendStatusThrough, sendThrough } from './baileys-outgoing.ts';
@@ -240,7 +240,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
   const open = async (sessionId: string, callbacks: LinkCallbacks, openOptions: OpenOptions = {}): Promise<NetworkLink> => {
     const log = logger.child({ sessionId });
     // Messages stored before their receipt, by network id: the messages.upsert that follows each is skipped.
-    const storedFirst = new LRUCache<string, true>({ max: 1024 });
+    const storedFirst = new BoundedSet(1024);
     await stores.get(sessionId)?.flush();
     // Set once the socket exists; Baileys writes nothing before then.
     let closeFenced: (() => void) | undefined;
@@ -278,7 +278,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         const handed = await handOver(msg);
         if (!handed) return;
         await within(handed.stored, storeTimeoutMs, 'storing a received message');
-        if (msg.key.id) storedFirst.set(msg.key.id, true);
+        if (msg.key.id) storedFirst.add(msg.key.id);
       },
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
@@ -304,12 +304,12 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     const lids = storedLidBook(auth.state.keys);
     const reach = reachFor(sock, knownUsersOf(sessionId), lids);
     // Each person the network named both ways is told once per link (the address book learns the LID).
-    const told = new LRUCache<string, true>({ max: 4096 });
+    const told = new BoundedSet(4096);
     const learn = (people: Person[]) => {
       const fresh: KnownPerson[] = [];
       for (const { pn, lid } of people) {
         if (!pn || !lid || told.has(`${pn} ${lid}`)) continue;
-        told.set(`${pn} ${lid}`, true);
+        told.add(`${pn} ${lid}`);
         fresh.push({ pn, lid });
       }
       if (fresh.length === 0) return;
