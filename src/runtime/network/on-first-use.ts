@@ -16,6 +16,9 @@ export const onFirstUse = (load: () => Promise<Network>): Network => {
     forget: async (sessionId) => (await loaded()).forget(sessionId),
     hasCredentials: async (sessionId) => (await loaded()).hasCredentials(sessionId),
     downloadMedia: async (media) => (await loaded()).downloadMedia(media),
+    prepare: async () => {
+      await loaded();
+    },
     close: async () => (loading ? (await loading).close() : undefined),
     collectGarbage: async () => (loading ? (await loading).collectGarbage() : undefined),
     networkStats: async () => (loading ? (await loading).networkStats() : undefined),

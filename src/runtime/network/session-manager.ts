@@ -402,6 +402,10 @@ export class SessionManager implements Sessions {
   }
 
   /** See Network.networkStats. */
+  async prepare(): Promise<void> {
+    await this.options.network.prepare?.();
+  }
+
   networkStats(): Promise<NetworkStats | undefined> {
     return this.options.network.networkStats();
   }

@@ -312,6 +312,11 @@ export interface Network {
   /** Releases what the network holds beyond its links (its process or thread); after closeAll of every link. */
   close: () => Promise<void>;
   /**
+   * Loads what a first link needs (Baileys, libsignal, WhatsApp's protobufs), when the network loads
+   * them on first use; resolves once done.
+   */
+  prepare?: () => Promise<void>;
+  /**
    * Collects the garbage of the heap the links live on when that is a process or thread of its own
    * (the main heap is the caller's to collect), memory-reducing: V8's pooled pages go back to the
    * system too. For memory measurements.

@@ -24,6 +24,8 @@ export interface Sessions {
   /** Before the service answers: sessions a stop left CONNECTED or QR_READY are shown as CONNECTING until they re-link. */
   markRelinking(): Promise<number>;
   resumeAll(): Promise<number>;
+  /** Loads the links' code ahead of the first link (see Network.prepare). */
+  prepare(): Promise<void>;
   closeAll(): Promise<void>;
   networkStats(): Promise<NetworkStats | undefined>;
   /** A received file, fetched and decrypted by the network; needs no live link. */

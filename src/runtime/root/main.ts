@@ -105,6 +105,9 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
     await cluster.setAddress(settings.CLUSTER_ADDRESS?.replace(/\/$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`);
   }
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
+  // A service exists to link numbers: the links' code (about 25 MB) loads now, not when the first QR is
+  // asked for, so the first link is as quick as the next (docs/sessions.md).
+  deps.sessions.prepare().catch((err: unknown) => logger.error({ err }, "loading the links' code failed"));
   const pending = await resumeScheduled(deps, cluster?.owned());
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
   const timers = await resumeRecurring(deps, cluster?.owned());
