@@ -1,9 +1,10 @@
 import type { Network } from '../ports/network.ts';
 
 /**
- * A network built when it is first needed: the links of this thread load Baileys (with libsignal and
- * WhatsApp's protobufs, about 30 MB), which a service with no session, or whose links live on the
- * network thread, never needs on this one.
+ * A network built when it is first needed, or when `prepare` asks for it: the links of this thread load
+ * Baileys (with libsignal and WhatsApp's protobufs, about 25 MB), which a process whose links live on
+ * the network thread never needs on this one. The service prepares it once it listens (main.ts); an
+ * in-process test app loads it with its first link.
  */
 export const onFirstUse = (load: () => Promise<Network>): Network => {
   let loading: Promise<Network> | undefined;
