@@ -61,6 +61,11 @@ const ENV: Record<PacingProduct, Record<string, string>> = {
       },
 };
 const SWAP = process.env.PACING_BENCH_SWAP === '1';
+// PACING_BENCH_PAIRS=<n>: n runs, each with two fresh processes, the first of each pair in the other
+// order from the last; the verdict is the median of the runs' ratios. Two processes of the same build
+// differ by several per cent (an A/A run's ratio moves 0.93–1.09 from one run to the next), more than the
+// goal, so one run cannot tell 3 %.
+const PAIRS = setting('PACING_BENCH_PAIRS', 1);
 const LABEL: Record<PacingProduct, string> = {
   off: 'SEND_PACING=off',
   idle: AA ? 'SEND_PACING=off again (PACING_BENCH_AA)' : 'idle pacer (on, all spacings 0)',
@@ -85,6 +90,8 @@ export interface PacingFigures {
 }
 
 export interface PacingResult {
+  /** the idle product was started first */
+  swapped: boolean;
   off: PacingFigures;
   idle: PacingFigures;
   /** the pacer's own CPU per send (slot, then take), measured alone in this process, µs */
@@ -133,7 +140,7 @@ const pacerAlone = (): number => {
   return (used.user + used.system) / sends;
 };
 
-export const benchPacing = async (): Promise<PacingResult> => {
+const benchPair = async (swap: boolean): Promise<PacingResult> => {
   const startedAt = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
   const stopWatchdog = armDeadline('pacing', MAX_MINUTES, 'PACING_BENCH_MAX_MINUTES');
@@ -143,7 +150,7 @@ export const benchPacing = async (): Promise<PacingResult> => {
   const phone = control(sandbox.controlUrl);
   // PACING_BENCH_SWAP=1 starts the idle product first: an A/A run finds the process started second a few
   // per cent costlier, so a run in each order, and the mean of their ratios, cancels that out.
-  const names: PacingProduct[] = SWAP ? ['idle', 'off'] : ['off', 'idle'];
+  const names: PacingProduct[] = swap ? ['idle', 'off'] : ['off', 'idle'];
   const dirs = new Map<PacingProduct, string>(names.map((name) => [name, mkdtempSync(join(tmpdir(), `pacing-${name}-`))]));
   const products = new Map<PacingProduct, Product>();
   const figures = new Map<PacingProduct, PacingFigures>(
@@ -259,6 +266,7 @@ export const benchPacing = async (): Promise<PacingResult> => {
     stopWatchdog();
   }
   return {
+    swapped: swap,
     off: fig('off'),
     idle: fig('idle'),
     pacerAloneUs: pacerAlone(),
@@ -267,13 +275,38 @@ export const benchPacing = async (): Promise<PacingResult> => {
   };
 };
 
-export const printPacingBench = (r: PacingResult): void => {
+/** PACING_BENCH_PAIRS runs of a pair of processes, the order swapped from one to the next. */
+export const benchPacing = async (): Promise<PacingResult[]> => {
+  const results: PacingResult[] = [];
+  for (let pair = 0; pair < PAIRS; pair++) {
+    if (PAIRS > 1) console.log(`  pair ${pair + 1} of ${PAIRS}`);
+    results.push(await benchPair(pair % 2 === 1 ? !SWAP : SWAP));
+  }
+  return results;
+};
+
+/** Each pair as one run, then (with several) the median of their ratios, the verdict. */
+export const printPacingBenches = (results: PacingResult[]): void => {
+  for (const r of results) printPacingBench(r);
+  if (results.length < 2) return;
+  const ratios = results.map((r) => median(r.idle.cpuMs) / median(r.off.cpuMs));
+  const ratio = median(ratios);
+  const verdict = AA
+    ? 'no pacer in either: the spread of these ratios is the noise between two processes'
+    : `goal: at most ${(100 * GOAL).toFixed(0)} % above off: ${ratio <= 1 + GOAL ? 'within goal' : 'NOT within goal'}`;
+  console.log(
+    `${AA ? 'second / first' : 'idle / off'} over ${results.length} pairs (each with fresh processes, the first started alternating): ` +
+      `median ${ratio.toFixed(3)} of ${ratios.map((x) => x.toFixed(3)).join(' ')}; ${verdict}`,
+  );
+};
+
+const printPacingBench = (r: PacingResult): void => {
   const what = AA
     ? 'PACING_BENCH_AA=1: two processes, both SEND_PACING=off (the ratio below is the run’s noise alone)'
     : 'the send pacer idle (SEND_PACING=on; PACING_INTERVAL_MS, PACING_JITTER_MS, PACING_PER_CHAT_MS, PACING_TYPING_MS_PER_CHAR 0; no warm-up caps) beside SEND_PACING=off';
   console.log(
     `pacing: ${what}; ` +
-      `Node ${process.version}, SQLite, one sandbox process, one linked session each${SWAP ? ', the idle product started first (PACING_BENCH_SWAP)' : ''}; ${ROUNDS} alternating rounds of ${TEXTS} texts, ${IN_FLIGHT} in flight; ` +
+      `Node ${process.version}, SQLite, one sandbox process, one linked session each${r.swapped ? ', the idle product started first' : ''}; ${ROUNDS} alternating rounds of ${TEXTS} texts, ${IN_FLIGHT} in flight; ` +
       `${r.minutes.toFixed(1)} min; load average ${r.load[0].toFixed(2)} at the start, ${r.load[1].toFixed(2)} at the end (${cpus().length} cores, shared)`,
   );
   console.log(

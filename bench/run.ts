@@ -3,7 +3,7 @@ import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchFailover, printFailoverBench } from './failover.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
-import { benchPacing, printPacingBench } from './pacing.ts';
+import { benchPacing, printPacingBenches } from './pacing.ts';
 import { benchPeers, printPeersBench } from './peers.ts';
 import { benchFloor, printFloorBench } from './runtime-floor.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
@@ -47,7 +47,7 @@ if (only.includes('pacing')) {
     console.error(err instanceof Error ? err.message : String(err));
     process.exit(1);
   });
-  printPacingBench(result);
+  printPacingBenches(result);
 }
 // Several nodes on PostgreSQL and Redis (issue 34): only when named.
 if (only.includes('failover')) printFailoverBench(await benchFailover());
