@@ -37,3 +37,26 @@ export const routeGroups: readonly (readonly Route[])[] = [
   sessionsRoutes,
   webhooksRoutes,
 ];
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Whether a request (its method, and its path under /v1) reaches a route that honours Idempotency-Key:
+ * a request the service may send again under the same key without doing it twice (the hop to a
+ * session's owner that died before answering).
+ */
+export const honoursIdempotencyKey = ((): ((method: string, path: string) => boolean) => {
+  const routes = routeGroups
+    .flat()
+    .filter((r) => r.idempotent)
+    .map((r) => ({
+      method: r.method.toUpperCase(),
+      path: new RegExp(
+        `^${r.path
+          .split(/(:[A-Za-z]+)/)
+          .map((part) => (part.startsWith(':') ? '[^/]+' : escaped(part)))
+          .join('')}/?$`,
+      ),
+    }));
+  return (method, path) => routes.some((r) => r.method === method && r.path.test(path));
+})();

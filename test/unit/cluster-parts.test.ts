@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEventBus, parseEvent, serializeEvent } from '../../src/runtime/events.ts';
-import { graphqlSessions } from '../../src/runtime/root/forward.ts';
+import { graphqlOperation, graphqlSessions } from '../../src/runtime/root/forward.ts';
+import { idempotentMutations } from '../../src/runtime/root/graphql.ts';
+import { honoursIdempotencyKey } from '../../src/rest/routes.ts';
 
 describe('events across nodes', () => {
   it('bring Dates back as Dates, and leave ISO strings as strings', () => {
@@ -63,5 +65,32 @@ describe('which sessions a GraphQL operation is about (the hop to their owner)',
   it('picks the named operation of a document with several', () => {
     const query = 'query A { session(id: "a") { id } } query B { session(id: "b") { id } }';
     expect(graphqlSessions({ query, operationName: 'B' })).toEqual(new Set(['b']));
+  });
+});
+
+describe('what a node sends again to the next owner when the owner died before answering', () => {
+  it('REST: the routes that honour Idempotency-Key, by method and path, and nothing else', () => {
+    expect(honoursIdempotencyKey('POST', '/sessions/abc/send')).toBe(true);
+    expect(honoursIdempotencyKey('POST', '/sessions/abc/send-media')).toBe(true);
+    expect(honoursIdempotencyKey('POST', '/sessions/api/send')).toBe(true);
+    expect(honoursIdempotencyKey('POST', '/whatsapp/send')).toBe(true);
+    expect(honoursIdempotencyKey('GET', '/sessions/abc/send')).toBe(false);
+    expect(honoursIdempotencyKey('POST', '/sessions/abc/connect')).toBe(false);
+    expect(honoursIdempotencyKey('POST', '/sessions/abc/groups')).toBe(false);
+    expect(honoursIdempotencyKey('POST', '/sessions/abc/send/extra')).toBe(false);
+  });
+
+  it('GraphQL: the mutations that take an idempotencyKey, read from the schema; the operation says its kind and fields', () => {
+    const mutations = idempotentMutations();
+    expect([...mutations]).toEqual(expect.arrayContaining(['sendText', 'sendMedia', 'sendPoll', 'bulkSendToTag']));
+    expect(mutations.has('createGroup')).toBe(false);
+    expect(mutations.has('connectSession')).toBe(false);
+    expect(
+      graphqlOperation({ query: 'mutation { a: sendText(sessionId: "s", to: "1", message: "m") { ok } connectSession(id: "s") { id } }' }),
+    ).toEqual({
+      kind: 'mutation',
+      fields: ['sendText', 'connectSession'],
+      sessions: new Set(['s']),
+    });
   });
 });

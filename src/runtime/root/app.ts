@@ -8,9 +8,10 @@ import { DomainError } from '../../resolvers/errors.ts';
 import { errorHandler, notFoundRoute, sendError } from '../../rest/errors.ts';
 import { docsRouter } from '../../rest/docs.ts';
 import { restRouter } from '../../rest/router.ts';
+import { honoursIdempotencyKey } from '../../rest/routes.ts';
 import { dashboardRouter } from '../dashboard.ts';
 import { createForwarder } from './forward.ts';
-import { attachSubscriptions, createGraphQL } from './graphql.ts';
+import { attachSubscriptions, createGraphQL, idempotentMutations } from './graphql.ts';
 
 export interface App {
   server: Server;
@@ -88,6 +89,7 @@ export const buildApp = (deps: Deps): App => {
         logger: deps.logger,
         // A failover takes the lease's TTL at most (a paused owner); a killed one is replaced within seconds.
         patienceMs: Math.max(30_000, 3 * deps.settings.CLUSTER_LEASE_TTL_MS),
+        retriable: { rest: honoursIdempotencyKey, mutations: idempotentMutations() },
         onForward: (outcome) => deps.metrics.forwarded.inc({ outcome }),
       })
     : undefined;

@@ -29,6 +29,12 @@ export interface ForwarderOptions {
   logger: Logger;
   /** how long a request whose owner died before answering waits for the session's next owner */
   patienceMs: number;
+  /**
+   * What may be sent again to the session's next owner when its owner died before answering: REST
+   * routes that honour Idempotency-Key (by method and path under /v1), and GraphQL mutations that do
+   * (queries always may). Anything else may have done something that a second run would do again.
+   */
+  retriable: { rest: (method: string, path: string) => boolean; mutations: ReadonlySet<string> };
   /** counts each request sent to another node, by outcome (forwarded, unavailable) */
   onForward?: (outcome: 'forwarded' | 'unavailable') => void;
 }
@@ -57,8 +63,18 @@ const argumentValue = (node: ValueNode, variables: Record<string, unknown>): unk
   return undefined;
 };
 
+/** What the forwarder reads of a GraphQL request: the operation's kind, its top-level fields, and the sessions they are about. */
+export interface GraphqlOperation {
+  kind: 'query' | 'mutation';
+  fields: string[];
+  sessions: Set<string>;
+}
+
 /** The session ids the operation's top-level fields are about; undefined when it cannot be read here. */
-export const graphqlSessions = (body: unknown): Set<string> | undefined => {
+export const graphqlSessions = (body: unknown): Set<string> | undefined => graphqlOperation(body)?.sessions;
+
+/** The operation a GraphQL body runs (undefined when it cannot be read here, or for a subscription). */
+export const graphqlOperation = (body: unknown): GraphqlOperation | undefined => {
   if (!body || typeof body !== 'object') return undefined;
   const { query, variables, operationName } = body as { query?: unknown; variables?: unknown; operationName?: unknown };
   if (typeof query !== 'string') return undefined;
@@ -72,11 +88,13 @@ export const graphqlSessions = (body: unknown): Set<string> | undefined => {
   if (!operation || operation.operation === 'subscription') return undefined;
   const given = variables && typeof variables === 'object' ? (variables as Record<string, unknown>) : {};
   const found = new Set<string>();
+  const fields: string[] = [];
   const take = (value: unknown) => {
     if (typeof value === 'string' && value) found.add(value);
   };
   for (const selection of operation.selectionSet.selections) {
     if (selection.kind !== Kind.FIELD) continue;
+    fields.push(selection.name.value);
     const byId = SESSION_ID_FIELDS.test(selection.name.value);
     for (const arg of selection.arguments ?? ([] as ArgumentNode[])) {
       const value = argumentValue(arg.value, given);
@@ -84,7 +102,7 @@ export const graphqlSessions = (body: unknown): Set<string> | undefined => {
       else if (value && typeof value === 'object') take((value as Record<string, unknown>).sessionId);
     }
   }
-  return found;
+  return { kind: operation.operation, fields, sessions: found };
 };
 
 const restSession = (req: Request): string | undefined => {
@@ -102,7 +120,7 @@ const restSession = (req: Request): string | undefined => {
  * (a long-poll included). Requests about no session, or about sessions of several nodes, run here.
  */
 export const createForwarder = (options: ForwarderOptions): Forwarder => {
-  const { ownership, secret, logger, patienceMs } = options;
+  const { ownership, secret, logger, patienceMs, retriable } = options;
   const expected = secret ? digest(secret) : undefined;
   const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -152,6 +170,7 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     sessionIds: Set<string>,
     body: Buffer | undefined,
     graphql: boolean,
+    retried: boolean,
   ) => {
     const routeOf = async () => {
       const routes = await Promise.all([...sessionIds].map((id) => ownership.route(id)));
@@ -169,11 +188,10 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     headers[CLUSTER_SECRET_HEADER] = secret;
     headers[FORWARDED_BY] = ownership.nodeId;
     if (body && !headers['content-type']) headers['content-type'] = 'application/json';
-    // A request that may change something carries an Idempotency-Key over the hop, the client's or one
-    // made here: when the owner dies before answering, the request may have been carried out (a message
-    // sent), so it is sent again under the same key to the session's next owner, which answers with what
-    // the first attempt did instead of doing it twice. Reads are left to the client to retry.
-    const retried = req.method !== 'GET' && req.method !== 'HEAD';
+    // A send carries an Idempotency-Key over the hop, the client's or one made here: when the owner dies
+    // before answering, the send may have been carried out (a message sent), so it is sent again under the
+    // same key to the session's next owner, which answers with what the first attempt did instead of doing
+    // it twice. Other requests are left to the client to retry.
     const key = req.header(IDEMPOTENCY_KEY_HEADER) ?? (retried ? `node-${randomUUID()}` : undefined);
     if (key) headers[IDEMPOTENCY_KEY_HEADER] = key;
     const until = performance.now() + patienceMs;
@@ -230,7 +248,8 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
       }
       if (!sessionId) return next();
       const hasBody = req.body !== undefined && req.method !== 'GET' && req.method !== 'HEAD';
-      forward(req, res, next, new Set([sessionId]), hasBody ? Buffer.from(JSON.stringify(req.body)) : undefined, false).catch(next);
+      const body = hasBody ? Buffer.from(JSON.stringify(req.body)) : undefined;
+      forward(req, res, next, new Set([sessionId]), body, false, retriable.rest(req.method, req.path)).catch(next);
     },
     graphql: (req, res, next) => {
       if (!ownership.clustered || !Buffer.isBuffer(req.body)) return next();
@@ -241,13 +260,15 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
       } catch {
         return next();
       }
-      const sessions = graphqlSessions(parsed);
-      if (!sessions || sessions.size === 0) return next();
+      const operation = graphqlOperation(parsed);
+      const sessions = operation?.sessions;
+      if (!operation || !sessions || sessions.size === 0) return next();
       if (servedHere(req)) {
         if ([...sessions].some((id) => !ownership.owns(id))) return unavailable(res, true, MOVED);
         return next();
       }
-      forward(req, res, next, sessions, raw, true).catch(next);
+      const retried = operation.kind === 'query' || operation.fields.every((f) => retriable.mutations.has(f));
+      forward(req, res, next, sessions, raw, true, retried).catch(next);
     },
     fromNode: (req) => ownership.clustered && req.header(CLUSTER_SECRET_HEADER) !== undefined && servedHere(req),
     close: () => agent.close(),

@@ -700,3 +700,11 @@ export const attachSubscriptions = (server: Server, yoga: YogaServerInstance<Ser
     },
   };
 };
+
+/** The mutations that honour Idempotency-Key (they take an `idempotencyKey` argument): the hop to a session's owner may send them again. */
+export const idempotentMutations = (): ReadonlySet<string> =>
+  new Set(
+    Object.values(schema.getMutationType()?.getFields() ?? {})
+      .filter((field) => field.args.some((arg) => arg.name === 'idempotencyKey'))
+      .map((field) => field.name),
+  );
