@@ -139,7 +139,7 @@ export const startCampaign = async (
   // here only order the messages until then.
   const spaced = body.delayMs > 0 && body.contacts.length > 1;
   const rows = body.contacts.map((contact, index) => ({
-    id: ids[index] ?? randomUUID(),
+    id: ids[index] ?? recordIdFor(ctx),
     accountId: ctx.caller.accountId,
     sessionId,
     toNumber: contact.jid,
