@@ -6,17 +6,7 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
-import {
-  announceResumed,
-  isRateAnswer,
-  pushedBack,
-  RESTRICTED_REASON,
-  rateAnswered,
-  showTyping,
-  slotAfterRefusal,
-  slotFor,
-  waitForSlot,
-} from './pacing.ts';
+import { announceResumed, isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor, waitForSlot } from './pacing.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
 
@@ -112,7 +102,7 @@ const queueRecord = async (ctx: RequestContext, record: OutgoingMessage, at: num
  */
 const requeueAfterRateAnswer = async (ctx: RequestContext, record: OutgoingMessage): Promise<OutgoingMessage> => {
   await rateAnswered(ctx, record.sessionId);
-  const slot = await slotAfterRefusal(ctx, record.sessionId, record.toNumber, record.content.length, record.id);
+  const slot = await slotFor(ctx, record.sessionId, record.toNumber, record.content.length, record.id, { refused: true });
   const sendAt = new Date(slot?.at ?? ctx.now().getTime());
   const jobId = randomUUID();
   await ctx.outgoing.settled();

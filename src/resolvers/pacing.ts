@@ -95,7 +95,9 @@ const countWarmupSent = async (deps: Pick<Deps, 'db' | 'pacer' | 'now'>, session
 
 /**
  * The slot of a message about to leave (`recordId`, to `chatId`, `chars` long): null when pacing is off
- * for the process. A slot in the future, or one with typing first, means the message waits.
+ * for the process. A slot in the future, or one with typing first, means the message waits. `refused`:
+ * the network refused it for the rate after it was taken, so it goes behind the pause and ahead of the
+ * later messages of its chat (its warm-up count was taken with its first slot).
  */
 export const slotFor = async (
   deps: Pick<Deps, 'db' | 'settings' | 'pacer' | 'now'>,
@@ -103,27 +105,13 @@ export const slotFor = async (
   chatId: string,
   chars: number,
   recordId: string,
+  { refused = false }: { refused?: boolean } = {},
 ): Promise<Slot | null> => {
   if (!deps.pacer.enabled) return null;
   const rules = await paceRules(deps, sessionId);
+  if (refused) return deps.pacer.refused(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
   await countWarmupSent(deps, sessionId, rules);
   return deps.pacer.slot(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
-};
-
-/**
- * The slot of a message the network refused for the rate after it was taken: behind the pause, ahead of
- * the later messages of its chat (null when pacing is off).
- */
-export const slotAfterRefusal = async (
-  deps: Pick<Deps, 'db' | 'settings' | 'pacer' | 'now'>,
-  sessionId: string,
-  chatId: string,
-  chars: number,
-  recordId: string,
-): Promise<Slot | null> => {
-  if (!deps.pacer.enabled) return null;
-  const rules = await paceRules(deps, sessionId);
-  return deps.pacer.refused(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
 };
 
 /**

@@ -21,7 +21,7 @@ import { claimOccurrence, registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
-import { announceResumed, isRateAnswer, rateAnswered, showTyping, slotAfterRefusal, slotFor } from './pacing.ts';
+import { announceResumed, isRateAnswer, rateAnswered, showTyping, slotFor } from './pacing.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -325,7 +325,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
   } catch (err) {
     if (deps.pacer.enabled && isRateAnswer(err)) {
       await rateAnswered(deps, row.sessionId);
-      const again = await slotAfterRefusal(deps, row.sessionId, row.toNumber, chars, row.id);
+      const again = await slotFor(deps, row.sessionId, row.toNumber, chars, row.id, { refused: true });
       const sendAt = new Date(again?.at ?? deps.now().getTime());
       deps.metrics.sends.inc({ kind: row.kind, outcome: 'rate_answer' });
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });
