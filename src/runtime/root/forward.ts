@@ -154,7 +154,8 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
       signal: hopOptions.signal,
     });
     options.onForward?.('forwarded');
-    if (hopOptions.waitOn409 && answer.statusCode === 409 && answer.headers['retry-after'] !== undefined) {
+    // "Still moving" is a 409 on REST and an error in a 200 on GraphQL, each with Retry-After (`unavailable`).
+    if (hopOptions.waitOn409 && (answer.statusCode === 409 || answer.statusCode === 200) && answer.headers['retry-after'] !== undefined) {
       await answer.body.dump();
       throw new NotYet();
     }
