@@ -212,7 +212,10 @@ describe.skipIf(!postgres)(
         decryptFailures: failures.length,
       };
       const why = JSON.stringify({ summary, notAccepted: notAccepted.slice(0, 5), failures: failures.slice(0, 5) });
-      console.log(`cluster soak: ${JSON.stringify(summary)}`);
+      const refusedShown = notAccepted.filter((n) => n.status !== 0 && shownAs.has(n.text));
+      console.log(
+        `cluster soak: ${JSON.stringify({ summary, notAccepted: notAccepted.map((n) => ({ ...n, shown: shownAs.has(n.text) })) })}`,
+      );
       expect(accepted.size, why).toBeGreaterThan(100);
       expect(fromPhones.length, why).toBeGreaterThan(100);
       // Every accepted send decrypted on its phone and shows there once; nothing shows twice.
@@ -224,6 +227,8 @@ describe.skipIf(!postgres)(
         [...shownAs].filter(([, n]) => n > 1),
         why,
       ).toEqual([]);
+      // A send the service answered with a refusal was not sent (one whose client lost its connection, status 0, may have been).
+      expect(refusedShown, why).toEqual([]);
       // Every text of the phones recorded (message.received rows are written before the network's receipt), under one id.
       expect(
         fromPhones.filter((t) => recordedIds.get(t)?.size !== 1),
