@@ -1,7 +1,5 @@
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { gql, http } from './helpers/app.ts';
+import { gql, graphqlWs, http } from './helpers/app.ts';
 import type { Json } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
@@ -179,12 +177,7 @@ describe('chats: number check, read marks, ignore filters, presence, calls', () 
   it('passes on the presence of a subscribed chat (webhook and subscription) and sets our own', async () => {
     // before a subscription the network sends nothing
     expect(ctx.sandbox.control.sendPresence(ANN, ME, 'available').delivered).toBe(0);
-    const client = createClient({
-      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': ctx.key },
-    });
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
     const pushed: Json[] = [];
     client.subscribe(
       { query: `subscription($s: ID!) { presenceUpdates(sessionId: $s) { chatId from fromLid presence } }`, variables: { s: sessionId } },
@@ -278,12 +271,7 @@ describe('chats through GraphQL: settings, read marks, presence, calls', () => {
   };
   /** A graphql-ws subscription; what it pushes is collected in `pushed`. */
   const subscribe = (query: string) => {
-    const client = createClient({
-      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': ctx.key },
-    });
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
     const pushed: Json[] = [];
     const errors: unknown[] = [];
     client.subscribe(

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Curve } from 'baileys';
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
 import { createTestDatabase } from '../src/runtime/db/testing.ts';
@@ -14,7 +12,7 @@ import type { Fence } from '../src/runtime/ports/cluster.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import type { TestApp } from './helpers/app.ts';
-import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
+import { dbKinds, gql, graphqlWs, http, startTestApp } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
 import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
@@ -149,12 +147,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
     const id = sessions[0] as string;
     const owner = (await ownerOf(id)) as ServiceProcess;
     const [other] = nodes.filter((n) => n !== owner) as [ServiceProcess];
-    const client = createClient({
-      url: `${other.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': KEY },
-    });
+    const client = graphqlWs(other.baseUrl, KEY);
     try {
       const heard = new Promise<string>((resolve, reject) => {
         client.subscribe<{ incomingMessages: { content: string } }>(

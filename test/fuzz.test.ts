@@ -3,15 +3,13 @@ import { Router } from 'express';
 import fc from 'fast-check';
 import { buildSchema, getNamedType, isEnumType, isInputObjectType, isLeafType, isListType, isNonNullType, isObjectType } from 'graphql';
 import type { GraphQLField, GraphQLInputType, GraphQLObjectType } from 'graphql';
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { ERROR_STATUS } from '../src/resolvers/errors.ts';
 import { restRouter } from '../src/rest/router.ts';
 import { ERROR_CODES } from '../src/resolvers/errors.ts';
 import { startSandbox, sandboxAddress } from '../src/runtime/sandbox/sandbox.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { dbKinds, http, startTestApp } from './helpers/app.ts';
+import { dbKinds, graphqlWs, http, startTestApp } from './helpers/app.ts';
 import type { Json, TestApp } from './helpers/app.ts';
 
 /**
@@ -383,12 +381,7 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
   it(`answers ${SUBSCRIPTION_RUNS} generated subscriptions over graphql-ws with errors in decisions.md's codes`, async () => {
     const fields = rootFields('subscription');
     expect(fields.length).toBeGreaterThanOrEqual(3);
-    const client = createClient({
-      url: `${app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': key },
-    });
+    const client = graphqlWs(app.baseUrl, key);
     try {
       await fc.assert(
         fc.asyncProperty(fc.oneof(...fields.map((f) => operationFor('subscription', f))), async ({ query, variables }) => {

@@ -1,8 +1,6 @@
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { handleSendError } from '../src/resolvers/delivery.ts';
-import { dbKinds, gql, http } from './helpers/app.ts';
+import { dbKinds, gql, graphqlWs, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
 
@@ -404,12 +402,7 @@ describe.each(dbKinds)('messaging end to end: the service sends, the virtual pho
   });
 
   it('pushes incoming messages over the GraphQL subscription', async () => {
-    const client = createClient({
-      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': ctx.key },
-    });
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
     const got: string[] = [];
     const done = new Promise<void>((resolve, reject) => {
       client.subscribe<{ incomingMessages: { content: string; type: string } }>(

@@ -1,13 +1,11 @@
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import type { Json, TestApp } from './helpers/app.ts';
-import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
+import { dbKinds, gql, graphqlWs, http, startTestApp } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkSession, waitUntil } from './helpers/sandbox.ts';
@@ -239,12 +237,7 @@ describe.each(dbKinds)('polls, end to end on the LID-first sandbox (%s)', (kind)
     ).body;
     await pollAt(CAROL, record.waMessageId);
 
-    const client = createClient({
-      url: `${app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': key },
-    });
+    const client = graphqlWs(app.baseUrl, key);
     const pushed: Json[] = [];
     const subscribed = new Promise<void>((resolve) => {
       client.on('connected', () => setTimeout(resolve, 200));

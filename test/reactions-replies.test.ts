@@ -1,10 +1,8 @@
-import { createClient } from 'graphql-ws';
 import { http as mswHttp, HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
-import { dbKinds, gql, http } from './helpers/app.ts';
+import { dbKinds, gql, graphqlWs, http } from './helpers/app.ts';
 import type { Json } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
@@ -61,6 +59,22 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
   const raw = (entry: InboxEntry | undefined): Raw => (entry?.raw ?? {}) as Raw;
   const jid = (n: string) => `${n}@s.whatsapp.net`;
   const lid = (n: string) => ctx.sandbox.control.phone(n).lid;
+  /** The message.reaction webhook of Bob's reaction `waMessageId` (`emoji`, '' when removed) to our `record`. */
+  const bobsReaction = (record: { id: string; waMessageId: string }, waMessageId: string, emoji: string) => ({
+    type: 'message.reaction',
+    sessionId,
+    chatId: jid(BOB),
+    chatLid: lid(BOB),
+    from: jid(BOB),
+    fromLid: lid(BOB),
+    fromMe: false,
+    waMessageId,
+    emoji,
+    text: null,
+    target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
+    messageTimestamp: expect.any(Number),
+    receivedAt: expect.stringMatching(/Z$/),
+  });
   const S = () => `/v1/sessions/${sessionId}`;
   const send = async (message: string, extra: Record<string, unknown> = {}) => {
     const res = await call('POST', `${S()}/send`, { to: BOB, message, ...extra });
@@ -181,12 +195,7 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
   it("a phone's reaction to our message raises message.reaction (webhook and subscription) pointing at our record", async () => {
     const record = await send('react to this, Bob');
     await arrived(BOB, (e) => e.id === record.waMessageId);
-    const client = createClient({
-      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': ctx.key },
-    });
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
     const pushed: Json[] = [];
     const subscribed = new Promise<void>((resolve) => {
       client.on('connected', () => setTimeout(resolve, 200));
@@ -205,21 +214,7 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
         async () => hooks('message.reaction').filter((h) => h.waMessageId === reaction.id),
         (found) => found.length === 1,
       );
-      expect(hook).toEqual({
-        type: 'message.reaction',
-        sessionId,
-        chatId: jid(BOB),
-        chatLid: lid(BOB),
-        from: jid(BOB),
-        fromLid: lid(BOB),
-        fromMe: false,
-        waMessageId: reaction.id,
-        emoji: '😂',
-        text: null,
-        target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
-        messageTimestamp: expect.any(Number),
-        receivedAt: expect.stringMatching(/Z$/),
-      });
+      expect(hook).toEqual(bobsReaction(record, reaction.id, '😂'));
       const [update] = await waitUntil(
         async () => pushed.filter((p) => p?.waMessageId === reaction.id),
         (found) => found.length === 1,
@@ -253,21 +248,7 @@ describe.each(dbKinds)('reactions, replies, mentions and deletes, end to end on 
       async () => hooks('message.reaction').filter((h) => h.waMessageId === removal.id),
       (found) => found.length === 1,
     );
-    expect(hook).toEqual({
-      type: 'message.reaction',
-      sessionId,
-      chatId: jid(BOB),
-      chatLid: lid(BOB),
-      from: jid(BOB),
-      fromLid: lid(BOB),
-      fromMe: false,
-      waMessageId: removal.id,
-      emoji: '',
-      text: null,
-      target: { waMessageId: record.waMessageId, messageId: record.id, chatId: jid(BOB) },
-      messageTimestamp: expect.any(Number),
-      receivedAt: expect.stringMatching(/Z$/),
-    });
+    expect(hook).toEqual(bobsReaction(record, removal.id, ''));
     // the long-poll's item of the removal is a reaction with no emoji
     const items = (await call('GET', `${S()}/incoming?limit=100`)).body.items as Json[];
     expect(items.find((i) => i.waMessageId === removal.id)).toMatchObject({ type: 'reaction', content: '' });

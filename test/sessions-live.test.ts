@@ -1,7 +1,5 @@
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { http } from './helpers/app.ts';
+import { graphqlWs, http } from './helpers/app.ts';
 import type { Linked } from './helpers/sandbox.ts';
 import { linkSession, scanQrImage, waitUntil } from './helpers/sandbox.ts';
 import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
@@ -59,12 +57,7 @@ describe('live session behaviour: pairing codes, subscriptions, silent links, st
   it('pushes each status change and each QR over sessionUpdates, in order', async () => {
     ctx.sandbox.control.addPhone('15551313002');
     const { body: s } = await call('POST', '/v1/sessions', { name: 'watched' });
-    const client = createClient({
-      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': ctx.key },
-    });
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
     const seen: Array<{ status: string; qrCode: string | null }> = [];
     const connected = new Promise<void>((resolve, reject) => {
       client.subscribe<{ sessionUpdates: { status: string; qrCode: string | null } }>(

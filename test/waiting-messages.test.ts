@@ -1,7 +1,5 @@
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { dbKinds, http } from './helpers/app.ts';
+import { dbKinds, graphqlWs, http } from './helpers/app.ts';
 import type { Json } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
@@ -38,12 +36,7 @@ describe.each(dbKinds)('waiting messages: a message the link cannot decrypt yet,
   });
 
   it("raises message.waiting, then the resent message.received refers to it, with the phone's text", async () => {
-    const client = createClient({
-      url: `${ctx.app.baseUrl.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { 'x-api-key': ctx.key },
-    });
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
     const pushed: Json[] = [];
     let ready = false;
     client.on('connected', () => {

@@ -1,4 +1,7 @@
 import type { AddressInfo } from 'node:net';
+import { createClient } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
+import WebSocket from 'ws';
 import { createAccount } from '../../src/resolvers/accounts.ts';
 import type { Deps } from '../../src/resolvers/context.ts';
 import { buildApp } from '../../src/runtime/root/app.ts';
@@ -115,3 +118,12 @@ export const gql = async <T = Json>(
   );
   return { status: res.status, ...res.body };
 };
+
+/** A graphql-ws client of the service at `baseUrl` with an API key, which does not reconnect (a test sees a dropped socket). */
+export const graphqlWs = (baseUrl: string, key: string): Client =>
+  createClient({
+    url: `${baseUrl.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { 'x-api-key': key },
+  });
