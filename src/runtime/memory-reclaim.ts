@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 
 type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 let gc: Gc | undefined;
+const MB = 1024 * 1024;
 
 /**
  * V8's memory-reducing full collection of this thread's heap: everything collectable, then the pages V8
@@ -20,6 +21,15 @@ export const collectAllGarbage = (): void => {
     gc = runInNewContext('gc') as Gc;
   }
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+};
+
+/** One memory-reducing collection now, logged with what it gave back (the quiet moment right after start). */
+export const giveMemoryBack = (logger: Logger, message: string): void => {
+  const before = process.memoryUsage.rss();
+  const started = performance.now();
+  collectAllGarbage();
+  const ms = Math.round(performance.now() - started);
+  logger.info({ rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(process.memoryUsage.rss() / MB), ms }, message);
 };
 
 export interface MemoryReclaimOptions {
@@ -38,8 +48,6 @@ export interface MemoryReclaimOptions {
   collect?: () => void;
   now?: () => number;
 }
-
-const MB = 1024 * 1024;
 
 const utilizationSinceLastCall = (): (() => number) => {
   let last: EventLoopUtilization = performance.eventLoopUtilization();

@@ -1,4 +1,5 @@
 import '../node-version.ts';
+import './tune-malloc.ts';
 import { createAccount, bootstrapAccount } from '../../resolvers/accounts.ts';
 import { releaseUnfinished } from '../../resolvers/idempotency.ts';
 import { resumeScheduled } from '../../resolvers/scheduling.ts';
@@ -14,7 +15,7 @@ import { providerOf } from '../db/migrate.ts';
 import { PostgresOwnership } from '../cluster/ownership.ts';
 import { createEventBus } from '../events.ts';
 import { createLogger } from '../logger.ts';
-import { startMemoryReclaim } from '../memory-reclaim.ts';
+import { giveMemoryBack, startMemoryReclaim } from '../memory-reclaim.ts';
 import { demoAllowsPrivateWebhooks, loadSettings } from '../settings.ts';
 
 const startedAt = new Date();
@@ -42,7 +43,8 @@ const cluster =
     ? new PostgresOwnership({ db, databaseUrl: settings.DATABASE_URL, logger, ttlMs: settings.CLUSTER_LEASE_TTL_MS })
     : undefined;
 const deps = createDeps({ db, logger, settings, target: network.target, events: eventBus.events, ownership: cluster, rateLimitRedis });
-const stopReclaim = settings.MEMORY_RECLAIM ? startMemoryReclaim({ logger }) : undefined;
+// Started once the service has loaded (below), so its first look at the process's size is the size after start.
+let stopReclaim: (() => void) | undefined;
 
 // Counted before the bootstrap account is made: its key is the one BOOTSTRAP_API_KEY gave.
 const accountsBefore = await db.account.count();
@@ -107,7 +109,17 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
   logger.info({ port, rest: `http://localhost:${port}/v1`, graphql: `http://localhost:${port}/graphql` }, 'listening');
   // A service exists to link numbers: the links' code (about 25 MB) loads now, not when the first QR is
   // asked for, so the first link is as quick as the next (docs/sessions.md).
-  deps.sessions.prepare().catch((err: unknown) => logger.error({ err }, "loading the links' code failed"));
+  deps.sessions
+    .prepare()
+    .then(() => {
+      if (!settings.MEMORY_RECLAIM || stopping) return;
+      // Starting (migrations, the modules, the links' code) leaves tens of MB of garbage: given back now,
+      // while nothing else runs, rather than at the periodic check's first quiet moment, which a link
+      // started meanwhile would have to wait for.
+      if (relinking === 0) giveMemoryBack(logger, 'started: memory given back');
+      stopReclaim = startMemoryReclaim({ logger });
+    })
+    .catch((err: unknown) => logger.error({ err }, "loading the links' code failed"));
   const pending = await resumeScheduled(deps, cluster?.owned());
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
   const timers = await resumeRecurring(deps, cluster?.owned());
