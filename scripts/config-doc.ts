@@ -140,6 +140,12 @@ const STANDALONE_SANDBOX: Array<{ name: string; default: string; description: st
 
 const OTHER: Array<{ name: string; default: string; description: string }> = [
   {
+    name: 'GLIBC_TUNABLES',
+    default: 'unset',
+    description:
+      "glibc's own variable. Unset on Linux with glibc, the service starts itself again at once (same process id, `process.execve`) with `glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072`, so large blocks freed after start and linking go back to the system (30–55 MB less with one session, [benchmarks-peers.md](benchmarks-peers.md#5-where-the-gap-comes-from)); any value you set, even empty, is left as it is. glibc 2.36 shows only the first tunable in `/proc/<pid>/environ` once it has parsed them; both apply (`ld.so --list-tunables`)",
+  },
+  {
     name: 'NODE_ENV',
     default: 'unset',
     description: "`production` turns GraphQL's unused-query check off and makes `npm run db -- reset` refuse to run",

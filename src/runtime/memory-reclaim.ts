@@ -71,7 +71,9 @@ export const createMemoryReclaim = (options: MemoryReclaimOptions) => {
   const collect = options.collect ?? collectAllGarbage;
   const now = options.now ?? (() => performance.now());
   const quietBelow = options.quietBelow ?? 0.1;
-  const growthBytes = options.growthBytes ?? 32 * MB;
+  // Linking a session leaves 10–15 MB that a collection gives back (196 → 183 MB after one link), more
+  // than the link itself keeps (docs/benchmarks-peers.md).
+  const growthBytes = options.growthBytes ?? 8 * MB;
   const minGapMs = options.minGapMs ?? 60_000;
   let baseline = rss();
   let lastAt = Number.NEGATIVE_INFINITY;

@@ -205,7 +205,7 @@ export const settingsSchema = z.object({
     .stringbool()
     .default(true)
     .describe(
-      '`true`: each thread with a V8 heap (the main thread, the network thread or process) gives back the memory a busy period left it once it has been quiet for 10 s (one memory-reducing collection, at most once a minute, only after the process grew by 32 MB; see benchmarks.md, Soak)',
+      "`true`: once the service has started and loaded the links' code, one memory-reducing collection gives back what starting left (tens of MB; skipped while sessions re-link at start); then each thread with a V8 heap (the main thread, the network thread or process) gives back the memory a busy period left it once it has been quiet for 10 s (one memory-reducing collection, at most once a minute, only after the process grew by 8 MB; see benchmarks.md, Soak)",
     ),
   RELINK_CONCURRENCY: z.coerce
     .number()

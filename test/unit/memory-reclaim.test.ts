@@ -60,16 +60,16 @@ describe('giving memory back after a busy period', () => {
   it('leaves a quiet thread alone when the process did not grow, or came back down by itself', () => {
     const { state, reclaim } = fakeThread();
     state.busy = 0;
-    state.rss = 310 * MB;
+    state.rss = 307 * MB;
     expect(reclaim.check()).toBe(false);
-    // down by itself (another thread's collection), then back up by less than the threshold from that low point
+    // down by itself (another thread's collection), then back up by less than the threshold (8 MB) from that low point
     state.rss = 250 * MB;
     expect(reclaim.check()).toBe(false);
-    state.rss = 270 * MB;
+    state.rss = 257 * MB;
     expect(reclaim.check()).toBe(false);
     expect(state.collections).toBe(0);
     // from the low point, growth past the threshold counts
-    state.rss = 290 * MB;
+    state.rss = 258 * MB;
     expect(reclaim.check()).toBe(true);
   });
 
