@@ -109,7 +109,12 @@ export class PostgresOwnership implements Ownership {
         sessionId,
       );
       if (row?.live) {
-        if (row.nodeId === this.nodeId) return { at: 'unknown' };
+        if (row.nodeId === this.nodeId) {
+          // This node's own scan or claim has written the lease and not yet recorded it: once the work
+          // under way is done, the session is here (or was given up meanwhile).
+          await this.serial(() => Promise.resolve());
+          return this.owns(sessionId) ? { at: 'here' } : { at: 'unknown' };
+        }
         return row.address ? { at: 'owner', address: row.address, nodeId: row.nodeId } : { at: 'unknown' };
       }
       // A session whose owner is gone, or which was just handed over, goes to whoever has room at the next
