@@ -8,7 +8,7 @@ import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
 import { announceResumed, isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor, waitForSlot } from './pacing.ts';
 import { refundQuota, takeQuota } from './quota.ts';
-import { messageEvent, writeWithEvents } from './webhooks.ts';
+import { messageEvent } from './webhooks.ts';
 
 /** What the SENT mark keeps of a sent message so a retry receipt can be answered later (see getMessage in baileys-network). */
 export const sentMessageOf = (sent: SendResult): string | null => (sent.message ? Buffer.from(sent.message).toString('base64') : null);
@@ -113,6 +113,38 @@ const requeueAfterRateAnswer = async (ctx: RequestContext, record: OutgoingMessa
 };
 
 /**
+ * Records a send that did not leave as FAILED, unless the session's new owner took the PENDING record
+ * first (several nodes: this node lost the session while the message was on its way, and the new owner
+ * arms every PENDING record of the session when it claims it). Then that node sends it, and the record as
+ * it stands is returned (PENDING, claimed there, or SENT): answering a refusal for a message that reaches
+ * the phone would be wrong. Returns null when this node wrote FAILED. A refusal by error ack written
+ * first also leaves the record alone, and the refusal stands.
+ */
+const failUnlessTaken = async (
+  ctx: RequestContext,
+  record: OutgoingMessage,
+  reason: string,
+  moreEvents: OutboxEvent[],
+): Promise<OutgoingMessage | null> => {
+  const failed = await ctx.db.outgoingMessage.updateMany({
+    where: { id: record.id, status: 'PENDING', claimedAt: null },
+    data: { status: 'FAILED', error: reason, waMessageId: null },
+  });
+  if (failed.count > 0) {
+    // Only the node that wrote FAILED announces it; the write above is the one that decides.
+    for (const event of [messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }), ...moreEvents]) {
+      await ctx.webhooks.emit(event);
+    }
+    return null;
+  }
+  const now = await ctx.db.outgoingMessage.findUnique({ where: { id: record.id } });
+  if (!now || now.status === 'FAILED') return null;
+  ctx.metrics.sends.inc({ kind: record.kind, outcome: 'handed_over' });
+  ctx.logger.info({ sessionId: record.sessionId, messageId: record.id, status: now.status }, "the session's new owner took the message");
+  return now;
+};
+
+/**
  * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. With pacing on, a
  * message whose slot is not yet due (or that shows "typing…" first) is stored PENDING with its time and
  * sent by its job instead, and the PENDING record is returned; `waitForSlot` waits for the slot here
@@ -201,17 +233,14 @@ export const deliverNow = async (
   } catch (err) {
     if (ctx.pacer.enabled && isRateAnswer(err)) return requeueAfterRateAnswer(ctx, record);
     const notOnNetwork = isNotOnNetwork(err);
-    ctx.metrics.sends.inc({ kind: delivery.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
     const reason = failureReason(err);
-    if (notOnNetwork) ctx.logger.info({ sessionId: session.id, messageId: record.id, to: delivery.to }, 'recipient not on the network');
-    else ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
     // SENT marks are written behind; this session's events are written after theirs, so they keep their order.
     await ctx.outgoing.settled();
-    await writeWithEvents(
-      ctx,
-      ctx.db.outgoingMessage.update({ where: { id: record.id }, data: { status: 'FAILED', error: reason, waMessageId: null } }),
-      [messageEvent({ ...record, status: 'FAILED', error: reason, waMessageId: null }), ...(options.outcomeEvents?.('FAILED') ?? [])],
-    );
+    const taken = await failUnlessTaken(ctx, record, reason, options.outcomeEvents?.('FAILED') ?? []);
+    if (taken) return taken;
+    ctx.metrics.sends.inc({ kind: delivery.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
+    if (notOnNetwork) ctx.logger.info({ sessionId: session.id, messageId: record.id, to: delivery.to }, 'recipient not on the network');
+    else ctx.logger.warn({ err, sessionId: session.id, messageId: record.id }, 'send failed');
     await refundQuota(ctx, 1, takenAt);
     if (notOnNetwork) return { ...record, status: 'FAILED', error: reason, waMessageId: null };
     throw new DomainError('NETWORK_ERROR', `The network refused the message: ${reason}`);
