@@ -359,7 +359,12 @@ describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skippe
     expect(first.owns(id)).toBe(true);
     const refused = await send('after the claim');
     expect(refused.status).toBe(409);
-    expect(refused.body.error.code).toBe('SESSION_NOT_CONNECTED');
+    // Nothing was written, so the client may send again at once: to the new owner, through any node.
+    expect(refused.body).toEqual({
+      ok: false,
+      error: { code: 'SESSION_NOT_CONNECTED', message: 'The session is moving to another node; try again in a moment' },
+    });
+    expect(refused.headers.get('retry-after')).toBe('1');
     expect(await app.db.outgoingMessage.count({ where: { sessionId: id, content: 'after the claim' } })).toBe(0);
     // Its next renewal finds the session gone and closes the link.
     await waitUntil(

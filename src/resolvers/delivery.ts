@@ -27,6 +27,14 @@ export const failureReason = (err: unknown): string =>
 export const notConnected = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is not connected; connect it (and scan the QR code) first');
 
+/**
+ * Several nodes: this node holds the session's link but the database no longer holds its claim (another
+ * node took the session). Nothing was written, so the client may send again at once; `Retry-After` says
+ * so, as for any request about a session on the move.
+ */
+export const movedAway = (): DomainError =>
+  new DomainError('SESSION_NOT_CONNECTED', 'The session is moving to another node; try again in a moment', { retryAfterSeconds: 1 });
+
 /** The live link of a connected session, or 409. */
 export const requireLink = (ctx: Pick<RequestContext, 'sessions'>, session: Pick<Session, 'id'>): NetworkLink => {
   const link = ctx.sessions.link(session.id);
@@ -177,10 +185,11 @@ export const deliverNow = async (
   }
   const link = ctx.sessions.link(session.id);
   // Several nodes: a node whose claim on the session is no longer the database's sends nothing (fencing).
-  if (!link || !(await ctx.sessions.stillOwns(session.id))) {
+  const fenced = link !== undefined && !(await ctx.sessions.stillOwns(session.id));
+  if (!link || fenced) {
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'not_connected' });
     if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
-    throw notConnected();
+    throw fenced ? movedAway() : notConnected();
   }
   if (!options.quotaTakenAt) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();

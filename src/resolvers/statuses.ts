@@ -4,7 +4,7 @@ import type { Session } from '../generated/sqlite/client.ts';
 import type { NetworkLink, StatusContent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { registerRecurring } from './recurring.ts';
-import { notConnected, requireLink } from './delivery.ts';
+import { movedAway, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { jidSchema } from './jids.ts';
 import { bySetting, mediaUrlSchema } from './media-urls.ts';
@@ -85,7 +85,7 @@ const summaryOf = (payload: StatusPayload): string =>
 export const publishStatus = async (ctx: RequestContext, session: Session, payload: StatusPayload): Promise<StatusAnswer> => {
   const link = requireLink(ctx, session);
   // As for a message (deliverNow): a node that lost the session's lease publishes nothing for it.
-  if (!(await ctx.sessions.stillOwns(session.id))) throw notConnected();
+  if (!(await ctx.sessions.stillOwns(session.id))) throw movedAway();
   const recipients = await recipientsOf(ctx, ctx.caller.accountId, link, payload);
   if (recipients.length === 0) {
     throw new DomainError('VALIDATION_FAILED', 'The status has no recipients', {
