@@ -111,6 +111,7 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
   // asked for, so the first link is as quick as the next (docs/sessions.md).
   deps.sessions
     .prepare()
+    .catch((err: unknown) => logger.error({ err }, "loading the links' code failed"))
     .then(() => {
       if (!settings.MEMORY_RECLAIM || stopping) return;
       // Starting (migrations, the modules, the links' code) leaves tens of MB of garbage: given back now,
@@ -119,7 +120,7 @@ app.server.listen(settings.PORT, settings.HOST, async () => {
       if (relinking === 0) giveMemoryBack(logger, 'started: memory given back');
       stopReclaim = startMemoryReclaim({ logger });
     })
-    .catch((err: unknown) => logger.error({ err }, "loading the links' code failed"));
+    .catch((err: unknown) => logger.error({ err }, 'giving back the memory starting left failed'));
   const pending = await resumeScheduled(deps, cluster?.owned());
   if (pending > 0) logger.info({ messages: pending }, 'scheduled messages pending from before the stop');
   const timers = await resumeRecurring(deps, cluster?.owned());
