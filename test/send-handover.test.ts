@@ -109,3 +109,59 @@ describe.each(dbKinds)('a send whose session moves to another node before it lea
     expect(ctx.sandbox.control.inbox(BOB).map((e) => e.content)).not.toContain('taken there');
   });
 });
+
+/**
+ * A session whose link dropped links again by itself after a pause (here 3 to 6 s, so the test sees it): a send
+ * meanwhile is refused with nothing written, and told when to try again, as during a take-over.
+ */
+describe.each(dbKinds)('a send while the session links again by itself (%s)', (kind) => {
+  const PHONE = '15557780011';
+  const FRIEND = '15557780012';
+  let ctx: Linked;
+  let sessionId: string;
+  const call = (method: string, path: string, body?: unknown) => http(ctx.app.baseUrl, method, path, { key: ctx.key, body });
+
+  beforeAll(async () => {
+    ctx = await startWithSandbox(kind, {}, { backoffBaseMs: 6_000, backoffMaxMs: 6_000 });
+    sessionId = await linkSession(ctx, PHONE);
+    ctx.sandbox.control.addPhone(FRIEND);
+  }, 60_000);
+  afterAll(async () => {
+    await ctx?.app.close();
+    await ctx?.sandbox.close();
+  });
+
+  it('answers 409 SESSION_NOT_CONNECTED with Retry-After: 1 and writes nothing; once linked again the same send goes', async () => {
+    expect(ctx.sandbox.control.dropDevice(PHONE)).toBe(1);
+    const connecting = await call('GET', `/v1/sessions/${sessionId}/status?waitFor=CONNECTING&waitMs=10000`);
+    expect(connecting.body.status).toBe('CONNECTING');
+    const refused = await call('POST', `/v1/sessions/${sessionId}/send`, { to: FRIEND, message: 'while linking' });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({
+      ok: false,
+      error: { code: 'SESSION_NOT_CONNECTED', message: 'The session is connecting; try again in a moment' },
+    });
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await ctx.app.db.outgoingMessage.count({ where: { sessionId } })).toBe(0);
+    const connected = await call('GET', `/v1/sessions/${sessionId}/status?waitFor=CONNECTED&waitMs=20000`);
+    expect(connected.body.status).toBe('CONNECTED');
+    const sent = await call('POST', `/v1/sessions/${sessionId}/send`, { to: FRIEND, message: 'while linking' });
+    expect(sent.status).toBe(200);
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(FRIEND).map((e) => e.content),
+      (texts) => texts.includes('while linking'),
+    );
+    expect(ctx.sandbox.control.inbox(FRIEND).map((e) => e.content)).toEqual(['while linking']);
+  });
+
+  it('a session that is not linking by itself (stopped) answers 409 without Retry-After', async () => {
+    expect((await call('POST', `/v1/sessions/${sessionId}/disconnect`)).status).toBe(200);
+    const refused = await call('POST', `/v1/sessions/${sessionId}/send`, { to: FRIEND, message: 'while stopped' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toEqual({
+      code: 'SESSION_NOT_CONNECTED',
+      message: 'The session is not connected; connect it (and scan the QR code) first',
+    });
+    expect(refused.headers.get('retry-after')).toBeNull();
+  });
+});

@@ -35,10 +35,20 @@ export const notConnected = (): DomainError =>
 export const movedAway = (): DomainError =>
   new DomainError('SESSION_NOT_CONNECTED', 'The session is moving to another node; try again in a moment', { retryAfterSeconds: 1 });
 
+/**
+ * The 409 of a session without a live link. One that is linking again by itself (CONNECTING: its link
+ * dropped, the service restarted, or this node just took it over) is back within seconds, so the answer
+ * carries `Retry-After: 1` as a session on the move does; any other state needs the client to act.
+ */
+export const unlinked = (ctx: Pick<RequestContext, 'sessions'>, sessionId: string): DomainError =>
+  ctx.sessions.view(sessionId)?.status === 'CONNECTING'
+    ? new DomainError('SESSION_NOT_CONNECTED', 'The session is connecting; try again in a moment', { retryAfterSeconds: 1 })
+    : notConnected();
+
 /** The live link of a connected session, or 409. */
 export const requireLink = (ctx: Pick<RequestContext, 'sessions'>, session: Pick<Session, 'id'>): NetworkLink => {
   const link = ctx.sessions.link(session.id);
-  if (!link) throw notConnected();
+  if (!link) throw unlinked(ctx, session.id);
   return link;
 };
 
@@ -189,7 +199,7 @@ export const deliverNow = async (
   if (!link || fenced) {
     ctx.metrics.sends.inc({ kind: delivery.kind, outcome: 'not_connected' });
     if (options.quotaTakenAt) await refundQuota(ctx, 1, takenAt);
-    throw fenced ? movedAway() : notConnected();
+    throw fenced ? movedAway() : unlinked(ctx, session.id);
   }
   if (!options.quotaTakenAt) await takeQuota(ctx, 1);
   const waMessageId = link.newMessageId();
@@ -227,7 +237,7 @@ export const deliverNow = async (
     const current = ctx.sessions.link(session.id);
     if (!current) {
       await refundQuota(ctx, 1, takenAt);
-      throw notConnected();
+      throw unlinked(ctx, session.id);
     }
     sender = current;
     if (due.typingMs > 0) await showTyping(ctx, sender, delivery.to, due.typingMs);

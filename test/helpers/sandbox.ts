@@ -11,13 +11,18 @@ export interface Linked {
   key: string;
 }
 
-export const startWithSandbox = async (kind: DbKind = 'sqlite', overrides: Parameters<typeof startTestApp>[1] = {}): Promise<Linked> => {
+export const startWithSandbox = async (
+  kind: DbKind = 'sqlite',
+  overrides: Parameters<typeof startTestApp>[1] = {},
+  /** how long a dropped link waits before it links again (short unless a test needs to see the wait) */
+  backoff: { backoffBaseMs: number; backoffMaxMs: number } = { backoffBaseMs: 100, backoffMaxMs: 1_000 },
+): Promise<Linked> => {
   const sandbox = await startSandbox();
   const app = await startTestApp(kind, overrides, {
     target: { sandbox: sandboxAddress(sandbox) },
     // Test files are served by msw from made-up hosts; name them public so the media guard lets them through.
     resolveHost: async (host) => (host.endsWith('.example.com') ? ['93.184.216.34'] : ['127.0.0.1']),
-    sessionTuning: { backoffBaseMs: 100, backoffMaxMs: 1_000 },
+    sessionTuning: backoff,
   });
   const { apiKey } = await app.newAccount();
   return { app, sandbox, key: apiKey };
