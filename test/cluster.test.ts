@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Curve } from 'baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
 import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
+import { runDueMessage } from '../src/resolvers/scheduling.ts';
 import { PostgresOwnership } from '../src/runtime/cluster/ownership.ts';
 import { createLogger } from '../src/runtime/logger.ts';
 import { loadAuthState } from '../src/runtime/network/auth-store.ts';
@@ -300,6 +301,7 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
 
 describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skipped when TEST_DATABASES excludes postgres)', () => {
   const ME = '15558881001';
+  const ME2 = '15558881003';
   const TO = '15558881002';
   let sandbox: Sandbox;
   let database: TestDatabase;
@@ -312,7 +314,7 @@ describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skippe
 
   beforeAll(async () => {
     sandbox = await startSandbox();
-    for (const n of [ME, TO]) sandbox.control.addPhone(n);
+    for (const n of [ME, ME2, TO]) sandbox.control.addPhone(n);
     database = await createTestDatabase('postgres');
     const db = createPrisma(database.url);
     // A long lease, so that the first node's own renewal (every 10 s) comes after the refused send.
@@ -375,6 +377,49 @@ describe.skipIf(!postgres)('the fencing epoch, two owners in one process (skippe
     expect(first.counts.losses).toBe(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(sandbox.control.inbox(TO).filter((e) => e.content === 'after the claim')).toHaveLength(0);
+  });
+
+  it('leaves a scheduled message whose send failed after another node claimed the session to that node, instead of writing FAILED over its outcome', {
+    timeout: 60_000,
+  }, async () => {
+    const id = await linkThroughQr(app.baseUrl, key, sandbox, ME2, 'fenced-scheduled', 30_000);
+    // This node's scan writes the new session's lease.
+    await waitUntil(
+      () => other.sessionLease.findUnique({ where: { sessionId: id } }),
+      (lease) => lease !== null,
+      20_000,
+    );
+    const scheduled = await http(app.baseUrl, 'POST', `/v1/sessions/${id}/messages/schedule`, {
+      key,
+      body: { to: TO, message: 'due while paused', delayMs: 600_000 },
+    });
+    expect(scheduled.status).toBe(200);
+    const messageId: string = scheduled.body.messageId;
+    await app.db.outgoingMessage.update({ where: { id: messageId }, data: { sendAt: new Date(Date.now() - 1_000) } });
+    // While the message is on its way this node stops (a pause): another node claims the session, and the
+    // send fails as the link goes.
+    const link = app.deps.sessions.link(id);
+    if (!link) throw new Error('no link');
+    const send = vi.spyOn(link, 'send').mockImplementation(async () => {
+      await other.$executeRawUnsafe(
+        `UPDATE "SessionLease" SET "nodeId" = 'the-new-owner', "epoch" = "epoch" + 1, "expiresAt" = (now() AT TIME ZONE 'UTC') + interval '1 minute' WHERE "sessionId" = $1`,
+        id,
+      );
+      throw new Error('Connection Closed');
+    });
+    try {
+      expect(await runDueMessage(app.deps, messageId)).toBeNull();
+      expect(send).toHaveBeenCalledTimes(1);
+    } finally {
+      send.mockRestore();
+    }
+    // The new owner arms every PENDING record of the session when it takes it; this one is still there for it.
+    const row = await app.db.outgoingMessage.findUniqueOrThrow({ where: { id: messageId } });
+    expect({ status: row.status, error: row.error, claimedAt: row.claimedAt !== null }).toEqual({
+      status: 'PENDING',
+      error: null,
+      claimedAt: true,
+    });
   });
 });
 

@@ -284,6 +284,21 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
     if (row.campaignId && progress) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);
   };
+  /**
+   * Several nodes: before writing FAILED, whether the session moved on while the message was due (this
+   * node paused or cut off mid-send). The new owner arms every PENDING record of the session when it
+   * takes it and sends this one under the same network id, so a FAILED written here could overwrite its
+   * SENT; the record is left to it, as a send checks its claim right before it leaves.
+   */
+  const movedOn = async (): Promise<boolean> => {
+    if (await deps.sessions.stillOwns(row.sessionId)) return false;
+    deps.pacer.release(row.sessionId, row.id);
+    deps.logger.info(
+      { messageId, sessionId: row.sessionId },
+      'scheduled message: the session moved to another node; its new owner sends it',
+    );
+    return true;
+  };
   if (!link) {
     // Counted from the start too: a message left over from before a stop waits for its session to re-link.
     const dueAt = Math.max((row.sendAt ?? row.createdAt).getTime(), deps.jobs.startedAt);
@@ -291,6 +306,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null } });
       return new Date(deps.now().getTime() + RETRY_EVERY_MS);
     }
+    if (await movedOn()) return null;
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'not_connected' });
     await finish({ status: 'FAILED', error: 'The session was not connected when the message was due' });
     return null;
@@ -331,6 +347,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
       await deps.db.outgoingMessage.update({ where: { id: row.id }, data: { claimedAt: null, sendAt } });
       return sendAt;
     }
+    if (await movedOn()) return null;
     const notOnNetwork = isNotOnNetwork(err);
     deps.metrics.sends.inc({ kind: row.kind, outcome: notOnNetwork ? 'not_on_network' : 'failed' });
     if (notOnNetwork) deps.logger.info({ messageId, to: row.toNumber }, 'scheduled message: recipient not on the network');
