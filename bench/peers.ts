@@ -54,7 +54,7 @@ const STALL_MS = 15_000;
 // PEERS_LOG_DIR=<dir>: each product's output is written there (<product>-<sessions>.log).
 const LOG_DIR = process.env.PEERS_LOG_DIR;
 // PEERS_MARKS=<file>: each round's window (monotonic µs, the clock of `--cpu-prof` profiles) by product and
-// count, to slice a profile of the service (SERVICE_NODE_ARGS) to the rounds with bench/cpuprofile.py.
+// count, and each product's linking, to slice a profile of the service (SERVICE_NODE_ARGS) with bench/cpuprofile.py.
 const MARKS = process.env.PEERS_MARKS;
 const marks: Record<string, Array<[number, number]>> = {};
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -680,10 +680,16 @@ const benchCount = async (
     for (const p of products) {
       const before = usage(p.pids()).cpu;
       const from = performance.now();
+      const fromUs = nowUs();
       await inBatches(sessions.get(p.name) ?? [], LINK_PARALLEL, p.link);
       fig(p).linkSeconds = (performance.now() - from) / 1000;
       await sleep(5_000);
       fig(p).linkCpuMs = ((usage(p.pids()).cpu - before) * 1000) / count;
+      if (MARKS) {
+        // The links' window, the 5 s after them included (what linking leaves to do), as `<product> link c<count>`.
+        marks[`${p.name} link c${count}`] = [fromUs, nowUs()];
+        writeFileSync(MARKS, JSON.stringify(marks, null, 1));
+      }
     }
 
     // Idle, both at once, once the linking's aftermath has settled.
