@@ -687,7 +687,7 @@ const benchCount = async (
       fig(p).linkCpuMs = ((usage(p.pids()).cpu - before) * 1000) / count;
       if (MARKS) {
         // The links' window, the 5 s after them included (what linking leaves to do), as `<product> link c<count>`.
-        marks[`${p.name} link c${count}`] = [fromUs, nowUs()];
+        marks[`${p.name} link c${count}`] = [[fromUs, nowUs()]];
         writeFileSync(MARKS, JSON.stringify(marks, null, 1));
       }
     }

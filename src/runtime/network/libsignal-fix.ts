@@ -1,6 +1,11 @@
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { SessionCipher, SessionRecord } from 'libsignal';
+import {
+  calculateSignature as signXeddsa,
+  generateKeyPair as generateCurveKeyPair,
+  verifySignature as verifyXeddsa,
+} from 'whatsapp-rust-bridge';
 
 /**
  * libsignal 6.0.0 (the Signal implementation Baileys uses, and the sandbox's phones with it) tries a
@@ -144,5 +149,44 @@ if (!signalCrypto.__keyObjects) {
     const calculated = signalCrypto.calculateMAC(key, data).subarray(0, length);
     if (mac.length !== length || calculated.length !== length) throw new Error('Bad MAC length');
     if (!timingSafeEqual(mac, calculated)) throw new Error('Bad MAC');
+  };
+}
+
+/**
+ * libsignal signs and checks signatures with curve25519-js, a pure-JavaScript XEdDSA: 7-9 ms per
+ * signature or check on Node 24, and a link makes several (the server's certificate chain, the pairing's
+ * device signatures, the signed pre-key); and it makes each key pair through Node's DER-encoded key
+ * generation (86 µs), 812 of them for a link's pre-keys. whatsapp-rust-bridge, which Baileys already
+ * loads, has the same operations in WebAssembly (Signal's Rust implementation): about 0.1 ms per
+ * signature or check and 42 µs per key pair, the same formats, and the same answers
+ * (test/unit/libsignal-curve.test.ts). libsignal's own checks of the arguments stay, with their errors.
+ * Patched before Baileys imports the module (baileys-network.ts imports this file first), so its
+ * import sees these functions too.
+ */
+interface SignalCurve {
+  generateKeyPair: () => { pubKey: Buffer; privKey: Buffer };
+  calculateSignature: (privKey: Buffer, message: Buffer) => Buffer;
+  verifySignature: (pubKey: Buffer, message: Buffer, signature: Buffer, isInit?: boolean) => boolean;
+  __wasm?: true;
+}
+const curve = require('libsignal/src/curve.js') as SignalCurve;
+if (!curve.__wasm) {
+  curve.__wasm = true;
+  const verify = curve.verifySignature;
+  curve.generateKeyPair = () => {
+    const { pubKey, privKey } = generateCurveKeyPair();
+    return { pubKey: Buffer.from(pubKey), privKey: Buffer.from(privKey) };
+  };
+  curve.calculateSignature = (privKey, message) => {
+    if (privKey === undefined) throw new Error('Undefined private key');
+    if (!(privKey instanceof Buffer)) throw new Error(`Invalid private key type: ${(privKey as object).constructor.name}`);
+    if (privKey.byteLength !== 32) throw new Error(`Incorrect private key length: ${privKey.byteLength}`);
+    if (!message) throw new Error('Invalid message');
+    return Buffer.from(signXeddsa(privKey, message));
+  };
+  curve.verifySignature = (pubKey, message, signature, isInit) => {
+    // libsignal's checks (and its warning for a key without the type byte); with isInit it verifies nothing.
+    verify(pubKey, message, signature, true);
+    return isInit ? true : verifyXeddsa(pubKey.byteLength === 33 ? pubKey.subarray(1) : pubKey, message, signature);
   };
 }
