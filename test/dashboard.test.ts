@@ -269,7 +269,8 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect.poll(() => feed.innerText(), { timeout: 30_000 }).toContain('question from Bob');
     await feed.getByRole('button', { name: 'Reply to “question from Bob”' }).click();
     await page.getByText('Replying to “question from Bob”').waitFor();
-    expect(await page.getByLabel('To (phone number or JID)').inputValue()).toBe(`${BOB}@s.whatsapp.net`);
+    // The form takes the chat's address once React has run its effect, a moment after the banner shows.
+    await expect.poll(() => page.getByLabel('To (phone number or JID)').inputValue(), { timeout: 5_000 }).toBe(`${BOB}@s.whatsapp.net`);
     await page.getByLabel('Message', { exact: true }).fill('answer from the dashboard');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Queued as' }).waitFor();

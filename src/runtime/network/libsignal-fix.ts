@@ -160,8 +160,7 @@ if (!signalCrypto.__keyObjects) {
  * loads, has the same operations in WebAssembly (Signal's Rust implementation): about 0.1 ms per
  * signature or check and 42 µs per key pair, the same formats, and the same answers
  * (test/unit/libsignal-curve.test.ts). libsignal's own checks of the arguments stay, with their errors.
- * Patched before Baileys imports the module (baileys-network.ts imports this file first), so its
- * import sees these functions too.
+ * Baileys reads libsignal's curve at each call (its patch), so it calls these whichever loaded first.
  */
 interface SignalCurve {
   generateKeyPair: () => { pubKey: Buffer; privKey: Buffer };
