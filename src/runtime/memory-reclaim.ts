@@ -23,13 +23,26 @@ export const collectAllGarbage = (): void => {
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 };
 
+interface Measures {
+  collect: () => void;
+  rss: () => number;
+  now: () => number;
+}
+const measured: Measures = { collect: collectAllGarbage, rss: () => process.memoryUsage.rss(), now: () => performance.now() };
+
+/** One collection, logged with what it gave back; returns the process's size after it. */
+const collectLogged = (logger: Logger, message: string, { collect, rss, now }: Measures): number => {
+  const before = rss();
+  const started = now();
+  collect();
+  const after = rss();
+  logger.info({ rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(after / MB), ms: Math.round(now() - started) }, message);
+  return after;
+};
+
 /** One memory-reducing collection now, logged with what it gave back (the quiet moment right after start). */
 export const giveMemoryBack = (logger: Logger, message: string): void => {
-  const before = process.memoryUsage.rss();
-  const started = performance.now();
-  collectAllGarbage();
-  const ms = Math.round(performance.now() - started);
-  logger.info({ rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(process.memoryUsage.rss() / MB), ms }, message);
+  collectLogged(logger, message, measured);
 };
 
 export interface MemoryReclaimOptions {
@@ -66,10 +79,10 @@ const utilizationSinceLastCall = (): (() => number) => {
  * main thread, the network thread or process) runs its own.
  */
 export const createMemoryReclaim = (options: MemoryReclaimOptions) => {
-  const rss = options.rss ?? (() => process.memoryUsage.rss());
+  const rss = options.rss ?? measured.rss;
   const utilization = options.utilization ?? utilizationSinceLastCall();
-  const collect = options.collect ?? collectAllGarbage;
-  const now = options.now ?? (() => performance.now());
+  const collect = options.collect ?? measured.collect;
+  const now = options.now ?? measured.now;
   const quietBelow = options.quietBelow ?? 0.1;
   // Linking a session leaves 10–15 MB that a collection gives back (196 → 183 MB after one link), more
   // than the link itself keeps (docs/benchmarks-peers.md).
@@ -85,14 +98,8 @@ export const createMemoryReclaim = (options: MemoryReclaimOptions) => {
       // Memory given back otherwise (another thread's collection, V8's own) lowers the mark.
       baseline = Math.min(baseline, before);
       if (busy >= quietBelow || before - baseline < growthBytes || now() - lastAt < minGapMs) return false;
-      const started = now();
-      collect();
+      baseline = collectLogged(options.logger, 'quiet after a busy period: memory given back', { collect, rss, now });
       lastAt = now();
-      baseline = rss();
-      options.logger.info(
-        { rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(baseline / MB), ms: Math.round(lastAt - started) },
-        'quiet after a busy period: memory given back',
-      );
       return true;
     },
   };
