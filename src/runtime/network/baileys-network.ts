@@ -64,6 +64,13 @@ const PATCHED = [
   { file: ['Utils', 'messages-media.js'], marker: "fetched.on('error'", what: "the media body's errors are not forwarded" },
 ];
 
+/**
+ * The socket option the patch adds (Socket/messages-recv.js), typed here rather than in Baileys'
+ * declarations: awaited for each decrypted message before its delivery receipt (or ack) is sent; a
+ * rejection sends a nack instead.
+ */
+type PatchedSocketConfig = UserFacingSocketConfig & { beforeReceipt: (msg: WAMessage) => Promise<void> };
+
 const assertPatched = (() => {
   let checked = false;
   return () => {
@@ -254,7 +261,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       { module: 'baileys' },
       { level: log.isLevelEnabled('trace') ? 'debug' : log.isLevelEnabled('warn') ? 'warn' : log.level },
     );
-    const sock: WASocket = makeWASocket({
+    const config: PatchedSocketConfig = {
       // The store keeps recent keys in memory itself (see auth-store.ts).
       auth: auth.state,
       logger: baileysLogger(log.child({ module: 'baileys' }), chatty),
@@ -282,7 +289,8 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       },
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
-    });
+    };
+    const sock: WASocket = makeWASocket(config);
     let closed = false;
     closeFenced = () => {
       if (closed) return;
