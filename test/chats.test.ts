@@ -219,6 +219,51 @@ describe('chats: number check, read marks, ignore filters, presence, calls', () 
     expect(own?.presence).toBe('available');
   });
 
+  it('reports a contact who stops typing as paused, after composing (webhook and subscription)', async () => {
+    const client = graphqlWs(ctx.app.baseUrl, ctx.key);
+    const pushed: Json[] = [];
+    client.subscribe(
+      { query: `subscription($s: ID!) { presenceUpdates(sessionId: $s) { chatId from fromLid presence } }`, variables: { s: sessionId } },
+      { next: (frame) => pushed.push(frame.data?.presenceUpdates), error: () => undefined, complete: () => undefined },
+    );
+    const hookedBefore = events('presence.update').length;
+    try {
+      expect((await call('POST', `${S()}/presence/${ANN}/subscribe`)).body).toEqual({ ok: true, chatId: jid(ANN) });
+      await waitUntil(
+        async () => {
+          expect(ctx.sandbox.control.sendPresence(ANN, ME, 'composing').delivered).toBe(1);
+          return pushed.length;
+        },
+        (n) => n > 0,
+      );
+      expect(ctx.sandbox.control.sendPresence(ANN, ME, 'paused').delivered).toBe(1);
+      await waitUntil(
+        async () => pushed.map((p) => p.presence),
+        (states) => states.includes('paused'),
+      );
+      const lid = ctx.sandbox.control.phone(ANN).lid;
+      expect(pushed.slice(-2)).toEqual([
+        { chatId: jid(ANN), from: jid(ANN), fromLid: lid, presence: 'composing' },
+        { chatId: jid(ANN), from: jid(ANN), fromLid: lid, presence: 'paused' },
+      ]);
+      const hooked = await waitUntil(
+        async () => events('presence.update').slice(hookedBefore),
+        (e) => e.some((d) => d.presence === 'paused'),
+      );
+      expect(hooked.slice(-2).map((d) => d.presence)).toEqual(['composing', 'paused']);
+      expect(hooked.at(-1)).toMatchObject({
+        sessionId,
+        chatId: jid(ANN),
+        from: jid(ANN),
+        fromLid: lid,
+        presence: 'paused',
+        lastSeen: null,
+      });
+    } finally {
+      await client.dispose();
+    }
+  });
+
   it('announces incoming calls, and rejects them with a text when the session says so', async () => {
     const ringing = ctx.sandbox.control.placeCall(ANN, ME);
     expect(ringing.delivered).toBe(1);

@@ -1,5 +1,5 @@
 import { isJidGroup, isLidUser, jidNormalizedUser } from 'baileys';
-import type { WACallEvent, WAMessageKey, WASocket } from 'baileys';
+import type { BinaryNode, WACallEvent, WAMessageKey, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { ChatEvent, ChatOps, PresenceState } from '../ports/network.ts';
 import { completePerson, personOf, plainUser, shownAddress } from './baileys-lids.ts';
@@ -46,8 +46,39 @@ export class UnreadMessages {
 const noPicture = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && 'data' in err && (err.data === 404 || err.data === 401);
 
-const presenceOf = (value: string): PresenceState =>
-  value === 'unavailable' || value === 'composing' || value === 'recording' || value === 'paused' ? value : 'available';
+/** A presence the network sent: who (`participant` in a group), in which chat, and what. */
+export interface PresenceNode {
+  chatJid: string;
+  participant: string;
+  presence: PresenceState;
+  /** seconds, when an offline contact shares it */
+  lastSeen: number | null;
+}
+
+/**
+ * Reads a `presence` stanza (online, offline with `last`) or a `chatstate` one (its first child:
+ * `composing`, `composing media=audio`, `paused`). rc14's handlePresenceUpdate reports `paused` as
+ * `available`, which a user could not tell from coming online; so the service reads the nodes itself.
+ */
+export const presenceOfNode = (node: BinaryNode): PresenceNode | undefined => {
+  const chatJid = node.attrs.from;
+  if (!chatJid) return undefined;
+  const participant = node.attrs.participant || chatJid;
+  if (node.tag === 'presence') {
+    const last = node.attrs.last;
+    return {
+      chatJid,
+      participant,
+      presence: node.attrs.type === 'unavailable' ? 'unavailable' : 'available',
+      lastSeen: last && last !== 'deny' && Number.isFinite(Number(last)) ? Number(last) : null,
+    };
+  }
+  const child = Array.isArray(node.content) ? node.content[0] : undefined;
+  if (!child) return undefined;
+  const presence: PresenceState | undefined =
+    child.attrs?.media === 'audio' ? 'recording' : child.tag === 'composing' ? 'composing' : child.tag === 'paused' ? 'paused' : undefined;
+  return presence ? { chatJid, participant, presence, lastSeen: null } : undefined;
+};
 
 interface ChatsDeps {
   sock: WASocket;
@@ -78,22 +109,30 @@ export const baileysChats = ({ sock, reach, lids, learn, onEvent, log }: ChatsDe
     return person;
   };
 
-  sock.ev.on('presence.update', ({ id, presences }) => {
-    void (async () => {
-      for (const [participant, data] of Object.entries(presences)) {
+  // The raw stanzas rather than Baileys' presence.update (see presenceOfNode); one at a time, so a
+  // contact's composing is passed on before the paused that follows it.
+  let presencesInOrder = Promise.resolve();
+  const onPresenceNode = (node: BinaryNode) => {
+    const read = presenceOfNode(node);
+    if (!read) return;
+    const { chatJid, participant, presence, lastSeen } = read;
+    presencesInOrder = presencesInOrder
+      .then(async () => {
         const person = await personFor(participant);
-        const chat = isJidGroup(id) ? { pn: undefined, lid: undefined, other: id } : await personFor(id);
+        const chat = isJidGroup(chatJid) ? { pn: undefined, lid: undefined, other: chatJid } : await personFor(chatJid);
         onEvent({
           kind: 'presence',
-          chatJid: shownAddress(chat) ?? id,
+          chatJid: shownAddress(chat) ?? chatJid,
           from: shownAddress(person) ?? participant,
           fromLid: person.lid ?? null,
-          presence: presenceOf(data.lastKnownPresence),
-          lastSeen: data.lastSeen ? data.lastSeen * 1000 : null,
+          presence,
+          lastSeen: lastSeen ? lastSeen * 1000 : null,
         });
-      }
-    })().catch((err: unknown) => log.warn({ err }, 'passing on a presence update failed'));
-  });
+      })
+      .catch((err: unknown) => log.warn({ err }, 'passing on a presence update failed'));
+  };
+  sock.ws.on('CB:presence', onPresenceNode);
+  sock.ws.on('CB:chatstate', onPresenceNode);
 
   sock.ev.on('call', (calls: WACallEvent[]) => {
     void (async () => {
