@@ -9,6 +9,8 @@ import type { ChatEvent, ChatOps, GroupOps, KnownPerson, OpenOptions, Receipt } 
 export interface NetworkWorkerData {
   databaseUrl: string;
   logLevel: string;
+  /** human-readable lines, as the main thread writes them when its stdout (which the worker shares) is a terminal */
+  logPretty?: boolean;
   target: NetworkTarget;
   keepAliveIntervalMs?: number;
   deviceListTtlMs?: number;

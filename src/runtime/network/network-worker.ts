@@ -69,7 +69,7 @@ let stopReclaim: (() => void) | undefined;
 const init = (given: NetworkWorkerData): void => {
   data = given;
   db = createPrisma(given.databaseUrl);
-  const logger = createLogger(given.logLevel).child({ network: isMainThread ? 'process' : 'thread' });
+  const logger = createLogger(given.logLevel, { pretty: given.logPretty === true }).child({ network: isMainThread ? 'process' : 'thread' });
   routeLibsignalConsole(logger);
   if (given.memoryReclaim) stopReclaim = startMemoryReclaim({ logger });
   network = createBaileysNetwork({

@@ -243,6 +243,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
     const data: NetworkWorkerData = {
       databaseUrl: options.databaseUrl,
       logLevel: logger.level,
+      logPretty: process.stdout.isTTY === true,
       target: options.target,
       keepAliveIntervalMs: options.keepAliveIntervalMs,
       deviceListTtlMs: options.deviceListTtlMs,

@@ -1,13 +1,13 @@
 import '../node-version.ts';
-import { pino } from 'pino';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
+import { createLogger } from '../logger.ts';
 import { loadSandboxSettings } from '../settings.ts';
 import { startSandbox } from './sandbox.ts';
 
 // `npm run sandbox`: the offline WhatsApp network on its own, for services started with WA_SANDBOX_URL.
 // `npm run sandbox -- --bartender` (or SANDBOX_BARTENDER=true) also serves Baileys' mock-server layout.
 const settings = loadSandboxSettings();
-const logger = pino({ level: settings.logLevel });
+const logger = createLogger(settings.logLevel);
 routeLibsignalConsole(logger);
 const sandbox = await startSandbox({
   port: settings.port,
