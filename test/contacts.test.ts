@@ -318,6 +318,26 @@ describe.each(dbKinds)('address book on %s', (kind) => {
       expect((await call('POST', '/v1/contacts', { phone: '15550001111', name: 'Theirs' }, otherKey)).status).toBe(201);
       expect((await call('GET', '/v1/contacts/15550001111')).body.name).toBe('Alice B.');
     });
+
+    it('deletes a group (extension, REST and GraphQL): its memberships go, its contacts stay, another account gets 404', async () => {
+      await call('POST', '/v1/contacts', { phone: '15550003333', name: 'Member' });
+      const made = await call('POST', '/v1/contacts/groups', { name: 'To delete' });
+      expect((await call('POST', `/v1/contacts/groups/${made.body.id}/members`, { jids: ['15550003333'] })).body.added).toBe(1);
+      expect((await call('DELETE', `/v1/contacts/groups/${made.body.id}`, undefined, otherKey)).status).toBe(404);
+      const res = await call('DELETE', `/v1/contacts/groups/${made.body.id}`);
+      expect(res).toMatchObject({ status: 200, body: { ok: true } });
+      expect((await call('GET', '/v1/contacts/groups')).body.map((g: { name: string }) => g.name)).not.toContain('To delete');
+      expect((await call('GET', '/v1/contacts/15550003333')).status).toBe(200);
+      expect(await app.deps.db.contactGroupMember.count({ where: { groupId: made.body.id } })).toBe(0);
+      const again = await call('DELETE', `/v1/contacts/groups/${made.body.id}`);
+      expect(again).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+
+      const other = await call('POST', '/v1/contacts/groups', { name: 'To delete by GraphQL' });
+      const mutation = 'mutation($id: ID!) { deleteContactGroup(id: $id) }';
+      expect((await gql(app.baseUrl, key, mutation, { id: other.body.id })).data).toEqual({ deleteContactGroup: true });
+      const gone = await gql(app.baseUrl, key, mutation, { id: other.body.id });
+      expect(gone.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    });
   });
 
   describe('GraphQL gives the same data as REST', () => {

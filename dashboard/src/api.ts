@@ -104,10 +104,19 @@ export const RequestPairingCode = graphql(`
   }
 `);
 
+// A send's answer: whether the pacer queued it, and when it goes then.
+export const SendFields = graphql(`
+  fragment SendFields on SendResult {
+    id
+    queued
+    sendAt
+  }
+`);
+
 export const SendText = graphql(`
   mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {
     sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {
-      id
+      ...SendFields
     }
   }
 `);
@@ -135,7 +144,7 @@ export const DeleteMessage = graphql(`
 export const SendMedia = graphql(`
   mutation SendMedia($sessionId: ID!, $input: MediaInput!) {
     sendMedia(sessionId: $sessionId, input: $input) {
-      id
+      ...SendFields
     }
   }
 `);
@@ -143,7 +152,7 @@ export const SendMedia = graphql(`
 export const SendInteractive = graphql(`
   mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {
     sendInteractive(sessionId: $sessionId, input: $input) {
-      id
+      ...SendFields
     }
   }
 `);
@@ -239,6 +248,12 @@ export const IncomingMessages = graphql(`
       type
       content
       receivedAt
+      media {
+        url
+        mimetype
+        fileName
+        size
+      }
     }
   }
 `);
@@ -316,6 +331,22 @@ export const ContactGroupMembersQuery = graphql(`
   }
 `);
 
+export const UpsertContact = graphql(`
+  mutation UpsertContact($input: ContactInput!) {
+    upsertContact(input: $input) {
+      id
+      jid
+      name
+    }
+  }
+`);
+
+export const DeleteContactGroup = graphql(`
+  mutation DeleteContactGroup($id: ID!) {
+    deleteContactGroup(id: $id)
+  }
+`);
+
 export const CreateContactGroup = graphql(`
   mutation CreateContactGroup($name: String!, $description: String) {
     createContactGroup(name: $name, description: $description) {
@@ -359,6 +390,15 @@ export const RecurringQuery = graphql(`
       message
       everyMs
       createdAt
+    }
+  }
+`);
+
+export const StartRecurring = graphql(`
+  mutation StartRecurring($sessionId: ID!, $to: String!, $message: String!, $everyMs: Int!) {
+    startRecurring(sessionId: $sessionId, to: $to, message: $message, everyMs: $everyMs) {
+      timerId
+      recurringEveryMs
     }
   }
 `);
@@ -419,6 +459,12 @@ export const CreateWebhook = graphql(`
 export const DeleteWebhook = graphql(`
   mutation DeleteWebhook($id: ID!) {
     deleteWebhook(id: $id)
+  }
+`);
+
+export const SendTestWebhook = graphql(`
+  mutation SendTestWebhook($id: ID!) {
+    sendTestWebhook(id: $id)
   }
 `);
 

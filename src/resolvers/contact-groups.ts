@@ -142,3 +142,10 @@ export const removeContactGroupMember = async (ctx: RequestContext, groupId: str
   if (removed.count === 0) throw notFound('Contact in this group');
   return { ok: true };
 };
+
+/** Deletes a contact group and its memberships; the contacts themselves stay in the address book. */
+export const deleteContactGroup = async (ctx: RequestContext, groupId: string): Promise<{ ok: true }> => {
+  const removed = await ctx.db.contactGroup.deleteMany({ where: { id: groupId, accountId: ctx.caller.accountId } });
+  if (removed.count === 0) throw notFound('Contact group');
+  return { ok: true };
+};

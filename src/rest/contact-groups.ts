@@ -4,6 +4,7 @@ import {
   contactGroupView,
   createContactGroup,
   createSchema,
+  deleteContactGroup,
   listContactGroups,
   membersSchema,
   removeContactGroupMember,
@@ -61,5 +62,13 @@ export const contactGroupsRoutes: Route[] = [
     tag,
     response: ok,
     handler: ({ ctx, params }) => removeContactGroupMember(ctx, params.groupId, params.jid),
+  }),
+  route({
+    method: 'delete',
+    path: '/contacts/groups/:groupId',
+    summary: 'Delete a contact group (extension); its contacts stay in the address book',
+    tag,
+    response: ok,
+    handler: ({ ctx, params }) => deleteContactGroup(ctx, params.groupId),
   }),
 ];

@@ -5,6 +5,7 @@ import {
   addContactGroupMembers,
   countContactGroups,
   createContactGroup,
+  deleteContactGroup,
   getContactGroupRow,
   listContactGroups,
   removeContactGroupMember,
@@ -121,5 +122,11 @@ builder.mutationFields((t) => ({
     type: 'Boolean',
     args: { groupId: t.arg.id({ required: true }), jid: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => (await removeContactGroupMember(ctx, String(args.groupId), args.jid)).ok,
+  }),
+  deleteContactGroup: t.field({
+    type: 'Boolean',
+    description: 'Deletes a contact group and its memberships; the contacts stay in the address book.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await deleteContactGroup(ctx, String(args.id))).ok,
   }),
 }));

@@ -26,31 +26,36 @@ type Documents = {
     "\n  mutation DisconnectSession($id: ID!) {\n    disconnectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n": typeof types.DisconnectSessionDocument,
     "\n  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {\n    setSessionStatus(id: $id, status: $status) {\n      ...SessionFields\n    }\n  }\n": typeof types.SetSessionStatusDocument,
     "\n  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {\n    requestPairingCode(id: $id, phoneNumber: $phoneNumber)\n  }\n": typeof types.RequestPairingCodeDocument,
-    "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      id\n    }\n  }\n": typeof types.SendTextDocument,
+    "\n  fragment SendFields on SendResult {\n    id\n    queued\n    sendAt\n  }\n": typeof types.SendFieldsFragmentDoc,
+    "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      ...SendFields\n    }\n  }\n": typeof types.SendTextDocument,
     "\n  mutation ReactToMessage($sessionId: ID!, $messageId: ID!, $emoji: String!) {\n    reactToMessage(sessionId: $sessionId, messageId: $messageId, emoji: $emoji) {\n      ok\n      emoji\n      targetWaMessageId\n    }\n  }\n": typeof types.ReactToMessageDocument,
     "\n  mutation DeleteMessage($sessionId: ID!, $id: ID!) {\n    deleteMessage(sessionId: $sessionId, id: $id) {\n      ok\n      id\n      deletedAt\n    }\n  }\n": typeof types.DeleteMessageDocument,
-    "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": typeof types.SendMediaDocument,
-    "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": typeof types.SendInteractiveDocument,
+    "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n": typeof types.SendMediaDocument,
+    "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n": typeof types.SendInteractiveDocument,
     "\n  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {\n    session(id: $sessionId) {\n      id\n      messages(status: $status, to: $to, first: $first) {\n        pageInfo {\n          hasNextPage\n        }\n        edges {\n          node {\n            id\n            toNumber\n            content\n            status\n            error\n            createdAt\n            kind\n            sendAt\n            deliveredAt\n            readAt\n            playedAt\n            deletedAt\n          }\n        }\n      }\n    }\n  }\n": typeof types.MessagesDocument,
     "\n  query PollTally($sessionId: ID!, $id: ID!) {\n    message(sessionId: $sessionId, id: $id) {\n      id\n      poll {\n        selectableCount\n        totalVoters\n        options {\n          name\n          votes\n        }\n      }\n    }\n  }\n": typeof types.PollTallyDocument,
     "\n  query SendQueue($sessionId: ID!, $first: Int) {\n    session(id: $sessionId) {\n      id\n      health {\n        state\n        reason\n        pausedUntil\n        rateAnswers\n        queueLength\n      }\n      queue(first: $first) {\n        totalCount\n        edges {\n          node {\n            id\n            toNumber\n            content\n            sendAt\n          }\n        }\n      }\n    }\n  }\n": typeof types.SendQueueDocument,
     "\n  mutation CancelQueuedMessage($sessionId: ID!, $messageId: ID!) {\n    cancelQueuedMessage(sessionId: $sessionId, messageId: $messageId) {\n      id\n      status\n      error\n    }\n  }\n": typeof types.CancelQueuedMessageDocument,
-    "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n": typeof types.IncomingMessagesDocument,
+    "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n      media {\n        url\n        mimetype\n        fileName\n        size\n      }\n    }\n  }\n": typeof types.IncomingMessagesDocument,
     "\n  query Contacts($search: String, $tag: String, $first: Int, $after: String) {\n    contacts(search: $search, tag: $tag, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          jid\n          name\n          phone\n          email\n          tags\n        }\n      }\n    }\n  }\n": typeof types.ContactsDocument,
     "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.ImportContactsDocument,
     "\n  query ContactGroups {\n    contactGroups(first: 100) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          description\n          contactCount\n        }\n      }\n    }\n  }\n": typeof types.ContactGroupsDocument,
     "\n  query ContactGroupMembers($id: ID!) {\n    contactGroup(id: $id) {\n      id\n      members(first: 50) {\n        totalCount\n        edges {\n          node {\n            id\n            jid\n            name\n          }\n        }\n      }\n    }\n  }\n": typeof types.ContactGroupMembersDocument,
+    "\n  mutation UpsertContact($input: ContactInput!) {\n    upsertContact(input: $input) {\n      id\n      jid\n      name\n    }\n  }\n": typeof types.UpsertContactDocument,
+    "\n  mutation DeleteContactGroup($id: ID!) {\n    deleteContactGroup(id: $id)\n  }\n": typeof types.DeleteContactGroupDocument,
     "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n": typeof types.CreateContactGroupDocument,
     "\n  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": typeof types.AddContactGroupMembersDocument,
     "\n  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": typeof types.RemoveContactGroupMemberDocument,
     "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": typeof types.ScheduleMessageDocument,
     "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n": typeof types.RecurringDocument,
+    "\n  mutation StartRecurring($sessionId: ID!, $to: String!, $message: String!, $everyMs: Int!) {\n    startRecurring(sessionId: $sessionId, to: $to, message: $message, everyMs: $everyMs) {\n      timerId\n      recurringEveryMs\n    }\n  }\n": typeof types.StartRecurringDocument,
     "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n": typeof types.CancelRecurringDocument,
     "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n": typeof types.StartCampaignDocument,
     "\n  subscription CampaignProgress($campaignId: ID!) {\n    campaignProgress(campaignId: $campaignId) {\n      campaignId\n      total\n      sent\n      failed\n      remaining\n    }\n  }\n": typeof types.CampaignProgressDocument,
     "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n": typeof types.WebhooksDocument,
     "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n": typeof types.CreateWebhookDocument,
     "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n": typeof types.DeleteWebhookDocument,
+    "\n  mutation SendTestWebhook($id: ID!) {\n    sendTestWebhook(id: $id)\n  }\n": typeof types.SendTestWebhookDocument,
     "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
     "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": typeof types.ReplayWebhookDocument,
 };
@@ -67,31 +72,36 @@ const documents: Documents = {
     "\n  mutation DisconnectSession($id: ID!) {\n    disconnectSession(id: $id) {\n      ...SessionFields\n    }\n  }\n": types.DisconnectSessionDocument,
     "\n  mutation SetSessionStatus($id: ID!, $status: SettableSessionStatus!) {\n    setSessionStatus(id: $id, status: $status) {\n      ...SessionFields\n    }\n  }\n": types.SetSessionStatusDocument,
     "\n  mutation RequestPairingCode($id: ID!, $phoneNumber: String!) {\n    requestPairingCode(id: $id, phoneNumber: $phoneNumber)\n  }\n": types.RequestPairingCodeDocument,
-    "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      id\n    }\n  }\n": types.SendTextDocument,
+    "\n  fragment SendFields on SendResult {\n    id\n    queued\n    sendAt\n  }\n": types.SendFieldsFragmentDoc,
+    "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      ...SendFields\n    }\n  }\n": types.SendTextDocument,
     "\n  mutation ReactToMessage($sessionId: ID!, $messageId: ID!, $emoji: String!) {\n    reactToMessage(sessionId: $sessionId, messageId: $messageId, emoji: $emoji) {\n      ok\n      emoji\n      targetWaMessageId\n    }\n  }\n": types.ReactToMessageDocument,
     "\n  mutation DeleteMessage($sessionId: ID!, $id: ID!) {\n    deleteMessage(sessionId: $sessionId, id: $id) {\n      ok\n      id\n      deletedAt\n    }\n  }\n": types.DeleteMessageDocument,
-    "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": types.SendMediaDocument,
-    "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n": types.SendInteractiveDocument,
+    "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n": types.SendMediaDocument,
+    "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n": types.SendInteractiveDocument,
     "\n  query Messages($sessionId: ID!, $status: MessageStatus, $to: String, $first: Int) {\n    session(id: $sessionId) {\n      id\n      messages(status: $status, to: $to, first: $first) {\n        pageInfo {\n          hasNextPage\n        }\n        edges {\n          node {\n            id\n            toNumber\n            content\n            status\n            error\n            createdAt\n            kind\n            sendAt\n            deliveredAt\n            readAt\n            playedAt\n            deletedAt\n          }\n        }\n      }\n    }\n  }\n": types.MessagesDocument,
     "\n  query PollTally($sessionId: ID!, $id: ID!) {\n    message(sessionId: $sessionId, id: $id) {\n      id\n      poll {\n        selectableCount\n        totalVoters\n        options {\n          name\n          votes\n        }\n      }\n    }\n  }\n": types.PollTallyDocument,
     "\n  query SendQueue($sessionId: ID!, $first: Int) {\n    session(id: $sessionId) {\n      id\n      health {\n        state\n        reason\n        pausedUntil\n        rateAnswers\n        queueLength\n      }\n      queue(first: $first) {\n        totalCount\n        edges {\n          node {\n            id\n            toNumber\n            content\n            sendAt\n          }\n        }\n      }\n    }\n  }\n": types.SendQueueDocument,
     "\n  mutation CancelQueuedMessage($sessionId: ID!, $messageId: ID!) {\n    cancelQueuedMessage(sessionId: $sessionId, messageId: $messageId) {\n      id\n      status\n      error\n    }\n  }\n": types.CancelQueuedMessageDocument,
-    "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n": types.IncomingMessagesDocument,
+    "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n      media {\n        url\n        mimetype\n        fileName\n        size\n      }\n    }\n  }\n": types.IncomingMessagesDocument,
     "\n  query Contacts($search: String, $tag: String, $first: Int, $after: String) {\n    contacts(search: $search, tag: $tag, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          jid\n          name\n          phone\n          email\n          tags\n        }\n      }\n    }\n  }\n": types.ContactsDocument,
     "\n  mutation ImportContacts($contacts: [ContactInput!]!) {\n    importContacts(contacts: $contacts) {\n      created\n      updated\n      skipped\n      errors {\n        index\n        jid\n        reason\n      }\n    }\n  }\n": types.ImportContactsDocument,
     "\n  query ContactGroups {\n    contactGroups(first: 100) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          description\n          contactCount\n        }\n      }\n    }\n  }\n": types.ContactGroupsDocument,
     "\n  query ContactGroupMembers($id: ID!) {\n    contactGroup(id: $id) {\n      id\n      members(first: 50) {\n        totalCount\n        edges {\n          node {\n            id\n            jid\n            name\n          }\n        }\n      }\n    }\n  }\n": types.ContactGroupMembersDocument,
+    "\n  mutation UpsertContact($input: ContactInput!) {\n    upsertContact(input: $input) {\n      id\n      jid\n      name\n    }\n  }\n": types.UpsertContactDocument,
+    "\n  mutation DeleteContactGroup($id: ID!) {\n    deleteContactGroup(id: $id)\n  }\n": types.DeleteContactGroupDocument,
     "\n  mutation CreateContactGroup($name: String!, $description: String) {\n    createContactGroup(name: $name, description: $description) {\n      id\n    }\n  }\n": types.CreateContactGroupDocument,
     "\n  mutation AddContactGroupMembers($groupId: ID!, $jids: [String!]!) {\n    addContactGroupMembers(groupId: $groupId, jids: $jids) {\n      added\n      errors {\n        jid\n        reason\n      }\n    }\n  }\n": types.AddContactGroupMembersDocument,
     "\n  mutation RemoveContactGroupMember($groupId: ID!, $jid: String!) {\n    removeContactGroupMember(groupId: $groupId, jid: $jid)\n  }\n": types.RemoveContactGroupMemberDocument,
     "\n  mutation ScheduleMessage($sessionId: ID!, $to: String!, $message: String!, $sendAt: DateTime) {\n    scheduleMessage(sessionId: $sessionId, to: $to, message: $message, sendAt: $sendAt) {\n      messageId\n      sendAt\n    }\n  }\n": types.ScheduleMessageDocument,
     "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n": types.RecurringDocument,
+    "\n  mutation StartRecurring($sessionId: ID!, $to: String!, $message: String!, $everyMs: Int!) {\n    startRecurring(sessionId: $sessionId, to: $to, message: $message, everyMs: $everyMs) {\n      timerId\n      recurringEveryMs\n    }\n  }\n": types.StartRecurringDocument,
     "\n  mutation CancelRecurring($sessionId: ID!, $timerId: ID!) {\n    cancelRecurring(sessionId: $sessionId, timerId: $timerId)\n  }\n": types.CancelRecurringDocument,
     "\n  mutation StartCampaign($sessionId: ID!, $template: String!, $contacts: [CampaignContactInput!]!, $delayMs: Int) {\n    startCampaign(sessionId: $sessionId, template: $template, contacts: $contacts, delayMs: $delayMs) {\n      campaignId\n      count\n    }\n  }\n": types.StartCampaignDocument,
     "\n  subscription CampaignProgress($campaignId: ID!) {\n    campaignProgress(campaignId: $campaignId) {\n      campaignId\n      total\n      sent\n      failed\n      remaining\n    }\n  }\n": types.CampaignProgressDocument,
     "\n  query Webhooks {\n    webhooks {\n      id\n      url\n      events\n      enabled\n      description\n      sessionId\n      failingSince\n      disabledReason\n    }\n  }\n": types.WebhooksDocument,
     "\n  mutation CreateWebhook($url: String!, $events: [String!]!, $description: String) {\n    createWebhook(url: $url, events: $events, description: $description) {\n      secret\n      webhook {\n        id\n      }\n    }\n  }\n": types.CreateWebhookDocument,
     "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n": types.DeleteWebhookDocument,
+    "\n  mutation SendTestWebhook($id: ID!) {\n    sendTestWebhook(id: $id)\n  }\n": types.SendTestWebhookDocument,
     "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": types.WebhookDeliveriesDocument,
     "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": types.ReplayWebhookDocument,
 };
@@ -161,7 +171,11 @@ export function graphql(source: "\n  mutation RequestPairingCode($id: ID!, $phon
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      id\n    }\n  }\n"];
+export function graphql(source: "\n  fragment SendFields on SendResult {\n    id\n    queued\n    sendAt\n  }\n"): (typeof documents)["\n  fragment SendFields on SendResult {\n    id\n    queued\n    sendAt\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      ...SendFields\n    }\n  }\n"): (typeof documents)["\n  mutation SendText($sessionId: ID!, $to: String!, $message: String!, $quotedMessageId: String) {\n    sendText(sessionId: $sessionId, to: $to, message: $message, quotedMessageId: $quotedMessageId) {\n      ...SendFields\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -173,11 +187,11 @@ export function graphql(source: "\n  mutation DeleteMessage($sessionId: ID!, $id
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"];
+export function graphql(source: "\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n"): (typeof documents)["\n  mutation SendMedia($sessionId: ID!, $input: MediaInput!) {\n    sendMedia(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      id\n    }\n  }\n"];
+export function graphql(source: "\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n"): (typeof documents)["\n  mutation SendInteractive($sessionId: ID!, $input: InteractiveInput!) {\n    sendInteractive(sessionId: $sessionId, input: $input) {\n      ...SendFields\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -197,7 +211,7 @@ export function graphql(source: "\n  mutation CancelQueuedMessage($sessionId: ID
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n"): (typeof documents)["\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n    }\n  }\n"];
+export function graphql(source: "\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n      media {\n        url\n        mimetype\n        fileName\n        size\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription IncomingMessages($sessionId: ID!) {\n    incomingMessages(sessionId: $sessionId) {\n      eventId\n      waMessageId\n      from\n      pushName\n      type\n      content\n      receivedAt\n      media {\n        url\n        mimetype\n        fileName\n        size\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -214,6 +228,14 @@ export function graphql(source: "\n  query ContactGroups {\n    contactGroups(fi
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ContactGroupMembers($id: ID!) {\n    contactGroup(id: $id) {\n      id\n      members(first: 50) {\n        totalCount\n        edges {\n          node {\n            id\n            jid\n            name\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ContactGroupMembers($id: ID!) {\n    contactGroup(id: $id) {\n      id\n      members(first: 50) {\n        totalCount\n        edges {\n          node {\n            id\n            jid\n            name\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpsertContact($input: ContactInput!) {\n    upsertContact(input: $input) {\n      id\n      jid\n      name\n    }\n  }\n"): (typeof documents)["\n  mutation UpsertContact($input: ContactInput!) {\n    upsertContact(input: $input) {\n      id\n      jid\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteContactGroup($id: ID!) {\n    deleteContactGroup(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteContactGroup($id: ID!) {\n    deleteContactGroup(id: $id)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -234,6 +256,10 @@ export function graphql(source: "\n  mutation ScheduleMessage($sessionId: ID!, $
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n"): (typeof documents)["\n  query Recurring($sessionId: ID!) {\n    recurringMessages(sessionId: $sessionId) {\n      timerId\n      to\n      message\n      everyMs\n      createdAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation StartRecurring($sessionId: ID!, $to: String!, $message: String!, $everyMs: Int!) {\n    startRecurring(sessionId: $sessionId, to: $to, message: $message, everyMs: $everyMs) {\n      timerId\n      recurringEveryMs\n    }\n  }\n"): (typeof documents)["\n  mutation StartRecurring($sessionId: ID!, $to: String!, $message: String!, $everyMs: Int!) {\n    startRecurring(sessionId: $sessionId, to: $to, message: $message, everyMs: $everyMs) {\n      timerId\n      recurringEveryMs\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -258,6 +284,10 @@ export function graphql(source: "\n  mutation CreateWebhook($url: String!, $even
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteWebhook($id: ID!) {\n    deleteWebhook(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendTestWebhook($id: ID!) {\n    sendTestWebhook(id: $id)\n  }\n"): (typeof documents)["\n  mutation SendTestWebhook($id: ID!) {\n    sendTestWebhook(id: $id)\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
