@@ -40,6 +40,20 @@ export interface InboxEntry {
   deletedAt?: string;
   /** a poll: its question, options and how many may be chosen (0: any number) */
   poll?: PollView;
+  /** a reply: the quoted message's id and its sender as the reply names them (contextInfo's stanzaId, participant) */
+  quoted?: { id: string; participant: string | null };
+  /** the JIDs the message mentions, as the sender wrote them (numbers or LIDs) */
+  mentions?: string[];
+  /** a reaction, edit or delete: the key of the message it points at, as the sender wrote it */
+  target?: MessageKeyView;
+}
+
+/** A message key as a phone decrypted it; `fromMe` is from the sender's side (true: the sender's own message). */
+export interface MessageKeyView {
+  id: string;
+  remoteJid: string | null;
+  fromMe: boolean;
+  participant: string | null;
 }
 
 /** A trusted-contact token a phone handed a linked account when it first wrote to it (see Router.handToken). */

@@ -3,7 +3,7 @@ import { getBinaryNodeChild, getBinaryNodeChildren, normalizeMessageContent, pro
 import type { BinaryNode } from 'baileys';
 import type { MediaType } from 'baileys';
 import type { Addressing } from './addressing.ts';
-import type { Directory, InboxEntry, IssuedToken, VirtualPhone } from './directory.ts';
+import type { Directory, InboxEntry, IssuedToken, MessageKeyView, VirtualPhone } from './directory.ts';
 import type { Logger } from 'pino';
 import type { GroupService } from './groups.ts';
 import { sha256Hex } from './media.ts';
@@ -144,6 +144,31 @@ export const describeForInbox = (
   return { kind: Object.keys(m)[0] ?? 'unknown', content: '' };
 };
 
+const keyView = (key: proto.IMessageKey | null | undefined): MessageKeyView | undefined =>
+  key?.id ? { id: key.id, remoteJid: key.remoteJid || null, fromMe: key.fromMe ?? false, participant: key.participant || null } : undefined;
+
+/**
+ * What a message points at, for a user checking their integration: the quote and mentions of its
+ * contextInfo (whichever kind carries it), and the key a reaction, edit or delete names.
+ */
+export const pointersOf = (message: proto.IMessage): Pick<InboxEntry, 'quoted' | 'mentions' | 'target'> => {
+  const m = normalizeMessageContent(message) ?? message;
+  const target = keyView(m.reactionMessage?.key ?? m.protocolMessage?.key);
+  if (target) return { target };
+  let context: proto.IContextInfo | undefined;
+  for (const part of Object.values(m) as unknown[]) {
+    if (part && typeof part === 'object' && 'contextInfo' in part && part.contextInfo) {
+      context = part.contextInfo as proto.IContextInfo;
+      break;
+    }
+  }
+  const mentions = context?.mentionedJid?.filter((jid) => jid.length > 0) ?? [];
+  return {
+    ...(context?.stanzaId ? { quoted: { id: context.stanzaId, participant: context.participant || null } } : {}),
+    ...(mentions.length > 0 ? { mentions } : {}),
+  };
+};
+
 /** Keeps what a phone received; a repeated id is counted, not shown twice. */
 export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, chat: string, message: proto.IMessage): InboxEntry | null => {
   const inner = normalizeMessageContent(message) ?? message;
@@ -163,6 +188,7 @@ export const deliverToInbox = (phone: VirtualPhone, id: string, from: string, ch
     from,
     chat,
     ...describeForInbox(message),
+    ...pointersOf(message),
     raw: proto.Message.toObject(proto.Message.fromObject(message)),
     receivedAt: new Date().toISOString(),
     duplicates: 0,
