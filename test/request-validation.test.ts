@@ -29,7 +29,8 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
   });
 
   beforeAll(async () => {
-    app = await startTestApp(kind);
+    // On PostgreSQL the several-nodes layer is on, as `npm start` runs there: it reads the session id first.
+    app = await startTestApp(kind, {}, {}, { clustered: true });
     key = (await app.newAccount()).apiKey;
     sessionId = (await call('POST', '/v1/sessions', { body: { name: 'main' } })).body.id;
     expect((await call('POST', '/v1/contacts', { body: { phone: '15550001111', name: 'Ann', variables: { a: 'b' } } })).status).toBe(201);
@@ -75,6 +76,34 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
       expect(await call('DELETE', `/v1/sessions/${sessionId}/groups/%E0%A4%A`)).toMatchObject({ status: 400, body: badPath });
       expect((await call('GET', '/v1/contacts/%ZZ', { key: undefined })).status).toBe(401);
       expect(await snapshot()).toEqual(before);
+    });
+
+    it('answer a malformed escape in the session id 400 on every route under it, after the key', async () => {
+      const before = await snapshot();
+      for (const id of ['%', '%ZZ', '%ED%A0%80', '%E0%A4%A']) {
+        expect(await call('GET', `/v1/sessions/${id}`)).toMatchObject({ status: 400, body: badPath });
+        expect(await call('GET', `/v1/sessions/${id}/status`)).toMatchObject({ status: 400, body: badPath });
+        expect(await call('POST', `/v1/sessions/${id}/send`, { body: { to: '15550001111', message: 'hi' } })).toMatchObject({
+          status: 400,
+          body: badPath,
+        });
+        expect(await call('DELETE', `/v1/sessions/${id}`)).toMatchObject({ status: 400, body: badPath });
+        expect((await call('GET', `/v1/sessions/${id}/status`, { key: undefined })).status).toBe(401);
+      }
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it('answer a well-formed id that names no session 404', async () => {
+      for (const id of ['not-a-session', '00000000-0000-4000-8000-000000000000', 'caf%C3%A9']) {
+        expect(await call('GET', `/v1/sessions/${id}`)).toMatchObject({
+          status: 404,
+          body: { ok: false, error: { code: 'NOT_FOUND' } },
+        });
+        expect(await call('POST', `/v1/sessions/${id}/send`, { body: { to: '15550001111', message: 'hi' } })).toMatchObject({
+          status: 404,
+          body: { ok: false, error: { code: 'NOT_FOUND' } },
+        });
+      }
     });
   });
 
@@ -134,6 +163,13 @@ describe.each(dbKinds)('request validation at the edges (%s)', (kind) => {
         status: 400,
         body: invalid([{ path: 'sessionId', message: NUL }]),
       });
+      expect(await call('GET', `/v1/sessions/${sessionId}%00`)).toMatchObject({
+        status: 400,
+        body: invalid([{ path: 'path', message: NUL }]),
+      });
+      expect(
+        await call('POST', '/v1/sessions/api/send', { body: { sessionId: `${sessionId}\u0000`, to: '15550001111', message: 'hi' } }),
+      ).toMatchObject({ status: 400, body: invalid([{ path: 'sessionId', message: NUL }]) });
       expect(await call('GET', '/v1/contacts?search=a%00&tag=x%00')).toMatchObject({
         status: 400,
         body: invalid([

@@ -7,6 +7,7 @@ import type { Deps } from '../../src/resolvers/context.ts';
 import { buildApp } from '../../src/runtime/root/app.ts';
 import { createDeps } from '../../src/runtime/root/deps.ts';
 import type { DepsOptions } from '../../src/runtime/root/deps.ts';
+import { PostgresOwnership } from '../../src/runtime/cluster/ownership.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
@@ -42,22 +43,37 @@ export const startTestApp = async (
     existing?: TestDatabase;
     /** the Prisma client over the database (a test can wrap it, to count statements) */
     makeDb?: (url: string) => Db;
+    /** on PostgreSQL, the several-nodes layer as `npm start` runs it there (leases, the forwarder), with this node alone */
+    clustered?: boolean;
   } = {},
 ): Promise<TestApp> => {
   const database = extra.existing ?? (await createTestDatabase(kind));
   const db = (extra.makeDb ?? createPrisma)(database.url);
   // The suite and the benchmarks send far more than a client would; the rate limit and the send pacer have tests of their own.
   const settings = defaultSettings({ DATABASE_URL: database.url, RATE_LIMIT_REQUESTS: 0, SEND_PACING: 'off', ...overrides });
-  const deps = createDeps({ db, logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), settings, ...options });
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const cluster =
+    extra.clustered && kind === 'postgres'
+      ? new PostgresOwnership({ db, databaseUrl: database.url, logger, ttlMs: settings.CLUSTER_LEASE_TTL_MS })
+      : undefined;
+  const deps = createDeps({ db, logger, settings, ...(cluster ? { ownership: cluster } : {}), ...options });
   const app = buildApp(deps);
   await new Promise<void>((resolve) => app.server.listen(0, '127.0.0.1', resolve));
   const { port } = app.server.address() as AddressInfo;
+  if (cluster) {
+    await cluster.start({
+      gained: (claims) => void deps.sessions.adopt(claims.map((c) => c.sessionId)),
+      lost: (ids) => deps.sessions.release(ids),
+    });
+    await cluster.setAddress(`http://127.0.0.1:${port}`);
+  }
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     db,
     deps,
     newAccount: async (email = `user${++accounts}-${Date.now()}@example.com`) => createAccount(deps, { email }),
     close: async () => {
+      await cluster?.stop();
       await app.close();
       await deps.jobs.stop();
       await deps.webhookDelivery.stop();

@@ -2,6 +2,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import express from 'express';
+import type { ErrorRequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Deps } from '../../resolvers/context.ts';
 import { DomainError } from '../../resolvers/errors.ts';
@@ -98,7 +99,16 @@ export const buildApp = (deps: Deps): App => {
   const yoga = createGraphQL(deps);
   if (forwarder) {
     // The body is read here to find the operation's sessions; yoga takes the same bytes as its body.
-    app.post(yoga.graphqlEndpoint, express.raw({ type: () => true, limit: deps.settings.GRAPHQL_BODY_LIMIT }), forwarder.graphql);
+    app.post(
+      yoga.graphqlEndpoint,
+      express.raw({ type: () => true, limit: deps.settings.GRAPHQL_BODY_LIMIT }),
+      forwarder.graphql,
+      // The body read here refuses what yoga would: in GraphQL's shape, as on a single node, not REST's.
+      ((err, _req, res, next) => {
+        if ((err as { type?: unknown } | null)?.type !== 'entity.too.large') return next(err);
+        res.status(413).json({ errors: [{ message: 'The request body is too large', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+      }) satisfies ErrorRequestHandler,
+    );
   }
   app.use(yoga.graphqlEndpoint, (req, res) => yoga(req, res));
 

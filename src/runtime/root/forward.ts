@@ -90,7 +90,8 @@ export const graphqlOperation = (body: unknown): GraphqlOperation | undefined =>
   const found = new Set<string>();
   const fields: string[] = [];
   const take = (value: unknown) => {
-    if (typeof value === 'string' && value) found.add(value);
+    const id = sessionIdOf(value);
+    if (id) found.add(id);
   };
   for (const selection of operation.selectionSet.selections) {
     if (selection.kind !== Kind.FIELD) continue;
@@ -105,13 +106,21 @@ export const graphqlOperation = (body: unknown): GraphqlOperation | undefined =>
   return { kind: operation.operation, fields, sessions: found };
 };
 
+/**
+ * Sessions are made with Prisma's uuid(), so only a UUID can name one: anything else (a malformed escape,
+ * a NUL) is left to the route, which answers it 400 or 404 as on a single node, instead of reaching the
+ * lease table or throwing here.
+ */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const sessionIdOf = (value: unknown): string | undefined => (typeof value === 'string' && SESSION_ID.test(value) ? value : undefined);
+
 const restSession = (req: Request): string | undefined => {
+  // A UUID has nothing to unescape, so the raw segment is compared as it came.
   const inPath = /^\/sessions\/([^/]+)/.exec(req.path)?.[1];
-  if (inPath && inPath !== 'api') return decodeURIComponent(inPath);
+  if (inPath && inPath !== 'api') return sessionIdOf(inPath);
   const body = req.body as { sessionId?: unknown } | undefined;
-  if (body && typeof body === 'object' && typeof body.sessionId === 'string') return body.sessionId;
-  const inQuery = req.query.sessionId;
-  return typeof inQuery === 'string' ? inQuery : undefined;
+  if (body && typeof body === 'object' && typeof body.sessionId === 'string') return sessionIdOf(body.sessionId);
+  return sessionIdOf(req.query.sessionId);
 };
 
 /**
