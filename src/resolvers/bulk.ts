@@ -43,10 +43,12 @@ export const fillPlaceholders = (template: string, values: ReadonlyMap<string, s
 
 /**
  * {name} (or the number), {phone}, and {<key>} from the contact's variables, whose keys may hold spaces,
- * accents or punctuation; a placeholder the contact has no value for stays as written.
+ * accents or punctuation; a variable the contact has none of stays as written. {phone} is the number
+ * only: a contact known by LID alone (a hidden number) gets an empty {phone}, never the LID's digits,
+ * which are not a number anyone can call.
  */
 export const personaliseFor = (template: string, contact: Pick<Contact, 'jid' | 'name' | 'phone' | 'variables'>): string => {
-  const phone = contact.phone || phoneOfJid(contact.jid) || contact.jid.split('@')[0] || '';
+  const phone = contact.phone || phoneOfJid(contact.jid);
   return fillPlaceholders(
     template,
     new Map([...Object.entries(parseVariables(contact.variables)), ['name', contact.name || phone], ['phone', phone]]),

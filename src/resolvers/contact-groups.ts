@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { ContactGroup } from '../generated/sqlite/client.ts';
 import type { RequestContext } from './context.ts';
-import { jidFromPath } from './contacts.ts';
+import { contactIdsOf, jidFromPath } from './contacts.ts';
 import { DomainError, isUniqueViolation, notFound } from './errors.ts';
 import { toJid } from './jids.ts';
 import { parseInput } from './validate.ts';
@@ -108,27 +108,29 @@ export const addContactGroupMembers = async (ctx: RequestContext, groupId: strin
     else if (wanted.has(jid)) errors.push({ jid: raw, reason: 'duplicate' });
     else wanted.set(jid, raw);
   }
-  const contacts = await ctx.db.contact.findMany({
-    where: { accountId: ctx.caller.accountId, jid: { in: [...wanted.keys()] } },
-    select: { id: true, jid: true },
-  });
-  const found = new Map(contacts.map((c) => [c.jid, c.id]));
+  // A contact is found by its number or its LID, as GET /contacts/{jid} finds it.
+  const found = await contactIdsOf(ctx, [...wanted.keys()]);
+  const contactIds = [...new Set(found.values())];
   // Members already there are the rows the insert skips, so a concurrent add of the same contact
   // reports already_member instead of failing on the primary key.
   const now = ctx.now();
   const inserted =
-    contacts.length > 0
+    contactIds.length > 0
       ? await ctx.db.$queryRaw<
           Array<{ contactId: string }>
         >`INSERT INTO "ContactGroupMember" ("groupId", "contactId", "addedAt") VALUES ${Prisma.join(
-          contacts.map((c) => Prisma.sql`(${group.id}, ${c.id}, ${now})`),
+          contactIds.map((id) => Prisma.sql`(${group.id}, ${id}, ${now})`),
         )} ON CONFLICT DO NOTHING RETURNING "contactId"`
       : [];
   const added = new Set(inserted.map((r) => r.contactId));
+  // The number and the LID of one person in one request: the second is a duplicate.
+  const reported = new Set<string>();
   for (const [jid, raw] of wanted) {
     const contactId = found.get(jid);
     if (contactId === undefined) errors.push({ jid: raw, reason: 'contact_not_found' });
+    else if (reported.has(contactId)) errors.push({ jid: raw, reason: 'duplicate' });
     else if (!added.has(contactId)) errors.push({ jid: raw, reason: 'already_member' });
+    if (contactId !== undefined) reported.add(contactId);
   }
   return { ok: true, added: added.size, errors };
 };
@@ -136,9 +138,8 @@ export const addContactGroupMembers = async (ctx: RequestContext, groupId: strin
 export const removeContactGroupMember = async (ctx: RequestContext, groupId: string, jidParam: string): Promise<{ ok: true }> => {
   const jid = jidFromPath(jidParam);
   const group = await getContactGroup(ctx, groupId);
-  const removed = await ctx.db.contactGroupMember.deleteMany({
-    where: { groupId: group.id, contact: { accountId: ctx.caller.accountId, jid } },
-  });
+  const contactId = (await contactIdsOf(ctx, [jid])).get(jid);
+  const removed = contactId ? await ctx.db.contactGroupMember.deleteMany({ where: { groupId: group.id, contactId } }) : { count: 0 };
   if (removed.count === 0) throw notFound('Contact in this group');
   return { ok: true };
 };

@@ -86,6 +86,8 @@ const merge = (current: ContactView, fields: ContactFields): ContactView => ({
 });
 
 const sameContact = (a: ContactView, b: ContactView): boolean =>
+  a.jid === b.jid &&
+  a.lid === b.lid &&
   a.phone === b.phone &&
   a.name === b.name &&
   a.email === b.email &&
@@ -103,11 +105,14 @@ const columnsOf = (c: ContactView) => ({
   searchText: searchTextOf(c),
 });
 
-const blankContact = (jid: string): ContactView => ({
+const isLid = (jid: string): boolean => jid.endsWith('@lid');
+
+/** A new contact for `jid`: under the number when the account's sessions know it, the LID beside it. */
+const blankContact = (jid: string, known?: KnownPerson): ContactView => ({
   id: randomUUID(),
-  jid,
-  lid: jid.endsWith('@lid') ? jid : null,
-  phone: phoneOfJid(jid),
+  jid: known?.pn ?? jid,
+  lid: known?.lid ?? (isLid(jid) ? jid : null),
+  phone: phoneOfJid(known?.pn ?? jid),
   name: '',
   email: '',
   tags: [],
@@ -117,16 +122,66 @@ const blankContact = (jid: string): ContactView => ({
 
 const tagRows = (accountId: string, contactId: string, tags: string[]) => tags.map((tag) => ({ accountId, contactId, tag }));
 
+type Holder = Pick<Contact, 'id' | 'jid' | 'lid'>;
+
+/** The contact of `rows` (oldest first) for an address: the one saved under it, else for a LID the one that learnt it. */
+const holderOf = (rows: Holder[], address: string): Holder | undefined =>
+  rows.find((r) => r.jid === address) ?? (isLid(address) ? rows.find((r) => r.lid === address) : undefined);
+
+/** Each half of the pairs to the other. */
+const otherHalves = (people: KnownPerson[]): Map<string, string> =>
+  new Map(people.flatMap(({ pn, lid }) => [[pn, lid] as const, [lid, pn] as const]));
+
 /**
- * One contact per person: a LID finds the contact saved by number that learnt it (the oldest, should
- * two hold it), when no contact was saved under the LID itself.
+ * One contact per person, in both directions: an address (a phone-number JID or a LID) finds the contact
+ * saved under it; a LID, the contact saved by number that learnt it (the oldest, should two hold it);
+ * failing both, the contact of the other half of a pair the account's sessions know (a number finds the
+ * contact saved by its LID, a LID the contact saved by its number). Two reads and a look-up at most,
+ * whatever the count.
  */
+export const contactIdsOf = async (ctx: RequestContext, addresses: string[]): Promise<Map<string, string>> => {
+  const accountId = ctx.caller.accountId;
+  const read = (wanted: string[]): Promise<Holder[]> => {
+    const lids = wanted.filter(isLid);
+    return ctx.db.contact.findMany({
+      where: { accountId, OR: [{ jid: { in: wanted } }, ...(lids.length > 0 ? [{ lid: { in: lids } }] : [])] },
+      select: { id: true, jid: true, lid: true },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+  };
+  const found = new Map<string, string>();
+  if (addresses.length === 0) return found;
+  const rows = await read(addresses);
+  for (const address of addresses) {
+    const row = holderOf(rows, address);
+    if (row) found.set(address, row.id);
+  }
+  const missing = addresses.filter((a) => !found.has(a));
+  if (missing.length === 0) return found;
+  const others = otherHalves(await ctx.knownPeople(accountId, missing));
+  const halves = [...new Set(missing.flatMap((a) => others.get(a) ?? []))];
+  if (halves.length === 0) return found;
+  const more = await read(halves);
+  for (const address of missing) {
+    const other = others.get(address);
+    const row = other ? holderOf(more, other) : undefined;
+    if (row) found.set(address, row.id);
+  }
+  return found;
+};
+
+/** The contact for an address, as contactIdsOf finds it; one read when the contact is saved under it. */
 const findContact = async (ctx: RequestContext, jid: string, query: ContactQuery = {}): Promise<Contact | null> => {
   const accountId = ctx.caller.accountId;
   const row = await ctx.db.contact.findUnique({ ...query, where: { accountId_jid: { accountId, jid } } });
-  if (row || !jid.endsWith('@lid')) return row;
-  return ctx.db.contact.findFirst({ ...query, where: { accountId, lid: jid }, orderBy: { createdAt: 'asc' } });
+  if (row) return row;
+  const id = (await contactIdsOf(ctx, [jid])).get(jid);
+  return id ? ctx.db.contact.findUnique({ ...query, where: { id } }) : null;
 };
+
+/** The number and LID of the person behind `jid`, when the account's sessions know both. */
+const knownPersonOf = async (ctx: RequestContext, jid: string): Promise<KnownPerson | undefined> =>
+  (await ctx.knownPeople(ctx.caller.accountId, [jid])).find((p) => p.pn === jid || p.lid === jid);
 
 /** `query` is plugin-prisma's selection when GraphQL calls; REST reads the whole row. GET answers for the number or the LID. */
 export const getContact = async (ctx: RequestContext, jidParam: string, query: ContactQuery = {}): Promise<Contact> => {
@@ -137,7 +192,8 @@ export const getContact = async (ctx: RequestContext, jidParam: string, query: C
 
 /**
  * The network told these people's numbers and LIDs together: the account's contacts saved by number
- * learn their LID (a contact already holding it writes nothing).
+ * learn their LID (a contact already holding it writes nothing), and a contact saved by LID moves to
+ * its number, the LID beside it, unless another contact holds that number already.
  */
 export const learnLids = async (db: RequestContext['db'], accountId: string, people: KnownPerson[]): Promise<number> => {
   let learnt = 0;
@@ -148,7 +204,34 @@ export const learnLids = async (db: RequestContext['db'], accountId: string, peo
     });
     learnt += count;
   }
+  const byLid = await db.contact.findMany({ where: { accountId, jid: { in: people.map((p) => p.lid) } } });
+  for (const row of byLid) {
+    const pn = people.find((p) => p.lid === row.jid)?.pn;
+    if (pn && (await toNumber(db, row, pn))) learnt += 1;
+  }
   return learnt;
+};
+
+/**
+ * A contact saved by LID goes under its number (`jid`, and `phone` unless one was given), the LID
+ * beside it; null when another contact holds that number (the two stay apart) or the row changed meanwhile.
+ */
+const toNumber = async (db: RequestContext['db'], row: Contact, pn: string): Promise<Contact | null> => {
+  const taken = await db.contact.findUnique({ where: { accountId_jid: { accountId: row.accountId, jid: pn } }, select: { id: true } });
+  if (taken) return null;
+  const next: ContactView = { ...contactView(row), jid: pn, lid: row.jid, phone: row.phone || phoneOfJid(pn) };
+  try {
+    // Only the row as it was read: one moved or deleted meanwhile is left alone.
+    const { count } = await db.contact.updateMany({
+      where: { id: row.id, jid: row.jid },
+      data: { jid: next.jid, lid: next.lid, ...columnsOf(next) },
+    });
+    return count > 0 ? db.contact.findUnique({ where: { id: row.id } }) : null;
+  } catch (err) {
+    // Saved by number meanwhile: the two stay apart.
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
 };
 
 export const listSchema = pageSchema.extend({
@@ -219,7 +302,7 @@ const writeContact = async (ctx: RequestContext, before: Contact | null, next: C
   const tagsChanged = !before || before.tags !== JSON.stringify(next.tags);
   const [row] = await ctx.db.$transaction([
     before
-      ? ctx.db.contact.update({ where: { id: before.id }, data: columnsOf(next) })
+      ? ctx.db.contact.update({ where: { id: before.id }, data: { jid: next.jid, lid: next.lid, ...columnsOf(next) } })
       : ctx.db.contact.create({ data: { id: next.id, accountId, jid: next.jid, lid: next.lid, ...columnsOf(next) } }),
     ...(tagsChanged && before ? [ctx.db.contactTag.deleteMany({ where: { contactId: before.id } })] : []),
     ...(tagsChanged ? [ctx.db.contactTag.createMany({ data: tagRows(accountId, next.id, next.tags) })] : []),
@@ -242,8 +325,11 @@ export const upsertContact = async (ctx: RequestContext, input: unknown): Promis
   const { jid, phone, ...fields } = parseInput(upsertSchema, input);
   const target = jid ?? `${phone}@s.whatsapp.net`;
   return retryOnceOnUniqueViolation(async () => {
-    const before = await findContact(ctx, target);
-    const next = merge(before ? contactView(before) : blankContact(target), { ...fields, ...(phone ? { phone } : {}) });
+    let before = await findContact(ctx, target);
+    // A new contact, or one saved by LID, goes under the number when the account's sessions know it.
+    const known = !before || isLid(before.jid) ? await knownPersonOf(ctx, target) : undefined;
+    if (before && known && isLid(before.jid)) before = (await toNumber(ctx.db, before, known.pn)) ?? before;
+    const next = merge(before ? contactView(before) : blankContact(target, known), { ...fields, ...(phone ? { phone } : {}) });
     if (before && sameContact(contactView(before), next)) return { contact: before, created: false };
     return { contact: await writeContact(ctx, before, next), created: !before };
   });
@@ -262,9 +348,9 @@ export const deleteContact = async (ctx: RequestContext, jidParam: string): Prom
   // One statement, so of concurrent deletes exactly one finds the row and the others answer 404.
   const { count } = await ctx.db.contact.deleteMany({ where: { accountId: ctx.caller.accountId, jid } });
   if (count > 0) return { ok: true };
-  // By LID: the contact saved by number that learnt it, as GET finds it.
-  const byLid = jid.endsWith('@lid') ? await findContact(ctx, jid) : null;
-  if (!byLid || (await ctx.db.contact.deleteMany({ where: { id: byLid.id } })).count === 0) throw notFound('Contact');
+  // The contact of the same person saved or known under the other address, as GET finds it.
+  const id = (await contactIdsOf(ctx, [jid])).get(jid);
+  if (!id || (await ctx.db.contact.deleteMany({ where: { id } })).count === 0) throw notFound('Contact');
   return { ok: true };
 };
 

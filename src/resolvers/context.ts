@@ -9,6 +9,7 @@ import type { Metrics } from '../runtime/ports/metrics.ts';
 import type { OutgoingWrites } from '../runtime/ports/outgoing.ts';
 import type { Pacer } from '../runtime/ports/pacer.ts';
 import type { Ownership } from '../runtime/ports/cluster.ts';
+import type { KnownPeople } from '../runtime/ports/network.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
 import type { IncomingMediaFiles, ReceivedMessages, WaitingMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
@@ -44,6 +45,8 @@ export interface Deps {
   webhookDelivery: WebhookDelivery;
   /** free-text contact search in the database's own dialect */
   searchContacts: ContactSearch;
+  /** the LID-phone number pairs the account's sessions have learnt (docs/phone-numbers-and-lids.md) */
+  knownPeople: KnownPeople;
   /** which sessions this node links: every one, or (several nodes on PostgreSQL) those it holds a lease on */
   ownership: Ownership;
 }

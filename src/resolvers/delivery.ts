@@ -172,6 +172,17 @@ const failUnlessTaken = async (
  * NOT_ON_NETWORK_REASON), as a refusal by error ack leaves the request answered; any other failure of
  * the send is a NETWORK_ERROR.
  * `quotaTakenAt`: the caller took this message's quota unit then; either way, a message that does not
+/**
+ * The address a record and its webhooks name the recipient by: a send addressed to a LID is recorded
+ * under the person's number when the account's sessions know it (the LID goes beside it, `toLid`), so
+ * one person's history is one, whichever address the caller used. The message still goes to the LID.
+ */
+const shownRecipient = async (ctx: RequestContext, to: string): Promise<string> => {
+  if (!to.endsWith('@lid')) return to;
+  const known = (await ctx.knownPeople(ctx.caller.accountId, [to])).find((p) => p.lid === to);
+  return known?.pn ?? to;
+};
+
  * leave (no link, or the network refused it) gives its unit back to the day it was taken.
  * `outcomeEvents`: more webhook events of the outcome (a bulk send's campaign.progress), asked for when
  * the record becomes SENT or FAILED and written in the same transaction; not asked for when no outcome
@@ -207,7 +218,7 @@ export const deliverNow = async (
     id,
     accountId: ctx.caller.accountId,
     sessionId: session.id,
-    toNumber: delivery.to,
+    toNumber: await shownRecipient(ctx, delivery.to),
     content: delivery.summary,
     kind: delivery.kind,
     payload: JSON.stringify(storedContent(delivery.content, delivery.mediaUrl)),

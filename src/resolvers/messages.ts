@@ -240,8 +240,12 @@ export const MESSAGE_ORDER = [{ createdAt: 'desc' }, { id: 'desc' }] satisfies P
  */
 export const messageHistoryQuery = (input: unknown) => {
   const { status, to } = parseInput(historyFilterSchema, input);
-  return { where: { ...(status ? { status } : {}), ...(to ? { toNumber: to } : {}) }, orderBy: MESSAGE_ORDER };
+  return { where: { ...(status ? { status } : {}), ...recipientFilter(to) }, orderBy: MESSAGE_ORDER };
 };
+
+/** `to` finds a record by its recipient's address or by the LID beside it, so a LID finds what was sent by number too. */
+const recipientFilter = (to: string | undefined): Prisma.OutgoingMessageWhereInput =>
+  to ? { OR: [{ toNumber: to }, ...(to.endsWith('@lid') ? [{ toLid: to }] : [])] } : {};
 const booleanQuery = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 export const incomingSchema = z.object({
   limit: limitSchema,
@@ -464,7 +468,7 @@ export const listMessages = async (
 ): Promise<{ count: number; items: MessageRecordView[] }> => {
   const { limit, status, to } = parseInput(historySchema, input);
   await ownSessionId(ctx, sessionId);
-  const where: Prisma.OutgoingMessageWhereInput = { sessionId, ...(status ? { status } : {}), ...(to ? { toNumber: to } : {}) };
+  const where: Prisma.OutgoingMessageWhereInput = { sessionId, ...(status ? { status } : {}), ...recipientFilter(to) };
   await ctx.outgoing.settled();
   const rows = await ctx.db.outgoingMessage.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
   return { count: rows.length, items: rows.map(messageView) };

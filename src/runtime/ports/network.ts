@@ -167,6 +167,12 @@ export interface KnownPerson {
   lid: string;
 }
 
+/**
+ * The LID-phone number pairs an account's sessions have learnt (each link's stored LID mappings: from
+ * messages, receipts, sends, group reads), read from the database so any node and any request sees them.
+ */
+export type KnownPeople = (accountId: string, jids: string[]) => Promise<KnownPerson[]>;
+
 /** What the network says of one phone number (the number check). */
 export interface NumberOnNetwork {
   /** the phone-number JID asked about */

@@ -35,6 +35,7 @@ import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
 import { onFirstUse } from '../network/on-first-use.ts';
+import { knownPeople } from '../network/known-people.ts';
 import { createRemoteNetwork } from '../network/remote-network.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
@@ -295,3 +296,4 @@ export const createDeps = (options: DepsOptions): Deps => {
   };
   return deps;
 };
+    knownPeople: (accountId, jids) => knownPeople(db, accountId, jids),
