@@ -14,6 +14,7 @@ import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { admit } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
+import { isRateAnswer } from './pacing.ts';
 import type { OutboxEvent } from '../runtime/ports/webhooks.ts';
 
 export const bulkSchema = z.object({
@@ -30,9 +31,10 @@ export interface BulkResult {
   failed: number;
   errors: Array<{ jid: string; reason: string }>;
   /**
-   * Beyond the spec, only when some are: the messages the network refused for the rate (a device
-   * look-up answered 429), back in the session's queue; each is PENDING and goes at `sendAt`. They count
-   * in `total`, neither in `sent` nor in `failed`.
+   * Beyond the spec, only when some are: the messages that wait in the session's queue because the
+   * network answered rate-overlimit (to their send's device look-up, or to the recipient check, which
+   * queues every message but the blocked contacts'); each is PENDING and goes at `sendAt`, after the
+   * session's pause. They count in `total`, neither in `sent` nor in `failed`.
    */
   queued?: Array<{ jid: string; messageId: string; sendAt: string }>;
 }
@@ -105,13 +107,20 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
 
   const unblocked = contacts.filter((c) => !c.isBlocked);
   let onNetwork: Set<string>;
+  /** the check was answered rate-overlimit: the session paused, and every message waits in its queue */
+  let rateAnswered = false;
   try {
     onNetwork = unblocked.length > 0 ? await link.onNetwork(unblocked.map((c) => c.jid)) : new Set();
   } catch (err) {
-    throw new DomainError(
-      'NETWORK_ERROR',
-      `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    if (!ctx.pacer.enabled || !isRateAnswer(err)) {
+      throw new DomainError(
+        'NETWORK_ERROR',
+        `Could not check the recipients on the network: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    // Each send checks its recipient again when it goes (after the pause): one not on the network then fails.
+    rateAnswered = true;
+    onNetwork = new Set(unblocked.map((c) => c.jid));
   }
   // Only what will be sent counts: blocked contacts and numbers not on the network take no quota.
   const sendable = unblocked.filter((c) => onNetwork.has(c.jid)).length;
@@ -125,7 +134,7 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
         if (contact.isBlocked) fail(contact.jid, 'blocked');
         else if (!onNetwork.has(contact.jid)) fail(contact.jid, NOT_ON_NETWORK_REASON);
         else {
-          if (!first && delayMs > 0) await sleep(delayMs);
+          if (!first && delayMs > 0 && !rateAnswered) await sleep(delayMs);
           first = false;
           const text = personaliseFor(message, contact);
           try {
@@ -135,7 +144,7 @@ const sendToContacts = async (ctx: RequestContext, sessionId: string, contacts: 
               ctx,
               session,
               { to: contact.jid, content: { kind: 'text', text }, summary: text, kind: 'text' },
-              { quotaTakenAt: startedAt, outcomeEvents, waitForSlot: true },
+              { quotaTakenAt: startedAt, outcomeEvents, waitForSlot: !rateAnswered },
             );
             // The send's own check can disagree with the look-up above (a number that left in between).
             if (row.status === 'FAILED') fail(contact.jid, row.error ?? NOT_ON_NETWORK_REASON);

@@ -6,7 +6,17 @@ import type { Deps, RequestContext } from './context.ts';
 import { jobContext } from './context.ts';
 import { DomainError } from './errors.ts';
 import { earlierAttempt, recordIdFor } from './idempotency.ts';
-import { announceResumed, isRateAnswer, pushedBack, RESTRICTED_REASON, rateAnswered, showTyping, slotFor, waitForSlot } from './pacing.ts';
+import {
+  announceResumed,
+  inChatOrder,
+  isRateAnswer,
+  pushedBack,
+  RESTRICTED_REASON,
+  rateAnswered,
+  showTyping,
+  slotFor,
+  waitForSlot,
+} from './pacing.ts';
 import { refundQuota, takeQuota } from './quota.ts';
 import { messageEvent } from './webhooks.ts';
 
@@ -115,11 +125,11 @@ const queueRecord = async (ctx: RequestContext, record: OutgoingMessage, at: num
 };
 
 /**
- * A message the network answered rate-overlimit goes back in the queue, behind the session's pause and
- * ahead of the later messages of its chat.
+ * A message the network answered rate-overlimit goes back in the queue, behind the session's pause (set
+ * by then: networkRefused for a refused send, handleSendError for an error ack) and ahead of the later
+ * messages of its chat.
  */
 const requeueAfterRateAnswer = async (ctx: RequestContext, record: OutgoingMessage): Promise<OutgoingMessage> => {
-  await rateAnswered(ctx, record.sessionId);
   const slot = await slotFor(ctx, record.sessionId, record.toNumber, record.content.length, record.id, { refused: true });
   const sendAt = new Date(slot?.at ?? ctx.now().getTime());
   const jobId = randomUUID();
@@ -163,16 +173,6 @@ const failUnlessTaken = async (
 };
 
 /**
- * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. With pacing on, a
- * message whose slot is not yet due (or that shows "typing…" first) is stored PENDING with its time and
- * sent by its job instead, and the PENDING record is returned; `waitForSlot` waits for the slot here
- * instead (a bulk send, which reports each outcome in its answer). The record comes
- * first so that a refusal arriving as an error ack, even before the send returns, finds it. A recipient
- * not on the network is an outcome, not an error: the FAILED record is returned (reason
- * NOT_ON_NETWORK_REASON), as a refusal by error ack leaves the request answered; any other failure of
- * the send is a NETWORK_ERROR.
- * `quotaTakenAt`: the caller took this message's quota unit then; either way, a message that does not
-/**
  * The address a record and its webhooks name the recipient by: a send addressed to a LID is recorded
  * under the person's number when the account's sessions know it (the LID goes beside it, `toLid`), so
  * one person's history is one, whichever address the caller used. The message still goes to the LID.
@@ -183,6 +183,16 @@ const shownRecipient = async (ctx: RequestContext, to: string): Promise<string> 
   return known?.pn ?? to;
 };
 
+/**
+ * Creates the outgoing record, sends it, and records SENT or FAILED with the reason. With pacing on, a
+ * message whose slot is not yet due (or that shows "typing…" first) is stored PENDING with its time and
+ * sent by its job instead, and the PENDING record is returned; `waitForSlot` waits for the slot here
+ * instead (a bulk send, which reports each outcome in its answer). The record comes
+ * first so that a refusal arriving as an error ack, even before the send returns, finds it. A recipient
+ * not on the network is an outcome, not an error: the FAILED record is returned (reason
+ * NOT_ON_NETWORK_REASON), as a refusal by error ack leaves the request answered; any other failure of
+ * the send is a NETWORK_ERROR.
+ * `quotaTakenAt`: the caller took this message's quota unit then; either way, a message that does not
  * leave (no link, or the network refused it) gives its unit back to the day it was taken.
  * `outcomeEvents`: more webhook events of the outcome (a bulk send's campaign.progress), asked for when
  * the record becomes SENT or FAILED and written in the same transaction; not asked for when no outcome
@@ -259,7 +269,7 @@ export const deliverNow = async (
   try {
     // The session was lost meanwhile (this node paused past its lease): the new owner links it now.
     if (ctx.sessions.link(session.id) !== sender) throw new Error('the session moved to another node before the message left');
-    sent = await sender.send(delivery.to, delivery.content, { messageId: waMessageId });
+    sent = await inChatOrder(ctx, session.id, delivery.to, () => sender.send(delivery.to, delivery.content, { messageId: waMessageId }));
   } catch (err) {
     if (ctx.pacer.enabled && isRateAnswer(err)) return requeueAfterRateAnswer(ctx, record);
     const notOnNetwork = isNotOnNetwork(err);
@@ -343,6 +353,7 @@ export const handleSendError = async (
   if (!record) return;
   if (code === RATE_ANSWER && deps.pacer.enabled) {
     // Refused for the rate: it never reached the recipient, so it goes again, same network id, after the pause.
+    await rateAnswered(deps, sessionId);
     const back = await deps.db.outgoingMessage.updateMany({
       where: { id: record.id, status: { not: 'FAILED' } },
       data: { status: 'PENDING', sentAt: null, error: null, claimedAt: null },

@@ -18,8 +18,24 @@ const random16 = (): Uint8Array => {
   randomOffset += 16;
   return randomPool.subarray(randomOffset - 16, randomOffset);
 };
-/** A UUID version 7: the time of day first, then random bits. */
-const newRecordId = (): string => uuidv7({ random: random16() });
+// The last id's time and counter: ids made in the same millisecond count up (as uuid's own v7 does
+// without options), so the ids of one process sort in the order they were made (the queue's order).
+let lastMsecs = Number.NEGATIVE_INFINITY;
+let lastSeq = 0;
+/** A UUID version 7: the time of day first, then a counter within the millisecond, then random bits. */
+const newRecordId = (): string => {
+  const random = random16();
+  const now = Date.now();
+  if (now > lastMsecs) {
+    lastMsecs = now;
+    // uuid's start of a millisecond's counter: 31 random bits
+    lastSeq = (((random[6] ?? 0) & 0x7f) << 24) | ((random[7] ?? 0) << 16) | ((random[8] ?? 0) << 8) | (random[9] ?? 0);
+  } else {
+    lastSeq = (lastSeq + 1) | 0;
+    if (lastSeq === 0) lastMsecs += 1;
+  }
+  return uuidv7({ random, msecs: lastMsecs, seq: lastSeq });
+};
 
 const IN_PROGRESS = 0;
 /** A request that was running when the process stopped; its retry takes the key over (see releaseUnfinished). */

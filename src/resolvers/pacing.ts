@@ -6,6 +6,7 @@ import type { PaceHealth, PaceRules, Slot } from '../runtime/ports/pacer.ts';
 import type { Deps, RequestContext } from './context.ts';
 import type { PacingDefaults } from './session-settings.ts';
 import { cachedSettings, forgetSettings, PACING_FIELDS } from './session-settings.ts';
+import { oneAtATime } from './one-at-a-time.ts';
 import { ownSession } from './sessions.ts';
 import { parseInput } from './validate.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
@@ -94,6 +95,14 @@ const countWarmupSent = async (deps: Pick<Deps, 'db' | 'pacer' | 'now'>, session
 };
 
 /**
+ * The order a session's queue goes in: by due time, then in the order the API accepted the messages
+ * (record ids are time-ordered within a process).
+ */
+export const QUEUE_ORDER = [{ sendAt: 'asc' as const }, { createdAt: 'asc' as const }, { id: 'asc' as const }];
+/** at most this many due records of one chat are given their slots ahead of a message asking for its own */
+const DUE_AHEAD_MAX = 500;
+
+/**
  * The slot of a message about to leave (`recordId`, to `chatId`, `chars` long): null when pacing is off
  * for the process. A slot in the future, or one with typing first, means the message waits. `refused`:
  * the network refused it for the rate after it was taken, so it goes behind the pause and ahead of the
@@ -111,6 +120,24 @@ export const slotFor = async (
   const rules = await paceRules(deps, sessionId);
   if (refused) return deps.pacer.refused(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
   await countWarmupSent(deps, sessionId, rules);
+  if (!deps.pacer.holds(sessionId, recordId)) {
+    // The chat's records already due whose jobs have not asked yet (late, or firing together) go first,
+    // in queue order: a message never overtakes an earlier one to its chat, whichever asks first.
+    const now = deps.now();
+    const due = await deps.db.outgoingMessage.findMany({
+      where: { sessionId, toNumber: chatId, status: 'PENDING', sendAt: { lte: now } },
+      orderBy: QUEUE_ORDER,
+      select: { id: true, kind: true, content: true },
+      take: DUE_AHEAD_MAX,
+    });
+    deps.pacer.ahead(
+      sessionId,
+      chatId,
+      rules,
+      due.map((row) => ({ id: row.id, chars: row.kind === 'status' ? 0 : row.content.length })),
+      now.getTime(),
+    );
+  }
   return deps.pacer.slot(sessionId, chatId, rules, chars, recordId, deps.now().getTime());
 };
 
@@ -128,6 +155,15 @@ export const waitForSlot = async (deps: Pick<Deps, 'now'>, first: Slot, again: (
     slot = (await again()) ?? { ...slot, at: deps.now().getTime() };
   }
 };
+
+/**
+ * Hands a message to the network after the messages of its chat handed over before it have left (their
+ * send settled): a slot orders the starts of sends, and a send that takes longer (the first to a chat
+ * fetches the recipient's devices and keys) would otherwise be overtaken by the next one of its chat.
+ * Called right after the pacer's `take`, so the turns are the slots' order. Pacing off: at once.
+ */
+export const inChatOrder = <T>(deps: Pick<Deps, 'pacer'>, sessionId: string, chatId: string, send: () => Promise<T>): Promise<T> =>
+  deps.pacer.enabled ? oneAtATime(`send:${sessionId}:${chatId}`, send) : send();
 
 /** "typing…" in the chat for `ms`, then paused; a presence the network refuses does not stop the send. */
 export const showTyping = async (deps: Pick<Deps, 'logger'>, link: NetworkLink, chatId: string, ms: number): Promise<void> => {
@@ -206,7 +242,16 @@ export const endQueue = async (deps: Deps, sessionId: string, reason: string): P
   return ended;
 };
 
-/** The network answered a send with rate-overlimit: the session pauses; returns when sending resumes. */
+/**
+ * The network refused a call of a session's link (any: a send, a recipient check, a group change...). A
+ * rate answer pauses the session's sending with back-off, whatever asked, so the calls that follow are
+ * not another burst into the limit. With pacing off there is no back-off: the refusal is only the caller's.
+ */
+export const networkRefused = async (deps: Deps, sessionId: string, err: unknown): Promise<void> => {
+  if (deps.pacer.enabled && isRateAnswer(err)) await rateAnswered(deps, sessionId);
+};
+
+/** The network answered with rate-overlimit: the session pauses; returns when sending resumes. */
 export const rateAnswered = async (deps: Deps, sessionId: string): Promise<Date> => {
   const pausedBefore = deps.pacer.health(sessionId, deps.now().getTime()).state === 'paused';
   const until = deps.pacer.rateAnswer(sessionId, deps.now().getTime());

@@ -21,7 +21,7 @@ import { claimOccurrence, registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
-import { announceResumed, isRateAnswer, rateAnswered, showTyping, slotFor } from './pacing.ts';
+import { announceResumed, inChatOrder, isRateAnswer, QUEUE_ORDER, showTyping, slotFor } from './pacing.ts';
 
 const text = z.string().min(1, 'cannot be empty').max(65_536);
 
@@ -327,7 +327,9 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     const sent =
       row.kind === 'status'
         ? await sendScheduledStatus(deps, link, row.accountId, JSON.parse(row.payload) as StatusPayload, networkId)
-        : await link.send(row.toNumber, await contentOfRecord(deps, row), { messageId: networkId });
+        : await inChatOrder(deps, row.sessionId, row.toNumber, async () =>
+            link.send(row.toNumber, await contentOfRecord(deps, row), { messageId: networkId }),
+          );
     deps.metrics.sendSeconds.observe({ kind: row.kind }, (performance.now() - sending) / 1000);
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
     await finish({
@@ -340,7 +342,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     });
   } catch (err) {
     if (deps.pacer.enabled && isRateAnswer(err)) {
-      await rateAnswered(deps, row.sessionId);
+      // The link paused the session as it answered (networkRefused); the record goes back in the queue.
       const again = await slotFor(deps, row.sessionId, row.toNumber, chars, row.id, { refused: true });
       const sendAt = new Date(again?.at ?? deps.now().getTime());
       deps.metrics.sends.inc({ kind: row.kind, outcome: 'rate_answer' });
@@ -428,7 +430,7 @@ export const resumeScheduled = async (deps: Deps, sessionIds?: string[]): Promis
       content: true,
       kind: true,
     },
-    orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
+    orderBy: QUEUE_ORDER,
   });
   // Of a spaced campaign only the earliest message is armed; it arms the next when it is done.
   const chained = new Set<string>();

@@ -7,6 +7,8 @@ const CHATS_KEPT = 1_000;
 const STALE_MS = 5 * 60_000;
 /** how soon a record held back by an earlier one of its chat is looked at again */
 const BLOCKED_RETRY_MS = 250;
+/** past this many records remembered as gone (taken), the oldest are forgotten */
+const TAKEN_KEPT = 1_000;
 
 interface Reserved {
   at: number;
@@ -25,6 +27,8 @@ interface SessionPace {
   reserved: Map<string, Reserved>;
   /** per chat, its waiting records in the order they must go */
   chatQueues: Map<string, string[]>;
+  /** records taken lately, still PENDING in the database until their send's outcome is written */
+  taken: Set<string>;
   /** when the session last let a message go, and each chat's last (times kept, not slots planned) */
   lastGone: number;
   goneToChat: Map<string, number>;
@@ -72,6 +76,7 @@ export class SessionPacer implements Pacer {
         perChat: new Map(),
         reserved: new Map(),
         chatQueues: new Map(),
+        taken: new Set(),
         lastGone: Number.NEGATIVE_INFINITY,
         goneToChat: new Map(),
         days: new Map(),
@@ -124,8 +129,21 @@ export class SessionPacer implements Pacer {
     return { at, typingMs };
   }
 
+  holds(sessionId: string, recordId: string): boolean {
+    return this.sessions.get(sessionId)?.reserved.has(recordId) ?? false;
+  }
+
+  ahead(sessionId: string, chatId: string, rules: PaceRules, records: Array<{ id: string; chars: number }>, now = Date.now()): void {
+    const pace = this.of(sessionId);
+    for (const record of records) {
+      if (pace.reserved.has(record.id) || pace.taken.has(record.id)) continue;
+      this.slot(sessionId, chatId, rules, record.chars, record.id, now);
+    }
+  }
+
   refused(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId: string, now = Date.now()): Slot {
     const pace = this.of(sessionId);
+    pace.taken.delete(recordId);
     const held = pace.reserved.get(recordId);
     if (held) return this.heldSlot(pace, recordId, held, rules, now);
     const typingMs = typingOf(rules, chars);
@@ -198,6 +216,8 @@ export class SessionPacer implements Pacer {
     if (!pace || !held) return false;
     this.gone(pace, held.chatId, now + held.typingMs);
     this.release(sessionId, recordId);
+    pace.taken.add(recordId);
+    if (pace.taken.size > TAKEN_KEPT) pace.taken.delete(pace.taken.values().next().value ?? recordId);
     const resumed = pace.pausedUntil > 0 && now >= pace.pausedUntil;
     if (resumed) pace.pausedUntil = 0;
     return resumed;
@@ -205,6 +225,7 @@ export class SessionPacer implements Pacer {
 
   release(sessionId: string, recordId: string): void {
     const pace = this.sessions.get(sessionId);
+    pace?.taken.delete(recordId);
     const held = pace?.reserved.get(recordId);
     if (!pace || !held) return;
     pace.reserved.delete(recordId);

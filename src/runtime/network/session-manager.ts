@@ -19,6 +19,7 @@ import type {
 import type { Fence, Ownership } from '../ports/cluster.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
+import { reportingRefusals } from './refusals.ts';
 
 /**
  * The QR as a 300 px PNG, grayscale with the "up" filter on every row instead of RGBA with a filter
@@ -79,6 +80,11 @@ export interface SessionManagerOptions {
   onReceived?: (item: IncomingItem, message: ReceivedMessage) => Promise<void>;
   /** a message the network refused after the send was accepted */
   onSendError?: (sessionId: string, waMessageId: string, reason: string, code?: string) => void;
+  /**
+   * the network refused a call of the session's link (any call: a send, a look-up, a group change...);
+   * awaited before the caller sees the refusal, so what it sets in motion (a rate answer's pause) is in place
+   */
+  onRefused?: (sessionId: string, err: unknown) => Promise<void>;
   /** the network refused the session's login as banned; the session is DISCONNECTED with `reason` */
   onBanned?: (sessionId: string, reason: string) => void;
   /** the session's link opened (a ban or restriction noted before is over) */
@@ -496,7 +502,7 @@ export class SessionManager implements Sessions {
     }
     const open = (callbacks: LinkCallbacks) => this.options.network.open(sessionId, callbacks, fence);
     try {
-      live.link = await open({
+      const opened = await open({
         onQr: (qr) => {
           if (current()) void this.onQr(sessionId, live, qr, generation);
         },
@@ -541,6 +547,14 @@ export class SessionManager implements Sessions {
           if (current()) this.options.onChatEvent?.(sessionId, event);
         },
       });
+      const { onRefused } = this.options;
+      live.link = onRefused
+        ? reportingRefusals(opened, (err) =>
+            onRefused(sessionId, err).catch((failure: unknown) =>
+              this.options.logger.error({ err: failure, sessionId }, 'handling a refusal of the network failed'),
+            ),
+          )
+        : opened;
       live.lastActivity = Date.now();
       this.armWatchdog(sessionId, live, generation);
     } catch (err) {

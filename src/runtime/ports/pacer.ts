@@ -54,6 +54,14 @@ export interface Pacer {
    * moved later when a pause, the messages that went since, or an earlier message of its chat require.
    */
   slot(sessionId: string, chatId: string, rules: PaceRules, chars: number, recordId?: string, now?: number): Slot;
+  /** Whether `recordId` holds a slot (waits for it). */
+  holds(sessionId: string, recordId: string): boolean;
+  /**
+   * Takes slots, in the order given, for records to `chatId` that are due and hold none yet (their jobs
+   * have not asked yet), so that a message asking after them goes after them; records holding a slot, or
+   * taken lately (their send under way), are left as they are.
+   */
+  ahead(sessionId: string, chatId: string, rules: PaceRules, records: Array<{ id: string; chars: number }>, now?: number): void;
   /**
    * A record taken (`take`) and then refused by the network for the rate goes back in the queue: behind
    * the pause, ahead of the later messages of its chat already waiting (behind those of its chat refused

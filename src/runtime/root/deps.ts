@@ -11,7 +11,7 @@ import { announceChatEvent, ignoresChat } from '../../resolvers/chats.ts';
 import type { SessionReceipt } from '../../resolvers/receipts.ts';
 import { urlRulesFor } from '../../resolvers/media-urls.ts';
 import { runDueMessage, runRecurring } from '../../resolvers/scheduling.ts';
-import { linkOpened, pushedBack } from '../../resolvers/pacing.ts';
+import { linkOpened, networkRefused, pushedBack } from '../../resolvers/pacing.ts';
 import { SessionPacer } from '../pacer.ts';
 import { searchContacts } from '../db/contact-search.ts';
 import { providerOf } from '../db/migrate.ts';
@@ -171,6 +171,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         logger.error({ err, sessionId }, 'recording a refused message failed'),
       );
     },
+    onRefused: (sessionId, err) => networkRefused(deps, sessionId, err),
     onBanned: (sessionId, reason) => {
       pushedBack(deps, sessionId, 'banned', reason).catch((err: unknown) =>
         logger.error({ err, sessionId }, 'ending a banned queue failed'),
