@@ -294,7 +294,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     webhookDelivery,
     searchContacts: (client, query) => searchContacts(client, provider, query),
     ownership,
+    knownPeople: (accountId, jids) => knownPeople(db, accountId, jids),
   };
   return deps;
 };
-    knownPeople: (accountId, jids) => knownPeople(db, accountId, jids),
