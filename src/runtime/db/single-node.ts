@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createClient } from '@libsql/client';
 import { providerOf, sqlitePath } from './migrate.ts';
 
@@ -16,6 +18,8 @@ export class SecondNodeError extends Error {
 export const holdSingleNode = async (databaseUrl: string): Promise<{ release: () => Promise<void> }> => {
   if (providerOf(databaseUrl) !== 'sqlite') return { release: async () => undefined };
   const path = `${sqlitePath(databaseUrl)}.node-lock`;
+  // The lock is taken before the migrations, which would make the database's folder: a fresh clone has no ./data.
+  mkdirSync(dirname(path), { recursive: true });
   const lock = createClient({ url: `file:${path}` });
   try {
     await lock.execute('PRAGMA busy_timeout = 0');
