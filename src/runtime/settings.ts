@@ -104,7 +104,12 @@ export const settingsSchema = z.object({
     .default(16 * 1024 * 1024)
     .describe('largest media file the service fetches for a send'),
   MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1).default(15_000).describe('timeout of that fetch'),
-  MEDIA_ALLOW_PRIVATE: z.stringbool().default(false).describe('`true` lets media URLs point at private, loopback and link-local addresses'),
+  MEDIA_ALLOW_PRIVATE: z
+    .stringbool()
+    .default(false)
+    .describe(
+      '`true` lets media URLs point at private, loopback and link-local addresses; unset, it is `true` when `SANDBOX_EMBEDDED=true` (`npm run demo`), so the demo can send a file served on the same machine',
+    ),
   INCOMING_MEDIA_RETENTION_MS: z.coerce
     .number()
     .int()
@@ -326,9 +331,16 @@ export const settingsSchema = z.object({
 
 export type Settings = z.output<typeof settingsSchema>;
 
-/** The demo's default: with SANDBOX_EMBEDDED and WEBHOOK_ALLOW_PRIVATE unset, webhooks may reach local receivers. */
-export const demoAllowsPrivateWebhooks = (settings: Pick<Settings, 'SANDBOX_EMBEDDED'>, env: NodeJS.ProcessEnv = process.env): boolean =>
-  settings.SANDBOX_EMBEDDED && env.WEBHOOK_ALLOW_PRIVATE === undefined;
+/** The settings the demo turns on when they are not set: URLs the service calls may point at this machine. */
+export const DEMO_PRIVATE_SETTINGS = ['WEBHOOK_ALLOW_PRIVATE', 'MEDIA_ALLOW_PRIVATE'] as const;
+export type DemoPrivateSetting = (typeof DEMO_PRIVATE_SETTINGS)[number];
+
+/** The demo's default: with SANDBOX_EMBEDDED and the setting unset, its URLs may reach this machine and the local network. */
+export const demoAllowsPrivate = (
+  settings: Pick<Settings, 'SANDBOX_EMBEDDED'>,
+  setting: DemoPrivateSetting,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean => settings.SANDBOX_EMBEDDED && env[setting] === undefined;
 
 /** Read once at start; everything else receives the parsed object. */
 export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => {
@@ -337,7 +349,9 @@ export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => 
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`Invalid settings:\n${lines}`);
   }
-  return demoAllowsPrivateWebhooks(parsed.data, env) ? { ...parsed.data, WEBHOOK_ALLOW_PRIVATE: true } : parsed.data;
+  const settings = { ...parsed.data };
+  for (const setting of DEMO_PRIVATE_SETTINGS) if (demoAllowsPrivate(settings, setting, env)) settings[setting] = true;
+  return settings;
 };
 
 export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => ({

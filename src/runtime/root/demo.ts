@@ -2,14 +2,25 @@
 export interface DemoFacts {
   /** The accounts there were before this start (so no key was printed), with the first emails; null when none. */
   existingAccounts: { count: number; first: string[] } | null;
-  webhookAllowPrivate: boolean;
-  /** Whether WEBHOOK_ALLOW_PRIVATE is the demo's default rather than set in the environment. */
-  webhookAllowPrivateByDemo: boolean;
+  /** Whether webhook URLs may point at private addresses, and whether that is the demo's default rather than set. */
+  webhooks: PrivateUrls;
+  /** The same for media URLs (MEDIA_ALLOW_PRIVATE). */
+  media: PrivateUrls;
+}
+
+export interface PrivateUrls {
+  allowed: boolean;
+  byDemo: boolean;
 }
 
 export const SHOWN_ACCOUNTS = 3;
 
-export const demoNotes = ({ existingAccounts, webhookAllowPrivate, webhookAllowPrivateByDemo }: DemoFacts): string => {
+const urlRule = (what: string, setting: string, { allowed, byDemo }: PrivateUrls): string =>
+  allowed
+    ? `${what} URLs may point at this machine and the local network (${setting}=true${byDemo ? ", the demo's default" : ''}).`
+    : `${what} URLs must point at public addresses (${setting}=false).`;
+
+export const demoNotes = ({ existingAccounts, webhooks, media }: DemoFacts): string => {
   const lines: string[] = [];
   const first = existingAccounts?.first[0];
   if (existingAccounts !== null && first !== undefined) {
@@ -21,10 +32,6 @@ export const demoNotes = ({ existingAccounts, webhookAllowPrivate, webhookAllowP
       `  npm run account -- rotate --email ${first}   (a new key for that account; its old key stops working)`,
     );
   }
-  lines.push(
-    webhookAllowPrivate
-      ? `Webhook URLs may point at this machine and the local network (WEBHOOK_ALLOW_PRIVATE=true${webhookAllowPrivateByDemo ? ", the demo's default" : ''}).`
-      : 'Webhook URLs must point at public addresses (WEBHOOK_ALLOW_PRIVATE=false).',
-  );
+  lines.push(urlRule('Webhook', 'WEBHOOK_ALLOW_PRIVATE', webhooks), urlRule('Media', 'MEDIA_ALLOW_PRIVATE', media));
   return `${lines.join('\n')}\n\n`;
 };

@@ -16,7 +16,7 @@ import { PostgresOwnership } from '../cluster/ownership.ts';
 import { createEventBus } from '../events.ts';
 import { createLogger } from '../logger.ts';
 import { giveMemoryBack, startMemoryReclaim } from '../memory-reclaim.ts';
-import { demoAllowsPrivateWebhooks, loadSettings } from '../settings.ts';
+import { demoAllowsPrivate, loadSettings } from '../settings.ts';
 
 const startedAt = new Date();
 const settings = loadSettings();
@@ -61,8 +61,8 @@ if (settings.SANDBOX_EMBEDDED) {
   process.stdout.write(
     demoNotes({
       existingAccounts: accountsBefore > 0 ? { count: accountsBefore, first: firstEmails } : null,
-      webhookAllowPrivate: settings.WEBHOOK_ALLOW_PRIVATE,
-      webhookAllowPrivateByDemo: demoAllowsPrivateWebhooks(settings),
+      webhooks: { allowed: settings.WEBHOOK_ALLOW_PRIVATE, byDemo: demoAllowsPrivate(settings, 'WEBHOOK_ALLOW_PRIVATE') },
+      media: { allowed: settings.MEDIA_ALLOW_PRIVATE, byDemo: demoAllowsPrivate(settings, 'MEDIA_ALLOW_PRIVATE') },
     }),
   );
 }

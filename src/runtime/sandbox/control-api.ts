@@ -6,6 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { SandboxControl } from './control.ts';
 import { readQrImage } from './qr-image.ts';
+import { sampleImage } from './sample-image.ts';
 
 const phoneBody = z.object({ number: z.string().regex(/^\d{5,20}$/), name: z.string().optional() });
 const scanBody = z
@@ -66,6 +67,12 @@ export const startControlApi = async (
   // send-media carries whole files as base64
   app.use(express.json({ limit: '64mb' }));
   const number = (req: Request) => String(req.params.number);
+  let sample: Buffer | undefined;
+  // A file to send by URL without the internet (`npm run demo` lets media URLs point at this machine).
+  app.get('/sample.png', (_req, res) => {
+    sample ??= sampleImage();
+    res.type('image/png').send(sample);
+  });
   app.get('/info', (_req, res) => {
     res.json(info());
   });
