@@ -180,6 +180,43 @@ describe.each(dbKinds)('webhook delivery client (%s)', (kind) => {
     expect(row).toMatchObject({ status: 'FAILED', attempts: 3 });
   });
 
+  it('warns of a failing endpoint at its first failure, then once per window with the failures it stands for, and says when it delivers again', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const delivery = new WebhookDeliveryLoop({ ...loop().options, logger, failureWarnEveryMs: 60_000 });
+    const start = clock;
+    const at = (ms: number) => {
+      clock = new Date(start.getTime() + ms);
+    };
+    const down = await seed(URL_FAILING, null);
+    const other = await seed(URL_FAILING, null);
+    const warnings = () => lines.map((l) => [l.level, l.endpointId, l.failures, l.msg]);
+    for (let n = 0; n < 5; n++) {
+      at(n * 1_000);
+      await delivery.attempt({ ...down.claimed, attempts: n });
+    }
+    expect(warnings()).toEqual([[40, down.endpoint.id, 1, expect.stringMatching(/^webhook endpoint failing/)]]);
+    expect(lines[0]).toMatchObject({ accountId: 'acc', url: URL_FAILING, lastError: 'HTTP 500' });
+    // another endpoint failing in the same window has a warning of its own
+    await delivery.attempt(other.claimed);
+    expect(warnings()).toHaveLength(2);
+    expect(warnings()[1]).toEqual([40, other.endpoint.id, 1, expect.stringMatching(/^webhook endpoint failing/)]);
+    // past the window: one more line, for the 4 failures unsaid and this one
+    at(61_000);
+    await delivery.attempt({ ...down.claimed, attempts: 5 });
+    at(62_000);
+    await delivery.attempt({ ...down.claimed, attempts: 6 });
+    expect(warnings().slice(2)).toEqual([[40, down.endpoint.id, 5, expect.stringMatching(/^webhook endpoint still failing/)]]);
+    await db.webhookEndpoint.update({ where: { id: down.endpoint.id }, data: { url: URL_OK } });
+    await delivery.attempt({ ...down.claimed, attempts: 7 });
+    expect(lines.slice(3).map((l) => [l.level, l.endpointId, l.url, l.msg])).toEqual([
+      [30, down.endpoint.id, URL_OK, 'webhook endpoint delivering again'],
+    ]);
+    // no retry left due for the loops the later tests start
+    await db.webhookDelivery.update({ where: { id: other.claimed.id }, data: { status: 'FAILED' } });
+    clock = start;
+  });
+
   it('prunes finished deliveries, with their events and attempts, past the retention, and keeps pending ones', async () => {
     const start = clock;
     // failed once, then delivered: a log row and a success on the delivery

@@ -14,6 +14,7 @@ import { providerOf } from '../db/migrate.ts';
 import { guardedLookup } from '../media-fetch.ts';
 import type { Answer } from '../webhooks/attempt.ts';
 import { failureOf, isSuccess, payloadOf, post } from '../webhooks/attempt.ts';
+import { EndpointFailureLog } from '../webhooks/failure-log.ts';
 import { newSortableId } from '../webhooks/outbox.ts';
 
 export interface WebhookDeliveryOptions {
@@ -40,7 +41,11 @@ export interface WebhookDeliveryOptions {
   retentionMs: number;
   /** told of every attempt, for the metrics */
   onAttempt?: (outcome: 'delivered' | 'failed', seconds: number) => void;
+  /** a failing endpoint is logged at its first failure, then at most once per this while it fails (default 5 minutes) */
+  failureWarnEveryMs?: number;
 }
+
+const FAILURE_WARN_EVERY_MS = 5 * 60 * 1000;
 
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /** the shortest time between two claims of a few deliveries each (the longest a delivery waits for this) */
@@ -228,8 +233,10 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
    */
   private readonly unclaimed = new Map<string, number>();
   private readonly endpoints = new Map<string, { at: number; endpoint: EndpointOfAttempt | null; accountId: string }>();
+  private readonly failures: EndpointFailureLog;
 
   constructor(readonly options: WebhookDeliveryOptions) {
+    this.failures = new EndpointFailureLog(options.logger, options.failureWarnEveryMs ?? FAILURE_WARN_EVERY_MS);
     // No transaction: Prisma's costs more CPU than a second commit, and none is needed. A failure's log row
     // goes first; a crash before the delivery's update leaves it claimed, so it is sent again when its
     // lease ends (at least once), with one log row too many at worst.
@@ -788,6 +795,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
 
     if (ok) {
       if (endpoint.failingSince) this.endpoints.delete(endpoint.id);
+      this.failures.delivered(endpoint);
       const followUps = endpoint.failingSince
         ? [db.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: null } })]
         : [];
@@ -831,7 +839,9 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       ],
     });
     if (delivery.nextAttemptAt) this.retryAt(delivery.nextAttemptAt);
+    if (!disabledReason) this.failures.failed(endpoint, at, error ?? `HTTP ${statusCode}`);
     if (disabledReason) {
+      this.failures.forget(endpoint.id);
       this.options.outbox.invalidate(endpoint.accountId);
       logger.warn({ endpointId: endpoint.id, accountId: endpoint.accountId, reason: disabledReason }, 'webhook endpoint disabled');
     }
