@@ -49,13 +49,14 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
   },
   {
     title: 'Messages and media',
-    intro: 'See [messages.md](messages.md).',
+    intro: 'See [messages.md](messages.md) and [conversations.md](conversations.md).',
     names: [
       'MEDIA_MAX_BYTES',
       'MEDIA_FETCH_TIMEOUT_MS',
       'MEDIA_ALLOW_PRIVATE',
       'INCOMING_BUFFER_SIZE',
       'INCOMING_MEDIA_RETENTION_MS',
+      'STORE_STATUSES_AND_CHANNELS',
       'INCOMING_STORE_TIMEOUT_MS',
       'NOT_ON_NETWORK_TTL_MS',
       'BUTTONS_ENABLED',

@@ -28,7 +28,7 @@ export interface Deps {
   incoming: Incoming;
   /** received files: their records, retention and URLs */
   incomingMedia: IncomingMediaFiles;
-  /** the last received messages of each session, to react to them or quote them */
+  /** the message store: every message a session sends and receives, to react to it, quote it, edit or delete it */
   received: ReceivedMessages;
   /** messages the links could not decrypt yet (message.waiting), until their resend arrives */
   waiting: WaitingMessages;

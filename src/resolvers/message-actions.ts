@@ -50,7 +50,7 @@ export const mentionsSchema = z
   .max(256, 'must name at most 256 people')
   .transform((jids) => [...new Set(jids)]);
 
-/** A message this session can point at: one it sent, or one it received lately. */
+/** A message this session can point at: one it sent (our record), or any other the store holds. */
 type Found =
   | { kind: 'sent'; row: OutgoingMessage; key: MessageKeyRef; chatJid: string }
   | { kind: 'received'; key: MessageKeyRef; chatJid: string; quotable?: string; content: string };
@@ -59,8 +59,9 @@ const sentKey = (row: OutgoingMessage): MessageKeyRef | null =>
   row.waMessageId && row.remoteJid && row.status === 'SENT' ? { remoteJid: row.remoteJid, id: row.waMessageId, fromMe: true } : null;
 
 /**
- * Our record by its id (or its network id), else a received message the session remembers (the last
- * ones since the service started). 404 otherwise; a record that never reached the network is a 409.
+ * Our record by its id (or its network id), else a message of the store by its network id (received, or
+ * sent from the phone): found after a restart and from any node. 404 otherwise; a record that never
+ * reached the network, or a message deleted for everyone, is a 409.
  */
 const findMessage = async (ctx: RequestContext, sessionId: string, ref: string, what: string): Promise<Found> => {
   await ctx.outgoing.settled();
@@ -71,13 +72,14 @@ const findMessage = async (ctx: RequestContext, sessionId: string, ref: string, 
     if (!key) throw new DomainError('CONFLICT', `This message was not sent (it has no network id on record), so it cannot be ${what}`);
     return { kind: 'sent', row, key, chatJid: key.remoteJid };
   }
-  const received = ctx.received.find(sessionId, ref);
+  const received = await ctx.received.find(sessionId, ref);
   if (!received) {
     throw new DomainError(
       'NOT_FOUND',
-      'Message not found: give a message record id, or the waMessageId of a message this session received since the service started',
+      'Message not found: give a message record id, or the waMessageId of a message this session received',
     );
   }
+  if (received.deletedAt) throw new DomainError('CONFLICT', `This message was deleted for everyone, so it cannot be ${what}`);
   return {
     kind: 'received',
     key: received.key,
@@ -169,7 +171,10 @@ export const deleteMessage = async (ctx: RequestContext, sessionId: string, mess
     throw new DomainError('NETWORK_ERROR', `The network refused the delete: ${err instanceof Error ? err.message : String(err)}`);
   }
   const deletedAt = ctx.now();
-  await ctx.db.outgoingMessage.update({ where: { id: row.id }, data: { deletedAt } });
+  await ctx.db.$transaction([
+    ctx.db.outgoingMessage.update({ where: { id: row.id }, data: { deletedAt } }),
+    ctx.db.message.updateMany({ where: { outgoingId: row.id }, data: { text: null, quotable: null, editedText: null, deletedAt } }),
+  ]);
   ctx.logger.info({ sessionId, messageId: row.id }, 'message deleted for everyone');
   return { ok: true, id: row.id, deletedAt: deletedAt.toISOString() };
 };
@@ -240,17 +245,16 @@ export const announceWaiting = async (
 };
 
 /**
- * What a received message leaves beside the buffer, before the network's receipt for it: the service
- * remembers it (to react to it or quote it), its message.received event, and for a reaction, an edit
- * or a delete, the event that points at the message it is about (also pushed to subscriptions).
+ * What a received message leaves beside the buffer (and the store, written before), before the network's
+ * receipt for it: its message.received event, and for a reaction, an edit or a delete, the event that
+ * points at the message it is about (also pushed to subscriptions).
  */
 export const announceReceived = async (
-  deps: Pick<Deps, 'db' | 'webhooks' | 'events' | 'received'>,
+  deps: Pick<Deps, 'db' | 'webhooks' | 'events'>,
   accountId: string | null,
   item: IncomingItem,
   message: ReceivedMessage,
 ): Promise<void> => {
-  deps.received.remember(item.sessionId, message);
   const { eventId: _eventId, ...data } = item;
   if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
   const update = await messageUpdateOf(deps, item, message);

@@ -457,7 +457,11 @@ export const editMessage = async (ctx: RequestContext, sessionId: string, messag
   } catch (err) {
     throw new DomainError('NETWORK_ERROR', `The network refused the edit: ${err instanceof Error ? err.message : String(err)}`);
   }
-  await ctx.db.outgoingMessage.update({ where: { id: row.id }, data: { content: newText } });
+  // The record shows the text as it reads now; the store keeps the first text and the latest edit.
+  await ctx.db.$transaction([
+    ctx.db.outgoingMessage.update({ where: { id: row.id }, data: { content: newText } }),
+    ctx.db.message.updateMany({ where: { outgoingId: row.id }, data: { editedText: newText, editedAt: ctx.now() } }),
+  ]);
   return { ok: true, id: row.id };
 };
 

@@ -280,6 +280,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         ]);
       });
     }
+    if (data.status === 'SENT') await deps.outgoing.storeSent([row.id]);
     const spacingMs = spacingOf(row);
     if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
     if (row.campaignId && progress) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);

@@ -1,11 +1,17 @@
 import type { Logger } from 'pino';
+import { Prisma } from '../generated/sqlite/client.ts';
 import type { IncomingMedia } from '../generated/sqlite/client.ts';
 import type { Db } from './db/client.ts';
+import { jsonRows } from './db/json-rows.ts';
+import type { JsonCell } from './db/json-rows.ts';
+import type { Provider } from './db/migrate.ts';
 import type { IncomingInput, IncomingMediaFiles, IncomingMediaView, StoredMedia } from './ports/incoming.ts';
-import type { ReceivedMediaType, ReceivedMessage } from './ports/incoming.ts';
+import type { ReceivedMedia, ReceivedMediaType, ReceivedMessage } from './ports/incoming.ts';
+import { incomingInputOf } from './received-messages.ts';
 
 export interface IncomingMediaOptions {
   db: Db;
+  provider: Provider;
   logger: Logger;
   now: () => Date;
   /** how long after it arrived a received file can be downloaded; older rows are purged */
@@ -42,9 +48,24 @@ const storedOf = (row: IncomingMedia): StoredMedia => ({
 export class IncomingMediaStore implements IncomingMediaFiles {
   private purger: NodeJS.Timeout | null = null;
   private readonly base: string;
+  private readonly rows: (rows: JsonCell[][]) => Prisma.Sql;
 
   constructor(private readonly options: IncomingMediaOptions) {
     this.base = options.publicUrl?.replace(/\/+$/, '') ?? '';
+    this.rows = jsonRows(options.provider, [
+      ['sessionId', 'text'],
+      ['messageId', 'text'],
+      ['chatId', 'text'],
+      ['mediaType', 'text'],
+      ['mimetype', 'text'],
+      ['size', 'bigint'],
+      ['fileName', 'text'],
+      ['mediaKey', 'text'],
+      ['directPath', 'text'],
+      ['url', 'text'],
+      ['fileSha256', 'text'],
+      ['receivedAt', 'timestamp'],
+    ]);
   }
 
   get retentionMs(): number {
@@ -59,41 +80,46 @@ export class IncomingMediaStore implements IncomingMediaFiles {
    * The buffer item of a received message: its media recorded first, so its URL answers as soon as a
    * client sees it. When the row cannot be written this rejects, so the message is not receipted and
    * the network delivers it again (an item without its media object would lose the file for good).
+   * The message store (message-store.ts) writes the same record in its own transaction instead.
    */
   async receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
-    const { messageId, media, key: _key, quotable: _quotable, refersTo: _refersTo, ...fields } = message;
-    const input: IncomingInput = { ...fields, waMessageId: messageId };
+    const input = incomingInputOf(message);
+    const { messageId, media } = message;
     if (!media || !messageId) return input;
-    try {
-      // One INSERT rather than an upsert (a read, then a write): fewer steps that can meet the network
-      // thread's key writes to the same SQLite file. A message delivered twice keeps its first row.
-      await this.options.db.incomingMedia.create({
-        data: {
-          sessionId,
-          messageId,
-          chatId: input.chatId,
-          mediaType: media.mediaType,
-          mimetype: media.mimetype,
-          size: BigInt(media.size),
-          fileName: media.fileName,
-          mediaKey: media.mediaKey,
-          directPath: media.directPath ?? null,
-          url: media.url ?? null,
-          fileSha256: media.fileSha256 ?? null,
-          receivedAt: this.options.now(),
-        },
-      });
-    } catch (err) {
-      // P2002: the row of a message delivered again (or of a write that completed after its timeout).
-      if ((err as { code?: unknown }).code !== 'P2002') throw err;
-    }
-    const view: IncomingMediaView = {
-      mimetype: media.mimetype,
-      size: media.size,
-      fileName: media.fileName,
-      url: this.url(sessionId, messageId),
-    };
-    return { ...input, media: view };
+    await this.options.db.$executeRaw(this.insert(sessionId, messageId, input.chatId, media));
+    return { ...input, media: this.view(sessionId, messageId, media) };
+  }
+
+  /**
+   * The statement that records a received file. One INSERT that leaves an existing row alone (a message
+   * delivered again, or a write that completed after its timeout, keeps its first row): no read before
+   * the write, no failed statement that would end a PostgreSQL transaction it is part of.
+   */
+  insert(sessionId: string, messageId: string, chatId: string, media: ReceivedMedia): Prisma.Sql {
+    const rows = this.rows([
+      [
+        sessionId,
+        messageId,
+        chatId,
+        media.mediaType,
+        media.mimetype,
+        media.size,
+        media.fileName,
+        media.mediaKey,
+        media.directPath ?? null,
+        media.url ?? null,
+        media.fileSha256 ?? null,
+        this.options.now(),
+      ],
+    ]);
+    return Prisma.sql`INSERT INTO "IncomingMedia" ("sessionId", "messageId", "chatId", "mediaType", "mimetype", "size", "fileName", "mediaKey", "directPath", "url", "fileSha256", "receivedAt")
+      SELECT "sessionId", "messageId", "chatId", "mediaType", "mimetype", "size", "fileName", "mediaKey", "directPath", "url", "fileSha256", "receivedAt"
+      FROM (${rows}) AS r WHERE true ON CONFLICT ("sessionId", "messageId") DO NOTHING`;
+  }
+
+  /** The item's media object of a received file. */
+  view(sessionId: string, messageId: string, media: ReceivedMedia): IncomingMediaView {
+    return { mimetype: media.mimetype, size: media.size, fileName: media.fileName, url: this.url(sessionId, messageId) };
   }
 
   async find(sessionId: string, messageId: string): Promise<StoredMedia | null> {

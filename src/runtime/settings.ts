@@ -118,6 +118,12 @@ export const settingsSchema = z.object({
     .describe(
       'how long a received file stays downloadable from its `media.url` (see messages.md, Received files); older records are purged',
     ),
+  STORE_STATUSES_AND_CHANNELS: z
+    .stringbool()
+    .default(false)
+    .describe(
+      '`true` stores received statuses (status@broadcast) and channel posts (@newsletter) in the message store too (docs/conversations.md); they are announced and buffered either way',
+    ),
   PUBLIC_URL: z
     .url()
     .optional()
@@ -277,7 +283,7 @@ export const settingsSchema = z.object({
     .min(1)
     .default(30_000)
     .describe(
-      'how long a received message may wait for its write (media record, webhook rows) before the link leaves it unreceipted for WhatsApp to deliver again',
+      'how long a received message may wait for its write (its stored row and media record, webhook rows) before the link leaves it unreceipted for WhatsApp to deliver again',
     ),
   WEBHOOK_ALLOW_PRIVATE: z
     .stringbool()

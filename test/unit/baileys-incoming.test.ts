@@ -140,7 +140,14 @@ describe('the media of received messages', () => {
 
   it('builds path-relative URLs, or absolute ones under PUBLIC_URL', () => {
     const store = (publicUrl?: string) =>
-      new IncomingMediaStore({ db: {} as Db, logger: pino({ level: 'silent' }), now: () => new Date(), retentionMs: 1, publicUrl });
+      new IncomingMediaStore({
+        db: {} as Db,
+        provider: 'sqlite',
+        logger: pino({ level: 'silent' }),
+        now: () => new Date(),
+        retentionMs: 1,
+        publicUrl,
+      });
     expect(store().url('s-1', '3EB0AB')).toBe('/v1/sessions/s-1/incoming/3EB0AB/media');
     expect(store('https://api.example.com/wa/').url('s-1', 'a/b')).toBe('https://api.example.com/wa/v1/sessions/s-1/incoming/a%2Fb/media');
   });

@@ -1,8 +1,8 @@
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { Provider } from './migrate.ts';
 
-export type JsonColumnType = 'text' | 'integer' | 'timestamp';
-export type JsonCell = string | number | Date | null;
+export type JsonColumnType = 'text' | 'integer' | 'bigint' | 'boolean' | 'timestamp';
+export type JsonCell = string | number | boolean | Date | null;
 
 /**
  * Rows of a batch write as a table read from one JSON parameter: `SELECT <columns> FROM json_each(?)`
@@ -20,7 +20,7 @@ export const jsonRows = (
   columns: ReadonlyArray<readonly [name: string, type: JsonColumnType]>,
 ): ((rows: JsonCell[][]) => Prisma.Sql) => {
   const postgres = provider === 'postgres';
-  const cast = { text: '', integer: '::integer', timestamp: '::timestamp(3)' } as const;
+  const cast = { text: '', integer: '::integer', bigint: '::bigint', boolean: '::boolean', timestamp: '::timestamp(3)' } as const;
   // the names and types are the caller's constants, never input
   const select = Prisma.raw(
     columns.map(([name, type], i) => (postgres ? `(value->>${i})${cast[type]} AS "${name}"` : `value->>${i} AS "${name}"`)).join(', '),

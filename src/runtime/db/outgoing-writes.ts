@@ -30,6 +30,35 @@ export const sentMarks = (provider: Provider): ((marks: SentMark[]) => Prisma.Sq
   };
 };
 
+/**
+ * The statement that stores SENT records in the message store (docs/conversations.md): the chat is the
+ * record's recipient, the sender the session's own number, the quote and mentions those of its payload.
+ * Status posts stay out of it. The Message row takes its record's id (a UUIDv7 already).
+ */
+export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql) => {
+  const table = jsonRows(provider, [['id', 'text']]);
+  const status = notIndexed(provider, 'o."status"');
+  const postgres = provider === 'postgres';
+  const quotedId = Prisma.raw(postgres ? `(o."payload"::json #>> '{quoted,key,id}')` : `json_extract(o."payload", '$.quoted.key.id')`);
+  const mentions = Prisma.raw(
+    postgres ? `COALESCE((o."payload"::json -> 'mentions')::text, '[]')` : `COALESCE(json_extract(o."payload", '$.mentions'), '[]')`,
+  );
+  const key = Prisma.raw(
+    postgres
+      ? `json_build_object('remoteJid', o."remoteJid", 'id', o."waMessageId", 'fromMe', true)::text`
+      : `json_object('remoteJid', o."remoteJid", 'id', o."waMessageId", 'fromMe', json('true'))`,
+  );
+  return (ids) => {
+    const rows = table(ids.map((id) => [id]));
+    return Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "fromMe", "kind", "text", "quotedId", "mentions", "key", "messageTimestamp", "createdAt", "outgoingId")
+      SELECT o."id", o."sessionId", o."waMessageId", 'out', o."toNumber", o."toLid", COALESCE(s."phone", ''), true, o."kind", o."content", ${quotedId}, ${mentions}, ${key},
+        COALESCE(o."sentAt", o."createdAt"), COALESCE(o."sentAt", o."createdAt"), o."id"
+      FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id" JOIN "Session" s ON s."id" = o."sessionId"
+      WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status'
+      ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`;
+  };
+};
+
 export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger, webhooks?: WebhookOutbox): OutgoingWrites => {
   // Each batch is one statement whose rows are one JSON parameter (json-rows.ts).
   const provider = providerOf(databaseUrl);
@@ -45,6 +74,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     ['createdAt', 'timestamp'],
   ]);
   const markSent = sentMarks(provider);
+  const storeSent = storedSent(provider);
   const receiptTable = jsonRows(provider, [
     ['id', 'text'],
     ['deliveredAt', 'timestamp'],
@@ -63,15 +93,17 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
   const marks = groupCommit<SentMark>(
     async (sent) => {
       const update = db.$executeRaw(markSent(sent));
+      // The message store's rows of the records just marked: in the mark's transaction, so a SENT record has its row.
+      const stored = db.$executeRaw(storeSent(sent.map((m) => m.id)));
       // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
       const outbox = webhooks
         ? (await Promise.all(sent.flatMap((m) => (m.events ?? []).map((e) => webhooks.rowsFor(e))))).filter((r) => r !== null)
         : [];
       if (outbox.length === 0 || !webhooks) {
-        await update;
+        await db.$transaction([update, stored]);
         return;
       }
-      await db.$transaction([update, ...webhooks.writes(outbox)]);
+      await db.$transaction([update, stored, ...webhooks.writes(outbox)]);
       webhooks.written(outbox);
     },
     { delayMs: SENT_MARK_DELAY_MS },
@@ -89,6 +121,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
   return {
     pending: inserts.add,
     receiptTimes,
+    storeSent: (ids) => db.$executeRaw(storeSent(ids)),
     sent: (mark) => {
       marks
         .add(mark)

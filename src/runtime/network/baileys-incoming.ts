@@ -191,6 +191,35 @@ export const waitingOf = async (
   };
 };
 
+/** The kinds whose content is a description when they have no caption ('[image]'): the store keeps no text for those. */
+const CAPTIONED = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/** The message's text or caption, as the store keeps it: none for a file without a caption. */
+const textOf = (raw: proto.IMessage | null | undefined, described: Described): string | undefined => {
+  if (!CAPTIONED.has(described.type)) return described.content;
+  const message = normalizeMessageContent(raw);
+  const caption =
+    message?.imageMessage?.caption ??
+    message?.videoMessage?.caption ??
+    message?.documentMessage?.caption ??
+    message?.documentWithCaptionMessage?.message?.documentMessage?.caption;
+  return caption || undefined;
+};
+
+/** The message a reply quotes (its network id) and the people it mentions, from the message's context. */
+const contextOf = (raw: proto.IMessage | null | undefined): { quotedId?: string; mentions?: string[] } => {
+  const message = normalizeMessageContent(raw);
+  const kind = message ? getContentType(message) : undefined;
+  const inner = kind && message ? (message[kind] as { contextInfo?: proto.IContextInfo | null } | null | undefined) : undefined;
+  const context = inner && typeof inner === 'object' ? inner.contextInfo : undefined;
+  if (!context) return {};
+  const mentions = (context.mentionedJid ?? []).filter((jid) => typeof jid === 'string' && jid.length > 0);
+  return {
+    ...(context.stanzaId ? { quotedId: context.stanzaId } : {}),
+    ...(mentions.length > 0 ? { mentions } : {}),
+  };
+};
+
 /** The kinds of message that are about another message. */
 const REFERRING = new Set(['reaction', 'edit', 'revoke', 'poll_vote']);
 
@@ -236,6 +265,8 @@ export const toIncoming = async (msg: WAMessage, own: OwnAddresses, book?: LidBo
           },
         }
       : {}),
-    ...(REFERRING.has(described.type) ? { refersTo: refersToOf(msg.message) } : { quotable: quotableOf(msg.message) }),
+    ...(REFERRING.has(described.type)
+      ? { refersTo: refersToOf(msg.message) }
+      : { quotable: quotableOf(msg.message), text: textOf(msg.message, described), ...contextOf(msg.message) }),
   };
 };

@@ -20,6 +20,7 @@ import type { Fence, Ownership } from '../ports/cluster.ts';
 import type { LiveView, Sessions, SessionStatus } from '../ports/sessions.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 import { reportingRefusals } from './refusals.ts';
+import { incomingInputOf } from '../received-messages.ts';
 
 /**
  * The QR as a 300 px PNG, grayscale with the "up" filter on every row instead of RGBA with a filter
@@ -565,8 +566,7 @@ export class SessionManager implements Sessions {
 
   private toItem(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
     if (this.options.receive) return this.options.receive(sessionId, message);
-    const { messageId, media: _media, key: _key, quotable: _quotable, refersTo: _refersTo, ...input } = message;
-    return Promise.resolve({ ...input, waMessageId: messageId });
+    return Promise.resolve(incomingInputOf(message));
   }
 
   private async onQr(sessionId: string, live: Live, qr: string, generation: number): Promise<void> {

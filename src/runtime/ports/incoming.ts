@@ -40,6 +40,12 @@ export type ReceivedMessage = Omit<IncomingInput, 'media' | 'waMessageId'> & {
   key?: MessageKeyRef;
   /** the message (proto.Message, base64), for a reply that quotes it */
   quotable?: string;
+  /** its text or caption (none for a file without a caption), as the message store keeps it */
+  text?: string;
+  /** a reply: the network id of the message it quotes */
+  quotedId?: string;
+  /** the people it mentions (user JIDs, as the network wrote them) */
+  mentions?: string[];
   /** reactions, edits, deletes and poll votes: the network id of the message they are about */
   refersTo?: string;
   /** a vote on one of this session's polls, decrypted with the poll's secret (absent when it could not be) */
@@ -56,7 +62,7 @@ export interface PollVoteReceived {
   votedAt: number;
 }
 
-/** A received message the service remembers (runtime/received-messages.ts), to react to it or quote it. */
+/** A stored message as a reaction, a quote or a delete needs it (runtime/message-store.ts). */
 export interface RememberedMessage {
   key: MessageKeyRef;
   chatId: string;
@@ -64,13 +70,22 @@ export interface RememberedMessage {
   quotable?: string;
   /** its text or description, quoted as text when the message itself was not kept */
   content: string;
+  /** when it was deleted for everyone */
+  deletedAt: Date | null;
 }
 
-/** The last received messages of each session, by network id (in memory, bounded). */
+/**
+ * The message store (runtime/message-store.ts): every message a session sends and receives, one row per
+ * network id, in the database (so a message is found after a restart and from any node).
+ */
 export interface ReceivedMessages {
-  remember(sessionId: string, message: ReceivedMessage): void;
-  find(sessionId: string, waMessageId: string): RememberedMessage | undefined;
-  forget(sessionId: string): void;
+  /**
+   * The buffer item of a received message, stored first with its file's record (one transaction), and a
+   * reaction, an edit or a delete applied to the message it is about. Rejects when the write fails, so
+   * the message is not receipted and the network delivers it again.
+   */
+  receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput>;
+  find(sessionId: string, waMessageId: string): Promise<RememberedMessage | undefined>;
 }
 
 /** Messages a link could not decrypt yet, by network id, until the sender's resend arrives (in memory, bounded). */

@@ -50,4 +50,10 @@ export interface OutgoingWrites {
    * repeated or late receipt changes nothing. Not run until awaited or passed to `$transaction`.
    */
   receiptTimes: (rows: ReceiptTimesRow[]) => Prisma.PrismaPromise<number>;
+  /**
+   * The message store's rows of SENT records (direction out, outgoingId set), one statement; a record
+   * stored before changes nothing. The SENT marks write theirs in their own transaction; a send that
+   * records SENT another way (a scheduled one) runs this after. Not run until awaited or passed to `$transaction`.
+   */
+  storeSent: (ids: string[]) => Prisma.PrismaPromise<number>;
 }

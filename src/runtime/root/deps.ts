@@ -25,7 +25,8 @@ import type { EventBus } from '../ports/events.ts';
 import { ButtonGuard } from '../button-guard.ts';
 import { IncomingBuffer } from '../incoming-buffer.ts';
 import { IncomingMediaStore } from '../incoming-media.ts';
-import { RecentReceived, RecentWaiting } from '../received-messages.ts';
+import { MessageStore } from '../message-store.ts';
+import { RecentWaiting } from '../received-messages.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
 import { WebhookDeliveryLoop } from '../jobs/webhook-delivery.ts';
@@ -131,16 +132,24 @@ export const createDeps = (options: DepsOptions): Deps => {
             notOnNetworkTtlMs: settings.NOT_ON_NETWORK_TTL_MS,
           });
         });
-  const received = new RecentReceived();
   const waiting = new RecentWaiting();
   const incomingMedia = new IncomingMediaStore({
     db,
+    provider,
     logger,
     now,
     retentionMs: settings.INCOMING_MEDIA_RETENTION_MS,
     publicUrl: settings.PUBLIC_URL,
   });
   incomingMedia.start();
+  const received = new MessageStore({
+    db,
+    provider,
+    logger,
+    now,
+    media: incomingMedia,
+    statusesAndChannels: settings.STORE_STATUSES_AND_CHANNELS,
+  });
   // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
   // off the send path.
   const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
@@ -153,7 +162,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     // A resend of a message that was waiting refers to its message.waiting (same waMessageId).
     receive: async (sessionId, message) => {
-      const input = await incomingMedia.receive(sessionId, message);
+      const input = await received.receive(sessionId, message);
       const waitingSince = waiting.take(sessionId, message.messageId);
       return waitingSince ? { ...input, waitingSince } : input;
     },
@@ -163,7 +172,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     // same one, so a receiver can tell it from a new message.
     onReceived: async (item, message) => {
       const accountId = await accountOf(item.sessionId);
-      await announceReceived({ db, webhooks, events, received }, accountId, item, message);
+      await announceReceived({ db, webhooks, events }, accountId, item, message);
       await announcePollVote({ db, webhooks, events }, accountId, item, message);
     },
     onSendError: (sessionId, waMessageId, reason, code) => {

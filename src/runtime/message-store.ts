@@ -1,0 +1,189 @@
+import type { Logger } from 'pino';
+import { v7 as uuidv7 } from 'uuid';
+import { Prisma } from '../generated/sqlite/client.ts';
+import type { Db } from './db/client.ts';
+import { jsonRows } from './db/json-rows.ts';
+import type { JsonCell } from './db/json-rows.ts';
+import type { Provider } from './db/migrate.ts';
+import type { IncomingMediaStore } from './incoming-media.ts';
+import type { IncomingInput, MessageKeyRef, ReceivedMessage } from './ports/incoming.ts';
+import type { ReceivedMessages, RememberedMessage } from './ports/incoming.ts';
+import { incomingInputOf } from './received-messages.ts';
+
+export interface MessageStoreOptions {
+  db: Db;
+  provider: Provider;
+  logger: Logger;
+  now: () => Date;
+  /** the received files' records: a file's row is written in the same transaction as its message */
+  media: Pick<IncomingMediaStore, 'view' | 'insert'>;
+  /** statuses (status@broadcast) and channels (@newsletter) are stored too (STORE_STATUSES_AND_CHANNELS) */
+  statusesAndChannels: boolean;
+}
+
+/** Messages about another message: they change the stored one instead of becoming a row of their own. */
+const REFERRING = new Set(['reaction', 'edit', 'revoke', 'poll_vote']);
+
+const isStatusOrChannel = (chatId: string): boolean => chatId === 'status@broadcast' || chatId.endsWith('@newsletter');
+
+/** The network's seconds as a time; a message without one is stamped when it arrived. */
+const timeOf = (seconds: number, now: Date): Date => (seconds > 0 ? new Date(seconds * 1000) : now);
+
+/**
+ * The message store (issue 45, docs/conversations.md): every message a session sends and receives, one
+ * row per network id per session. A received message is written before its network receipt, in one
+ * statement (with its file's record: one transaction of two); a message delivered again (a crash before
+ * its receipt, a retry, another node after a failover) meets the unique (sessionId, waMessageId) and
+ * leaves the first row as it was. Reactions, edits and deletes change the message they are about.
+ */
+export class MessageStore implements ReceivedMessages {
+  private readonly rows: (rows: JsonCell[][]) => Prisma.Sql;
+
+  constructor(private readonly options: MessageStoreOptions) {
+    this.rows = jsonRows(options.provider, [
+      ['id', 'text'],
+      ['sessionId', 'text'],
+      ['waMessageId', 'text'],
+      ['direction', 'text'],
+      ['chatId', 'text'],
+      ['chatLid', 'text'],
+      ['sender', 'text'],
+      ['senderLid', 'text'],
+      ['fromMe', 'boolean'],
+      ['kind', 'text'],
+      ['text', 'text'],
+      ['quotedId', 'text'],
+      ['mentions', 'text'],
+      ['key', 'text'],
+      ['quotable', 'text'],
+      ['messageTimestamp', 'timestamp'],
+      ['createdAt', 'timestamp'],
+    ]);
+  }
+
+  async receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
+    const input = incomingInputOf(message);
+    const { messageId, media, key } = message;
+    const withMedia = media && messageId ? { ...input, media: this.options.media.view(sessionId, messageId, media) } : input;
+    if (!messageId) return withMedia;
+    if (REFERRING.has(message.type)) {
+      await this.apply(sessionId, message);
+      return withMedia;
+    }
+    const writes: Prisma.Sql[] = [];
+    if (key && (this.options.statusesAndChannels || !isStatusOrChannel(message.chatId))) writes.push(this.insert(sessionId, message, key));
+    if (media) writes.push(this.options.media.insert(sessionId, messageId, message.chatId, media));
+    const { db } = this.options;
+    if (writes.length === 1) await db.$executeRaw(writes[0] as Prisma.Sql);
+    else if (writes.length > 1) await db.$transaction(writes.map((sql) => db.$executeRaw(sql)));
+    return withMedia;
+  }
+
+  async find(sessionId: string, waMessageId: string): Promise<RememberedMessage | undefined> {
+    const row = await this.options.db.message.findUnique({
+      where: { sessionId_waMessageId: { sessionId, waMessageId } },
+      select: { key: true, chatId: true, quotable: true, text: true, editedText: true, kind: true, deletedAt: true },
+    });
+    if (!row) return undefined;
+    return {
+      key: JSON.parse(row.key) as MessageKeyRef,
+      chatId: row.chatId,
+      content: row.editedText ?? row.text ?? `[${row.kind}]`,
+      deletedAt: row.deletedAt,
+      ...(row.quotable ? { quotable: row.quotable } : {}),
+    };
+  }
+
+  /** The statement that stores a received message, or leaves the row of one delivered before alone. */
+  private insert(sessionId: string, message: ReceivedMessage, key: MessageKeyRef): Prisma.Sql {
+    const now = this.options.now();
+    const rows = this.rows([
+      [
+        uuidv7(),
+        sessionId,
+        message.messageId,
+        message.fromMe ? 'out' : 'in',
+        message.chatId,
+        message.chatLid,
+        message.from,
+        message.fromLid,
+        message.fromMe,
+        message.type,
+        message.text ?? null,
+        message.quotedId ?? null,
+        JSON.stringify(message.mentions ?? []),
+        JSON.stringify(key),
+        message.quotable ?? null,
+        timeOf(message.messageTimestamp, now),
+        now,
+      ],
+    ]);
+    return Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt")
+      SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt"
+      FROM (${rows}) AS r WHERE true ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`;
+  }
+
+  /**
+   * A reaction, an edit or a delete changes the stored message it is about. One the store does not hold
+   * (older than the store, or from a chat it leaves out) changes nothing; the message is received all the same.
+   */
+  private async apply(sessionId: string, message: ReceivedMessage): Promise<void> {
+    const target = message.refersTo;
+    if (!target) return;
+    const { db } = this.options;
+    const at = timeOf(message.messageTimestamp, this.options.now());
+    const where = { sessionId, waMessageId: target };
+    switch (message.type) {
+      case 'reaction': {
+        const stored = await db.message.findUnique({ where: { sessionId_waMessageId: where }, select: { id: true } });
+        if (stored) await reactionChange(db, stored.id, message, at);
+        return;
+      }
+      case 'edit':
+        // Only its author edits a message: the edit comes from the same side and the same person.
+        await db.message.updateMany({
+          where: { ...where, fromMe: message.fromMe, deletedAt: null, OR: authorOf(message) },
+          data: { editedText: message.content, editedAt: at },
+        });
+        return;
+      case 'revoke':
+        // Its author deletes a message for everyone; in a group an admin may delete another member's.
+        await db.message.updateMany({
+          where: { ...where, deletedAt: null, ...(message.chatId.endsWith('@g.us') ? {} : { fromMe: message.fromMe }) },
+          data: { text: null, quotable: null, editedText: null, deletedAt: at },
+        });
+        return;
+      default:
+        // A poll vote: the votes on this session's polls are PollVote rows (resolvers/polls.ts).
+        return;
+    }
+  }
+}
+
+/** The rows that match a message's sender, by number JID or by LID. */
+const authorOf = (message: Pick<ReceivedMessage, 'from' | 'fromLid'>): Prisma.MessageWhereInput[] => [
+  { sender: message.from },
+  ...(message.fromLid ? [{ senderLid: message.fromLid }] : []),
+];
+
+/**
+ * A reactor's current reaction: one row per person (by LID when known, as PollVote), replaced by a later
+ * reaction, removed by an empty one; an older reaction arriving late changes nothing.
+ */
+const reactionChange = async (db: Db, messageId: string, message: ReceivedMessage, at: Date): Promise<void> => {
+  const reactorKey = message.fromLid ?? message.from;
+  const current = { messageId, reactorKey, reactedAt: { lte: at } };
+  if (message.content === '') {
+    await db.messageReaction.deleteMany({ where: current });
+    return;
+  }
+  const data = { reactor: message.from, reactorLid: message.fromLid, emoji: message.content, reactedAt: at };
+  const { count } = await db.messageReaction.updateMany({ where: current, data });
+  if (count > 0) return;
+  try {
+    await db.messageReaction.create({ data: { messageId, reactorKey, ...data } });
+  } catch (err) {
+    // P2002: the reactor's row is newer than this reaction.
+    if ((err as { code?: unknown }).code !== 'P2002') throw err;
+  }
+};
