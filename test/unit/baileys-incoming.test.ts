@@ -35,12 +35,40 @@ describe('incoming items from network messages', () => {
       // what a reaction or a quote of it needs: the key as the network addressed it, and the message
       key: { remoteJid: '15550002000@s.whatsapp.net', fromMe: true, id: 'A' },
       quotable: Buffer.from([0x0a, 0x02, 0x68, 0x69]).toString('base64'),
+      // the message store's text (the buffer item and the webhooks leave it out)
+      text: 'hi',
     });
     const inGroup = await toIncoming(
       message({ remoteJid: '120363000000000001@g.us', fromMe: true, id: 'B', participant: '99990000111@lid' }),
       OWN,
     );
     expect(inGroup).toMatchObject({ chatId: '120363000000000001@g.us', chatLid: null, from: '15550001000@s.whatsapp.net', fromMe: true });
+  });
+
+  it("hands the store a message's text or caption (none for a file without one), the id it quotes and the people it mentions", async () => {
+    const key = { remoteJid: '15550002000@s.whatsapp.net', fromMe: false, id: 'Q' };
+    const reply = await toIncoming(
+      {
+        key,
+        message: {
+          extendedTextMessage: {
+            text: '@15550001000 yes',
+            contextInfo: { stanzaId: 'ORIGINAL', participant: key.remoteJid, mentionedJid: ['15550001000@s.whatsapp.net'] },
+          },
+        },
+        messageTimestamp: 1_700_000_000,
+      },
+      OWN,
+    );
+    expect(reply).toMatchObject({ text: '@15550001000 yes', quotedId: 'ORIGINAL', mentions: ['15550001000@s.whatsapp.net'] });
+    const file = { url: 'https://mmg.example/x', directPath: '/x', mediaKey: new Uint8Array(32).fill(1), mimetype: 'image/jpeg' };
+    const captioned = await toIncoming({ key, message: { imageMessage: { ...file, caption: 'the view' } }, messageTimestamp: 1 }, OWN);
+    expect(captioned).toMatchObject({ type: 'image', content: 'the view', text: 'the view' });
+    const bare = await toIncoming({ key, message: { imageMessage: file } }, OWN);
+    expect(bare).toMatchObject({ type: 'image', content: '[image]' });
+    expect(bare?.text).toBeUndefined();
+    expect(bare?.quotedId).toBeUndefined();
+    expect(bare?.mentions).toBeUndefined();
   });
 
   it('gives others their phone-number JID when Baileys addresses them by LID, and the LID beside it', async () => {
