@@ -31,18 +31,18 @@ interface Measures {
 const measured: Measures = { collect: collectAllGarbage, rss: () => process.memoryUsage.rss(), now: () => performance.now() };
 
 /** One collection, logged with what it gave back; returns the process's size after it. */
-const collectLogged = (logger: Logger, message: string, { collect, rss, now }: Measures): number => {
+const collectLogged = (logger: Logger, level: 'info' | 'debug', message: string, { collect, rss, now }: Measures): number => {
   const before = rss();
   const started = now();
   collect();
   const after = rss();
-  logger.info({ rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(after / MB), ms: Math.round(now() - started) }, message);
+  logger[level]({ rssBeforeMb: Math.round(before / MB), rssAfterMb: Math.round(after / MB), ms: Math.round(now() - started) }, message);
   return after;
 };
 
 /** One memory-reducing collection now, logged with what it gave back (the quiet moment right after start). */
 export const giveMemoryBack = (logger: Logger, message: string): void => {
-  collectLogged(logger, message, measured);
+  collectLogged(logger, 'info', message, measured);
 };
 
 export interface MemoryReclaimOptions {
@@ -98,7 +98,8 @@ export const createMemoryReclaim = (options: MemoryReclaimOptions) => {
       // Memory given back otherwise (another thread's collection, V8's own) lowers the mark.
       baseline = Math.min(baseline, before);
       if (busy >= quietBelow || before - baseline < growthBytes || now() - lastAt < minGapMs) return false;
-      baseline = collectLogged(options.logger, 'quiet after a busy period: memory given back', { collect, rss, now });
+      // Routine, after every busy period: an operator follows memory in the metrics, not in this line.
+      baseline = collectLogged(options.logger, 'debug', 'quiet after a busy period: memory given back', { collect, rss, now });
       lastAt = now();
       return true;
     },

@@ -48,6 +48,25 @@ describe("Baileys' log lines", () => {
     ]);
   });
 
+  it("writes the refused LID-LID pair of a send into a group at debug, and keeps a real bad pair Baileys' warning", () => {
+    const { lines, logger } = setup('debug');
+    // as lid-mapping.js words it for each member of a group asked by LID
+    logger.child({ class: 'lid' }).warn('Invalid LID-PN mapping: 100000488178@lid, 100000488178@lid');
+    expect(lines.map((l) => [l.level, l.baileysMessage, l.msg])).toEqual([
+      [20, 'Invalid LID-PN mapping: 100000488178@lid, 100000488178@lid', expect.stringContaining('names that same LID')],
+    ]);
+    const quiet = setup('info');
+    quiet.logger.warn('Invalid LID-PN mapping: 100000488178@lid, 100000488178@lid');
+    expect(quiet.lines).toEqual([]);
+    // two different LIDs, or a malformed number, are not the send's echo: Baileys' own warning stays
+    quiet.logger.warn('Invalid LID-PN mapping: 100000488178@lid, 100000488179@lid');
+    quiet.logger.warn('Invalid LID-PN mapping: 100000488178@lid, 12@broadcast');
+    expect(quiet.lines.map((l) => [l.level, l.msg])).toEqual([
+      [40, 'Invalid LID-PN mapping: 100000488178@lid, 100000488179@lid'],
+      [40, 'Invalid LID-PN mapping: 100000488178@lid, 12@broadcast'],
+    ]);
+  });
+
   it("keeps Baileys' children rewriting, and its level readable and settable", () => {
     const { lines, logger } = setup('debug');
     const child = logger.child({ class: 'ns' });

@@ -86,6 +86,18 @@ describe('giving memory back after a busy period', () => {
     expect(reclaim.check()).toBe(true);
   });
 
+  it('logs what each periodic collection gave back at debug, so an info log does not show a line per busy period', () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let rss = 400 * MB;
+    const reclaim = createMemoryReclaim({ logger, rss: () => rss, utilization: () => 0, collect: () => (rss = 300 * MB), now: () => 0 });
+    rss = 500 * MB;
+    expect(reclaim.check()).toBe(true);
+    expect(lines.map((l) => [l.level, l.msg, l.rssBeforeMb, l.rssAfterMb])).toEqual([
+      [20, 'quiet after a busy period: memory given back', 500, 300],
+    ]);
+  });
+
   it("runs V8's memory-reducing collection on this thread", () => {
     let rss = 300 * MB;
     const reclaim = createMemoryReclaim({ logger: pino({ level: 'silent' }), rss: () => rss, utilization: () => 0 });

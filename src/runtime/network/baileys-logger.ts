@@ -13,6 +13,9 @@ interface Expected {
 const streamErrorCode = (fields: Record<string, unknown>): unknown =>
   (fields.fullErrorNode as { attrs?: { code?: unknown } } | undefined)?.attrs?.code;
 
+/** Baileys' `Invalid LID-PN mapping: <lid>, <pn>` where the "number" is the same LID again. */
+const LID_AS_ITS_OWN_NUMBER = /^Invalid LID-PN mapping: ([^\s,:@]+)(?::\d+)?@lid, ([^\s,:@]+)(?::\d+)?@lid$/;
+
 const EXPECTED: Expected[] = [
   {
     // Baileys logs every stream error at error level, including the one WhatsApp sends after each pairing;
@@ -25,6 +28,17 @@ const EXPECTED: Expected[] = [
     matches: (msg) => msg.includes('DISABLING ALL SYNC'),
     level: 'debug',
     explanation: 'history sync is off on the sandbox network, which sends no history; LIDs are learnt from usync answers and messages',
+  },
+  {
+    // A send into a group (or to a chat addressed by LID) asks the network for the devices of users it
+    // knows by LID, with the LID protocol; the answer names each user's LID, which is the address asked,
+    // and Baileys offers the pair (LID, address asked) to its mapping store, which refuses it: no number.
+    matches: (msg) => {
+      const pair = LID_AS_ITS_OWN_NUMBER.exec(msg);
+      return pair !== null && pair[1] === pair[2];
+    },
+    level: 'debug',
+    explanation: "a device list asked by LID (a group's members on a send) names that same LID: no LID-number pair to keep, nothing lost",
   },
   {
     matches: (msg) => msg.startsWith('no name present, ignoring presence update request'),
