@@ -14,7 +14,7 @@ import type { Json, TestApp } from './helpers/app.ts';
 
 /**
  * Generated requests against every REST route and every GraphQL root field: whatever they carry, the
- * answer is never a 5xx and every error has decisions.md's shape and one of its codes. Seeded, so a
+ * answer is never a 5xx and every error has the API's error shape and one of its codes (docs/errors.md). Seeded, so a
  * failure replays (FUZZ_SEED=<seed> to try another sequence).
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
@@ -202,7 +202,7 @@ const expectRestShape = (status: number, payload: Json, what: string) => {
   }
 };
 
-/** GraphQL answers: never a 5xx, and every error carries a code of decisions.md other than INTERNAL. */
+/** GraphQL answers: never a 5xx, and every error carries one of the API's codes other than INTERNAL. */
 const expectGraphQLShape = (status: number, payload: Json, what: string) => {
   expect(status, what).toBeLessThan(500);
   expect(typeof payload, what).toBe('object');
@@ -273,7 +273,7 @@ const rootFields = (kind: 'query' | 'mutation' | 'subscription') => {
   return Object.values(root?.getFields() ?? {});
 };
 
-describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.md (%s)', (kind) => {
+describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside the API error codes (%s)', (kind) => {
   let app: TestApp;
   let sandbox: Sandbox;
   let key: string;
@@ -310,7 +310,7 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
     expect(routes).toContainEqual({ method: 'GET', path: '/contacts' });
   });
 
-  it(`answers ${REST_RUNS} generated REST requests over every route without a 5xx, in decisions.md's error shape`, async () => {
+  it(`answers ${REST_RUNS} generated REST requests over every route without a 5xx, in the API's error shape`, async () => {
     const param = fc.oneof(
       { weight: 2, arbitrary: fc.constantFrom('SESSION', 'GROUP', '15550001111@s.whatsapp.net', '15550001111') },
       { weight: 2, arbitrary: fc.uuid() },
@@ -362,7 +362,7 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
     );
   }, 180_000);
 
-  it(`answers ${GRAPHQL_RUNS} generated operations over every query and mutation field without a 5xx or a code outside decisions.md`, async () => {
+  it(`answers ${GRAPHQL_RUNS} generated operations over every query and mutation field without a 5xx or a code outside the API's`, async () => {
     const fields = [
       ...rootFields('query').map((f) => ['query', f] as const),
       ...rootFields('mutation').map((f) => ['mutation', f] as const),
@@ -385,7 +385,7 @@ describe.each(dbKinds)('fuzz: no input gets a 5xx or an error outside decisions.
     );
   }, 180_000);
 
-  it(`answers ${SUBSCRIPTION_RUNS} generated subscriptions over graphql-ws with errors in decisions.md's codes`, async () => {
+  it(`answers ${SUBSCRIPTION_RUNS} generated subscriptions over graphql-ws with errors in the API's codes`, async () => {
     const fields = rootFields('subscription');
     expect(fields.length).toBeGreaterThanOrEqual(3);
     const client = graphqlWs(app.baseUrl, key);

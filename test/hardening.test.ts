@@ -211,7 +211,7 @@ describe.each(dbKinds)('hardening: no request, client or tenant can hurt the oth
       expect(res.data).toMatchObject({ __schema: { queryType: { name: 'Query' } } });
     });
 
-    it('answers yoga-level refusals in decisions.md codes: a mutation over GET, an unknown operation name', async () => {
+    it('answers yoga-level refusals in the API error codes: a mutation over GET, an unknown operation name', async () => {
       const viaGet = await http(
         app.baseUrl,
         'GET',

@@ -41,7 +41,7 @@ export const authenticate = async (deps: Pick<Deps, 'db'>, apiKey: string | unde
   return caller;
 };
 
-/** decisions.md: right after the key, before anything about the request is looked at. */
+/** Right after the key, before anything about the request is looked at (docs/api-reference.md#errors). */
 export const takeRequest = async (deps: Pick<Deps, 'rateLimit'>, caller: Caller): Promise<void> => {
   const retryAfterSeconds = await deps.rateLimit.take(caller.accountId);
   if (retryAfterSeconds !== null) {

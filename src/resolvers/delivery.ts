@@ -23,7 +23,7 @@ import { messageEvent } from './webhooks.ts';
 /** What the SENT mark keeps of a sent message so a retry receipt can be answered later (see getMessage in baileys-network). */
 export const sentMessageOf = (sent: SendResult): string | null => (sent.message ? Buffer.from(sent.message).toString('base64') : null);
 
-/** A record's reason when the network does not know its recipient: decisions.md's `contact_not_on_<network>`, as bulk sends report it. */
+/** A record's reason when the network does not know its recipient: `contact_not_on_<network>`, as bulk sends report it (docs/api-reference.md). */
 export const NOT_ON_NETWORK_REASON = 'contact_not_on_whatsapp';
 
 /** The send was refused before leaving because the network does not know the recipient. */

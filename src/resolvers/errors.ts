@@ -1,7 +1,7 @@
 import type { ZodError } from 'zod';
 
 /**
- * The one table of decisions.md's error codes and their HTTP statuses. REST answers with the status
+ * The one table of the API's error codes and their HTTP statuses (docs/errors.md). REST answers with the status
  * (src/rest/errors.ts); GraphQL carries the code in `extensions.code` and uses the status where the
  * request as a whole is refused (src/runtime/graphql.ts).
  */
@@ -57,7 +57,7 @@ export const notFound = (what: string): DomainError => new DomainError('NOT_FOUN
 export const validationFailed = (details: ErrorDetail[]): DomainError =>
   new DomainError('VALIDATION_FAILED', 'The request is not valid', { details });
 
-/** `buttons[3].text` style paths, as decisions.md shows them. */
+/** `buttons[3].text` style paths, as docs/errors.md shows them. */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>((acc, key) => {
     if (typeof key === 'number') return `${acc}[${key}]`;

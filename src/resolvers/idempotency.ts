@@ -85,7 +85,7 @@ class Replayed extends Error {}
  * Keys are scoped to the account, method and path, so the same key on another session is another request;
  * on the same route with another body it is a client error (409), never the other request's answer.
  * The key is looked at only when the resolver has found the body valid and calls `admit(ctx)`
- * (decisions.md: a request is validated before anything else), so an invalid body is a 400 whatever
+ * (docs/api-reference.md#errors: a request is validated before anything else), so an invalid body is a 400 whatever
  * its key. A failed attempt frees the key, so the caller can retry it.
  */
 export const once = async <T>(

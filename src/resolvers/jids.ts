@@ -6,7 +6,7 @@ const DIGITS = /^\d{5,20}$/;
 
 export const isJid = (value: string): boolean => JID_PATTERN.test(value);
 
-/** decisions.md: digits become a user (or, with isGroup, a group) JID; a full JID passes unchanged. */
+/** docs/api-reference.md#conventions: digits become a user (or, with isGroup, a group) JID; a full JID passes unchanged. */
 export const toJid = (value: string, isGroup = false): string | null => {
   if (DIGITS.test(value)) return `${value}@${isGroup ? 'g.us' : USER_DOMAIN}`;
   return isJid(value) ? value : null;

@@ -88,7 +88,7 @@ export const durationMsSchema = ({ min = 0, max, required = 'is required' }: { m
   return (max === undefined ? ms : ms.max(max, `must be at most ${max}`)).transform((n) => Math.round(n));
 };
 
-/** `to` plus `isGroup`, as decisions.md reads recipients: digits become a user or, with isGroup, a group JID. */
+/** `to` plus `isGroup`, as docs/api-reference.md#conventions reads recipients: digits become a user or, with isGroup, a group JID. */
 export const recipientShape = { to: z.string().trim().min(1, 'is required'), isGroup: z.boolean().optional() };
 export const checkRecipient = (v: { to: string; isGroup?: boolean }, ctx: z.RefinementCtx): void => {
   if (!toJid(v.to, v.isGroup === true)) ctx.addIssue({ code: 'custom', path: ['to'], message: JID_MESSAGE });
@@ -104,7 +104,7 @@ export const shortcutSendSchema = z.object({ sessionId: z.string().min(1, 'is re
 /** A media message's fields; group sends take the same, with the group from the path instead of `to`. */
 /** The kinds of media a send takes (MediaType in GraphQL). */
 export const mediaTypeSchema = z.enum(['image', 'video', 'audio', 'document']);
-/** Button types; `phone` is the alias of `call` (decisions.md). ButtonType in GraphQL. */
+/** Button types; `phone` is the alias of `call` (docs/api-reference.md). ButtonType in GraphQL. */
 export const buttonTypeSchema = z.enum(['reply', 'url', 'call', 'phone', 'copy']);
 /** The statuses of an outgoing message record (MessageStatus in GraphQL). */
 export const messageStatusSchema = z.enum(['PENDING', 'SENT', 'FAILED']);

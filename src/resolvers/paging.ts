@@ -8,15 +8,15 @@ const DIGITS = /^\d+$/;
 
 /**
  * Query values arrive as strings, body and GraphQL values as numbers. Number() would also take "0x10",
- * "1e1", " 1" and "" (as 0), none of which is an integer as decisions.md means it. Not .int(): it refuses
- * integers past 2^53, which decisions.md lowers to the maximum like any other.
+ * "1e1", " 1" and "" (as 0), none of which is an integer as the API means it. Not .int(): it refuses
+ * integers past 2^53, which the API lowers to the maximum like any other.
  */
 export const integerInput = (min: number) =>
   z
     .union([z.number(), z.string().regex(DIGITS).transform(Number)], { error: 'must be an integer' })
     .pipe(z.number().refine(Number.isInteger, { error: 'must be an integer', abort: true }).min(min, `must be at least ${min}`));
 
-/** decisions.md: above the maximum is lowered to it; non-integers and values below 1 are refused. */
+/** docs/api-reference.md#conventions: above the maximum is lowered to it; non-integers and values below 1 are refused. */
 export const limitSchema = integerInput(1)
   .default(DEFAULT_LIMIT)
   .transform((n) => Math.min(n, MAX_LIMIT));

@@ -10,7 +10,7 @@ export const errorAnswer = z
   .object({
     ok: z.literal(false),
     error: z.object({
-      // The one list of codes (decisions.md's), so the document cannot miss one.
+      // The one list of codes (src/resolvers/errors.ts), so the document cannot miss one.
       code: z.enum([...ERROR_CODES] as [string, ...string[]]),
       message: z.string(),
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),

@@ -57,7 +57,7 @@ export const errorHandler =
     sendError(res, new DomainError('INTERNAL', `Internal error (request id ${requestId})`));
   };
 
-/** decisions.md: a body that is not application/json is a 415, before anything else is looked at. */
+/** A body that is not application/json is a 415 (docs/errors.md), before anything else is looked at. */
 export const requireJsonBody: RequestHandler = (req, _res, next) => {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is('application/json')) {

@@ -81,7 +81,7 @@ export const openApiDocument = (settings: SchemaSettings): ReturnType<typeof cre
         title: 'Multi-session WhatsApp messaging API',
         version: '1',
         description:
-          "The REST interface of messaging-api-v1.md, with this service's extensions. Every route needs the x-api-key header. Errors: `{ok: false, error: {code, message, details?}}`.",
+          "The REST interface of the messaging API v1 (docs/api-reference.md), with this service's extensions. Every route needs the x-api-key header. Errors: `{ok: false, error: {code, message, details?}}`.",
       },
       servers: [{ url: '/v1' }],
       security: [{ apiKey: [] }],

@@ -10,8 +10,8 @@ import type {
 } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 
-// Driver adapters for the schema engine, with the fixes each needs to serve it (the engine and
-// adapter bugs are listed in the shared design note prisma-offline.md).
+// Driver adapters for the schema engine, with the fixes each needs to serve it (each fix says which
+// engine or adapter bug it works around).
 
 const statementCount = (sql: string): number =>
   sql
