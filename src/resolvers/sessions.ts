@@ -243,6 +243,7 @@ export const deleteSession = async (ctx: RequestContext, sessionId: string): Pro
   await ctx.jobs.disarmSession(sessionId);
   await ctx.db.session.delete({ where: { id: sessionId } });
   ownersOf(ctx.db).delete(sessionId);
+  ctx.logger.info({ sessionId }, 'session deleted');
   return { ok: true };
 };
 

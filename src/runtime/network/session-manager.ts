@@ -179,6 +179,7 @@ export class SessionManager implements Sessions {
       autoConnect: false,
       ...(lastError !== undefined ? { lastError } : {}),
     });
+    this.options.logger.info({ sessionId }, status === 'PAUSED' ? 'session paused' : 'session disconnected');
   }
 
   /** Sets the status as given without touching the link (PATCH status override of CONNECTING/CONNECTED). */
@@ -235,7 +236,7 @@ export class SessionManager implements Sessions {
       };
       const logout = () => {
         if (!link || done) return;
-        log.info('logging the device out from its stored credentials before deleting the session');
+        log.debug('logging the device out from its stored credentials before deleting the session');
         link.logout().then(
           () => finish(),
           (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
@@ -587,6 +588,7 @@ export class SessionManager implements Sessions {
     live.qrDataUrl = undefined;
     this.failQrWaiters(live, new Error('already linked'));
     await this.apply(sessionId, live, 'CONNECTED', { phone: account.jid || undefined, lastError: null, lastSeen: new Date() });
+    this.options.logger.info({ sessionId }, 'session connected');
     this.options.onConnected?.(sessionId);
   }
 
@@ -606,7 +608,8 @@ export class SessionManager implements Sessions {
       return;
     }
     if (kind === 'restart') {
-      log.info('the network asked for a new connection (stream error 515, as after each pairing); reconnecting at once');
+      // Part of every pairing: the session's one info line is 'session connected', once the new link is up.
+      log.debug('the network asked for a new connection (stream error 515, as after each pairing); reconnecting at once');
       await this.start(sessionId, live);
       return;
     }
