@@ -49,6 +49,7 @@ describe.each(dbKinds)('the message store (%s): every message sent and received,
       () => call('GET', `${S()}/incoming?consume=false&limit=1000`),
       (r) => (r.body.items as Json[]).some((i) => i.waMessageId === waMessageId),
     );
+  const chat = () => app.db.chat.findUnique({ where: { sessionId_chatId: { sessionId, chatId: jid(KIM) } } });
   const arrived = (number: string, match: (e: InboxEntry) => boolean) =>
     waitUntil(
       async () => sandbox.control.inbox(number).find(match),
@@ -123,6 +124,19 @@ describe.each(dbKinds)('the message store (%s): every message sent and received,
       mentions: JSON.stringify([jid(ME)]),
     });
 
+    // The chat, moved on in the same write: the latest message, four unread (text, two images, reply).
+    expect(await chat()).toEqual({
+      sessionId,
+      chatId: jid(KIM),
+      chatLid: lid(KIM),
+      kind: 'person',
+      name: 'Kim',
+      lastMessageId: reply.id,
+      lastMessageAt: expect.any(Date),
+      unreadCount: 4,
+      createdAt: expect.any(Date),
+    });
+
     const reactions = () => app.db.messageReaction.findMany({ where: { messageId: stored.id } });
     const first = await sandbox.control.react(KIM, ME, text.id, '👍');
     await received(first.id);
@@ -167,9 +181,14 @@ describe.each(dbKinds)('the message store (%s): every message sent and received,
       messageId: text.id,
       key: { remoteJid: lid(KIM) ?? jid(KIM), id: text.id, fromMe: false },
     };
+    await received(text.id);
+    const before = await chat();
+    expect(before?.lastMessageId).toBe(text.id);
     await app.deps.received.receive(sessionId, again);
     await app.deps.received.receive(sessionId, again);
     expect(await app.db.message.findMany({ where: { sessionId, waMessageId: text.id } })).toEqual([first]);
+    // Nor does the chat count it again.
+    expect(await chat()).toEqual(before);
   });
 
   it("stores what the API sends (out, with its record's id) and what the phone itself sends (out, no record)", async () => {
@@ -197,6 +216,8 @@ describe.each(dbKinds)('the message store (%s): every message sent and received,
       mentions: JSON.stringify([jid(KIM)]),
     });
     expect(JSON.parse(out.key)).toMatchObject({ id: record.waMessageId, fromMe: true });
+    // The account wrote in the chat: its latest message, nothing unread.
+    expect(await chat()).toMatchObject({ chatId: jid(KIM), lastMessageId: record.waMessageId, unreadCount: 0, name: 'Kim' });
     // Its receipts stay on its record, read through the relation.
     const withRecord = await app.db.message.findUniqueOrThrow({ where: { id: out.id }, include: { outgoing: true } });
     expect(withRecord.outgoing?.status).toBe('SENT');

@@ -38,6 +38,7 @@ const timeOf = (seconds: number, now: Date): Date => (seconds > 0 ? new Date(sec
  */
 export class MessageStore implements ReceivedMessages {
   private readonly rows: (rows: JsonCell[][]) => Prisma.Sql;
+  private readonly chatRows: (rows: JsonCell[][]) => Prisma.Sql;
 
   constructor(private readonly options: MessageStoreOptions) {
     this.rows = jsonRows(options.provider, [
@@ -59,6 +60,17 @@ export class MessageStore implements ReceivedMessages {
       ['messageTimestamp', 'timestamp'],
       ['createdAt', 'timestamp'],
     ]);
+    this.chatRows = jsonRows(options.provider, [
+      ['sessionId', 'text'],
+      ['chatId', 'text'],
+      ['chatLid', 'text'],
+      ['kind', 'text'],
+      ['name', 'text'],
+      ['lastMessageId', 'text'],
+      ['lastMessageAt', 'timestamp'],
+      ['unreadCount', 'integer'],
+      ['createdAt', 'timestamp'],
+    ]);
   }
 
   async receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
@@ -71,7 +83,8 @@ export class MessageStore implements ReceivedMessages {
       return withMedia;
     }
     const writes: Prisma.Sql[] = [];
-    if (key && (this.options.statusesAndChannels || !isStatusOrChannel(message.chatId))) writes.push(this.insert(sessionId, message, key));
+    if (key && (this.options.statusesAndChannels || !isStatusOrChannel(message.chatId)))
+      writes.push(...this.stored(sessionId, message, key));
     if (media) writes.push(this.options.media.insert(sessionId, messageId, message.chatId, media));
     const { db } = this.options;
     if (writes.length === 1) await db.$executeRaw(writes[0] as Prisma.Sql);
@@ -94,9 +107,36 @@ export class MessageStore implements ReceivedMessages {
     };
   }
 
-  /** The statement that stores a received message, or leaves the row of one delivered before alone. */
-  private insert(sessionId: string, message: ReceivedMessage, key: MessageKeyRef): Prisma.Sql {
+  /**
+   * The statements that store a received message (or leave the row of one delivered before alone) and,
+   * only when its row is new, move its chat on: the latest message, one more unread when it came in, none
+   * when the account wrote. PostgreSQL: one statement (the message's insert in a WITH); SQLite, which has
+   * no INSERT in WITH: two in the transaction, the chat's guarded by changes() of the message's.
+   */
+  private stored(sessionId: string, message: ReceivedMessage, key: MessageKeyRef): Prisma.Sql[] {
     const now = this.options.now();
+    const insert = this.insert(sessionId, message, key, now);
+    const rows = this.chatRows([
+      [
+        sessionId,
+        message.chatId,
+        message.chatLid,
+        chatKindOf(message.chatId),
+        chatKindOf(message.chatId) === 'person' && !message.fromMe && message.pushName ? message.pushName : null,
+        message.messageId,
+        timeOf(message.messageTimestamp, now),
+        message.fromMe ? 0 : 1,
+        now,
+      ],
+    ]);
+    if (this.options.provider === 'postgres') {
+      return [Prisma.sql`WITH m AS (${insert} RETURNING 1) ${chatUpsert(rows, Prisma.sql`EXISTS (SELECT 1 FROM m)`)}`];
+    }
+    return [insert, chatUpsert(rows, Prisma.sql`changes() > 0`)];
+  }
+
+  /** The statement that stores a received message, or leaves the row of one delivered before alone. */
+  private insert(sessionId: string, message: ReceivedMessage, key: MessageKeyRef, now: Date): Prisma.Sql {
     const rows = this.rows([
       [
         uuidv7(),
@@ -159,6 +199,30 @@ export class MessageStore implements ReceivedMessages {
     }
   }
 }
+
+/** A chat's kind by its JID. */
+export const chatKindOf = (chatId: string): 'person' | 'group' | 'channel' | 'status' | 'broadcast' => {
+  if (chatId === 'status@broadcast') return 'status';
+  if (chatId.endsWith('@broadcast')) return 'broadcast';
+  if (chatId.endsWith('@g.us')) return 'group';
+  if (chatId.endsWith('@newsletter')) return 'channel';
+  return 'person';
+};
+
+/**
+ * A chat's row moved on by a message (`rows`: sessionId, chatId, chatLid, kind, name, lastMessageId,
+ * lastMessageAt, unreadCount, createdAt), written when `when` holds: an older message arriving late
+ * leaves the latest in place; a message in counts one unread, one out (the account wrote) clears them.
+ */
+export const chatUpsert = (rows: Prisma.Sql, when: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
+    SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt" FROM (${rows}) AS r WHERE ${when}
+    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET
+      "chatLid" = COALESCE(excluded."chatLid", "Chat"."chatLid"),
+      "name" = COALESCE(excluded."name", "Chat"."name"),
+      "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
+      "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END,
+      "unreadCount" = CASE WHEN excluded."unreadCount" > 0 THEN "Chat"."unreadCount" + excluded."unreadCount" ELSE 0 END`;
 
 /** The rows that match a message's sender, by number JID or by LID. */
 const authorOf = (message: Pick<ReceivedMessage, 'from' | 'fromLid'>): Prisma.MessageWhereInput[] => [

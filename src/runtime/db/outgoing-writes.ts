@@ -6,6 +6,7 @@ import { Prisma } from '../../generated/sqlite/client.ts';
 import { groupCommit } from './group-commit.ts';
 import { jsonRows, notIndexed } from './json-rows.ts';
 import { providerOf } from './migrate.ts';
+import { chatUpsert } from '../message-store.ts';
 import type { Provider } from './migrate.ts';
 
 /** How long a SENT mark may wait for others; a crash meanwhile leaves PENDING, which is sent again at start under the same network id. */
@@ -35,7 +36,7 @@ export const sentMarks = (provider: Provider): ((marks: SentMark[]) => Prisma.Sq
  * record's recipient, the sender the session's own number, the quote and mentions those of its payload.
  * Status posts stay out of it. The Message row takes its record's id (a UUIDv7 already).
  */
-export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql) => {
+export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]) => {
   const table = jsonRows(provider, [['id', 'text']]);
   const status = notIndexed(provider, 'o."status"');
   const postgres = provider === 'postgres';
@@ -48,14 +49,28 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql) 
       ? `json_build_object('remoteJid', o."remoteJid", 'id', o."waMessageId", 'fromMe', true)::text`
       : `json_object('remoteJid', o."remoteJid", 'id', o."waMessageId", 'fromMe', json('true'))`,
   );
+  const chatKind = Prisma.raw(
+    `CASE WHEN o."toNumber" = 'status@broadcast' THEN 'status' WHEN o."toNumber" LIKE '%@broadcast' THEN 'broadcast' WHEN o."toNumber" LIKE '%@g.us' THEN 'group' WHEN o."toNumber" LIKE '%@newsletter' THEN 'channel' ELSE 'person' END`,
+  );
   return (ids) => {
     const rows = table(ids.map((id) => [id]));
-    return Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "fromMe", "kind", "text", "quotedId", "mentions", "key", "messageTimestamp", "createdAt", "outgoingId")
+    // The chat moves on to the message and its unread count clears (the account wrote in it); repeated, it changes nothing more.
+    const chat = chatUpsert(
+      Prisma.sql`SELECT o."sessionId", o."toNumber" AS "chatId", o."toLid" AS "chatLid", ${chatKind} AS "kind", NULL AS "name", o."waMessageId" AS "lastMessageId",
+        COALESCE(o."sentAt", o."createdAt") AS "lastMessageAt", 0 AS "unreadCount", COALESCE(o."sentAt", o."createdAt") AS "createdAt"
+        FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id"
+        WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status'`,
+      Prisma.sql`true`,
+    );
+    return [
+      chat,
+      Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "fromMe", "kind", "text", "quotedId", "mentions", "key", "messageTimestamp", "createdAt", "outgoingId")
       SELECT o."id", o."sessionId", o."waMessageId", 'out', o."toNumber", o."toLid", COALESCE(s."phone", ''), true, o."kind", o."content", ${quotedId}, ${mentions}, ${key},
         COALESCE(o."sentAt", o."createdAt"), COALESCE(o."sentAt", o."createdAt"), o."id"
       FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id" JOIN "Session" s ON s."id" = o."sessionId"
       WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status'
-      ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`;
+      ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`,
+    ];
   };
 };
 
@@ -94,16 +109,16 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     async (sent) => {
       const update = db.$executeRaw(markSent(sent));
       // The message store's rows of the records just marked: in the mark's transaction, so a SENT record has its row.
-      const stored = db.$executeRaw(storeSent(sent.map((m) => m.id)));
+      const stored = storeSent(sent.map((m) => m.id)).map((sql) => db.$executeRaw(sql));
       // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
       const outbox = webhooks
         ? (await Promise.all(sent.flatMap((m) => (m.events ?? []).map((e) => webhooks.rowsFor(e))))).filter((r) => r !== null)
         : [];
       if (outbox.length === 0 || !webhooks) {
-        await db.$transaction([update, stored]);
+        await db.$transaction([update, ...stored]);
         return;
       }
-      await db.$transaction([update, stored, ...webhooks.writes(outbox)]);
+      await db.$transaction([update, ...stored, ...webhooks.writes(outbox)]);
       webhooks.written(outbox);
     },
     { delayMs: SENT_MARK_DELAY_MS },
@@ -121,7 +136,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
   return {
     pending: inserts.add,
     receiptTimes,
-    storeSent: (ids) => db.$executeRaw(storeSent(ids)),
+    storeSent: (ids) => db.$transaction(storeSent(ids).map((sql) => db.$executeRaw(sql))).then(() => undefined),
     sent: (mark) => {
       marks
         .add(mark)

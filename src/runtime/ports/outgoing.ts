@@ -51,9 +51,9 @@ export interface OutgoingWrites {
    */
   receiptTimes: (rows: ReceiptTimesRow[]) => Prisma.PrismaPromise<number>;
   /**
-   * The message store's rows of SENT records (direction out, outgoingId set), one statement; a record
-   * stored before changes nothing. The SENT marks write theirs in their own transaction; a send that
-   * records SENT another way (a scheduled one) runs this after. Not run until awaited or passed to `$transaction`.
+   * The message store's rows of SENT records (direction out, outgoingId set) and their chats, in one
+   * transaction; a record stored before changes nothing. The SENT marks write theirs in their own
+   * transaction; a send that records SENT another way (a scheduled one) runs this after.
    */
-  storeSent: (ids: string[]) => Prisma.PrismaPromise<number>;
+  storeSent: (ids: string[]) => Promise<void>;
 }
