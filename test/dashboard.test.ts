@@ -11,6 +11,7 @@ import type { Linked } from './helpers/sandbox.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { scanQrImage, startWithSandbox, waitUntil } from './helpers/sandbox.ts';
+import { sampleImage } from '../src/runtime/sandbox/sample-image.ts';
 
 // UPDATE_SCREENSHOTS=1 writes the README's pictures (docs/screenshots); otherwise they go to a scratch folder.
 const shots = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : join(tmpdir(), 'dashboard-screenshots');
@@ -25,6 +26,29 @@ const accessibilityViolations = (page: Page): Promise<string[]> =>
     const { axe } = window as unknown as { axe: typeof import('axe-core') };
     const result = await axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] });
     return result.violations.map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+
+/**
+ * How a table sits in its scrolling region: how wide it is against the room it has, and the words a line
+ * break cut in two (a word whose characters lie on more than one line).
+ */
+const tableLayout = (page: Page, region: string) =>
+  page.getByRole('region', { name: region, exact: true }).evaluate((wrap) => {
+    const table = wrap.querySelector('table') as HTMLTableElement;
+    const broken: string[] = [];
+    const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of (node.textContent ?? '').matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index ?? 0);
+        range.setEnd(node, (word.index ?? 0) + word[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(word[0]);
+      }
+    }
+    const columns = table.querySelectorAll('thead th').length;
+    const cells = [...table.querySelectorAll('tbody tr')].map((row) => row.querySelectorAll('td').length);
+    return { tableWidth: table.scrollWidth, regionScroll: wrap.scrollWidth, room: wrap.clientWidth, broken, columns, cells };
   });
 
 const ME = '15557100001';
@@ -147,6 +171,13 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await renamed.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => renamed.getAttribute('data-status'), { timeout: 60_000 }).toBe('CONNECTED');
 
+    // A disconnect asked for is said as such, not shown as an error.
+    await renamed.getByRole('button', { name: 'Disconnect' }).click();
+    await expect.poll(() => renamed.getAttribute('data-status'), { timeout: 60_000 }).toBe('DISCONNECTED');
+    await expect.poll(() => renamed.innerText()).toContain('Disconnected by you');
+    expect(await renamed.locator('.last-error').count()).toBe(0);
+    expect(await renamed.innerText()).not.toContain('Last error');
+
     await renamed.getByRole('button', { name: 'Delete' }).click();
     // The question takes the focus on its safe answer.
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
@@ -168,7 +199,12 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
 
     await page.getByLabel('To (phone number or JID)').fill(BOB);
     await page.getByRole('button', { name: 'Send', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: 'Queued as' }).waitFor();
+    // Sent at once (no pacing in this test app): not said to be queued.
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Sent as / })
+      .waitFor();
+    expect(await page.getByText('Queued as').count()).toBe(0);
     await waitUntil(
       async () => ctx.sandbox.control.inbox(BOB).map((e) => e.content),
       (contents) => contents.includes('hello from the dashboard'),
@@ -218,6 +254,65 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
         { timeout: 30_000 },
       )
       .toMatch(/Dashboard lunch\?[\s\S]*Poll, one choice: 1 voter[\s\S]*Pizza: 0 votes[\s\S]*Sushi: 1 vote/);
+  });
+
+  it('says "Queued as" only for a send the pacer held, with when it goes', { timeout: 120_000 }, async () => {
+    // This app sends unpaced; the pacer is switched on for two sends to one chat, the second of which must wait.
+    const pacer = ctx.app.deps.pacer as { enabled: boolean };
+    pacer.enabled = true;
+    try {
+      await page.getByLabel('To (phone number or JID)').fill(BOB);
+      await page.getByLabel('Message', { exact: true }).fill('paced first');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Sent as / })
+        .waitFor();
+      await page.getByLabel('Message', { exact: true }).fill('paced second');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      const queued = page.getByRole('status').filter({ hasText: /^Queued as / });
+      await queued.waitFor();
+      expect(await queued.innerText()).toMatch(/^Queued as [0-9a-f-]{36}: it goes at \S/);
+      const id = /^Queued as ([0-9a-f-]{36})/.exec(await queued.innerText())?.[1];
+      const record = await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages/${id}`, { key: ctx.key });
+      expect(record.body.content).toBe('paced second');
+    } finally {
+      pacer.enabled = false;
+    }
+    await waitUntil(
+      async () => ctx.sandbox.control.inbox(BOB).map((e) => e.content),
+      (contents) => contents.includes('paced second'),
+      30_000,
+    );
+  });
+
+  it('fits the outgoing messages table at 1280 px: every column shown, no word broken', { timeout: 120_000 }, async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await expect.poll(() => page.locator('tr[data-message-id]').count()).toBeGreaterThanOrEqual(3);
+    const layout = await tableLayout(page, 'Outgoing messages table');
+    expect(layout.tableWidth).toBeLessThanOrEqual(layout.room);
+    expect(layout.regionScroll).toBeLessThanOrEqual(layout.room);
+    expect(layout.broken).toEqual([]);
+    expect(layout.cells.every((n) => n === layout.columns)).toBe(true);
+    await shoot(page, 'session-1280');
+    await page.setViewportSize({ width: 1100, height: 760 });
+  });
+
+  it('shows a received image as a picture with a link to the file', { timeout: 120_000 }, async () => {
+    const png = sampleImage();
+    await ctx.sandbox.control.sendMedia(BOB, ME, { type: 'image', data: png, mimetype: 'image/png', caption: 'a photo from Bob' });
+    const feed = page.getByRole('region', { name: 'Incoming (live)' });
+    const item = feed.getByRole('listitem').filter({ hasText: 'a photo from Bob' });
+    const picture = item.getByRole('img', { name: /image from Bob/ });
+    await picture.waitFor({ timeout: 30_000 });
+    await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(96);
+    const link = item.getByRole('link', { name: /^Image: .+\(\d+ (B|KB)\)$/ });
+    expect(await link.getAttribute('download')).toMatch(/\.png$/);
+    // The link holds the file the service received, byte for byte.
+    const bytes = await link.evaluate(async (a: HTMLAnchorElement) => [...new Uint8Array(await (await fetch(a.href)).arrayBuffer())]);
+    expect(Buffer.from(bytes).equals(png)).toBe(true);
+    await shoot(page, 'session-media');
   });
 
   it("shows the session's sending health and its send queue, and cancels a queued message", { timeout: 120_000 }, async () => {
@@ -273,7 +368,10 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await expect.poll(() => page.getByLabel('To (phone number or JID)').inputValue(), { timeout: 5_000 }).toBe(`${BOB}@s.whatsapp.net`);
     await page.getByLabel('Message', { exact: true }).fill('answer from the dashboard');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: 'Queued as' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Sent as / })
+      .waitFor();
     const answer = await waitUntil(
       async () => ctx.sandbox.control.inbox(BOB).find((e) => e.content === 'answer from the dashboard'),
       (e) => e !== undefined,
@@ -325,6 +423,18 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await page.getByLabel('Tag', { exact: true }).fill('vip');
     await expect.poll(() => page.locator('tr[data-jid]').count()).toBe(1);
     await page.getByLabel('Tag', { exact: true }).fill('');
+
+    // One contact by hand.
+    await page.getByLabel('Phone number', { exact: true }).fill('15557000009');
+    await page.getByLabel('Name', { exact: true }).fill('Dana');
+    await page.getByLabel('Tags (comma-separated)').fill('manual, vip');
+    await page.getByRole('button', { name: 'Save contact' }).click();
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'Saved' }).innerText())
+      .toBe('Saved Dana (15557000009@s.whatsapp.net)');
+    await expect.poll(() => page.locator('tr[data-jid="15557000009@s.whatsapp.net"]').innerText()).toMatch(/Dana\s+15557000009/);
+    const dana = await http(ctx.app.baseUrl, 'GET', '/v1/contacts/15557000009', { key: ctx.key });
+    expect(dana.body).toMatchObject({ name: 'Dana', phone: '15557000009', tags: ['manual', 'vip'] });
     await shoot(page, 'contacts');
   });
 
@@ -365,6 +475,14 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
       expect.objectContaining({ name: 'Customers', contactCount: 1 }),
       expect.objectContaining({ name: 'VIP', contactCount: 1 }),
     ]);
+
+    // Deleting a group, after confirming, leaves its contacts in the address book.
+    await group('Customers').getByRole('button', { name: 'Delete group' }).click();
+    await group('Customers').getByRole('button', { name: 'Yes, delete group' }).click();
+    await group('Customers').waitFor({ state: 'detached' });
+    const left = await http(ctx.app.baseUrl, 'GET', '/v1/contacts/groups', { key: ctx.key });
+    expect(left.body.map((g: { name: string }) => g.name)).toEqual(['VIP']);
+    expect((await http(ctx.app.baseUrl, 'GET', '/v1/contacts/15557000003', { key: ctx.key })).status).toBe(200);
     await shoot(page, 'contact-groups');
   });
 
@@ -379,7 +497,30 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await page.getByLabel('Send at').fill(inAnHour);
     await page.getByRole('button', { name: 'Schedule' }).click();
     await page.getByRole('status').filter({ hasText: 'Scheduled' }).waitFor();
-    await expect.poll(() => page.getByRole('region', { name: 'Pending messages' }).innerText()).toContain('see you in an hour');
+    const pending = page.getByRole('region', { name: 'Pending messages' });
+    await expect.poll(() => pending.innerText()).toContain('see you in an hour');
+    // ... and is cancelled from there.
+    const scheduledId = (await page.getByRole('status').filter({ hasText: 'Scheduled' }).innerText()).split(' ')[1];
+    await pending.getByRole('button', { name: `Cancel “see you in an hour” to ${BOB}` }).click();
+    await expect.poll(() => pending.innerText()).not.toContain('see you in an hour');
+    const cancelled = await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages/${scheduledId}`, { key: ctx.key });
+    expect(cancelled.body).toMatchObject({ status: 'FAILED', error: 'cancelled by the client before it was sent' });
+
+    // A recurring message is started, listed, and cancelled.
+    const recurring = page.getByRole('region', { name: 'Recurring messages' });
+    await recurring.getByLabel('Recurring to').fill(BOB);
+    await recurring.getByLabel('Recurring message').fill('every hour');
+    await recurring.getByLabel('Every (minutes)').fill('60');
+    await recurring.getByRole('button', { name: 'Start recurring' }).click();
+    await recurring.getByRole('status').filter({ hasText: 'Recurring every 60 min' }).waitFor();
+    await expect
+      .poll(() => recurring.getByRole('listitem').allInnerTexts())
+      .toEqual([`To ${BOB}@s.whatsapp.net every 60 min: “every hour” Cancel`]);
+    const timers = await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages/recurring`, { key: ctx.key });
+    expect(timers.body.items).toEqual([expect.objectContaining({ message: 'every hour', everyMs: 3_600_000 })]);
+    await recurring.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => recurring.getByRole('listitem').count()).toBe(0);
+    expect((await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/messages/recurring`, { key: ctx.key })).body.items).toEqual([]);
     await page.getByLabel('Recipients, one per line: number or JID, then a comma and a name').fill(`${BOB}, Bob\n${CAROL}, Carol`);
     await page.getByLabel('Delay between messages (ms)').fill('200');
     await page.getByRole('button', { name: 'Start campaign' }).click();
@@ -423,6 +564,19 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
       30_000,
     );
     expect(hook.received[1].payload.data).toMatchObject(hook.received[0].payload.data);
+
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    const tested = page.getByRole('status').filter({ hasText: 'Test event' });
+    await tested.waitFor();
+    const eventId = await tested.locator('code').innerText();
+    await waitUntil(
+      async () => hook.received.filter((r) => r.verified).length,
+      (n) => n === 3,
+      30_000,
+    );
+    expect(hook.received[2].payload).toMatchObject({ type: 'webhook.test', data: { message: 'This is a test event' } });
+    // The event id the page shows is the one the receiver got (webhook-id).
+    expect(hook.received[2].id).toBe(eventId);
     await shoot(page, 'webhooks');
   });
 
@@ -449,11 +603,32 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
       await page.locator('main h1').first().waitFor();
       await page.locator('main .card').first().waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(375);
+      if (hash === `#/sessions/${sessionId}`) {
+        await page.locator('tr[data-message-id]').first().waitFor();
+        const layout = await tableLayout(page, 'Outgoing messages table');
+        expect(layout.tableWidth).toBeLessThanOrEqual(layout.room);
+        expect(layout.regionScroll).toBeLessThanOrEqual(layout.room);
+        expect(layout.broken).toEqual([]);
+        expect(layout.cells.every((n) => n === layout.columns)).toBe(true);
+        await shoot(page, 'session-mobile');
+      }
       expect(await accessibilityViolations(page), hash).toEqual([]);
     }
     await page.goto(`${ctx.app.baseUrl}/#/sessions`);
     await session().waitFor();
     await shoot(page, 'sessions-mobile');
+  });
+
+  it('opens GraphiQL with the signed-in key in its headers: a query runs as the account', { timeout: 180_000 }, async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('link', { name: 'GraphiQL' }).click();
+    const headers = page.locator('.graphiql-editor-tool .graphiql-editor').last();
+    await expect.poll(() => headers.innerText(), { timeout: 60_000 }).toContain(ctx.key);
+    await page.locator('.graphiql-execute-button').click();
+    const me = await http(ctx.app.baseUrl, 'GET', '/v1/accounts/me', { key: ctx.key });
+    await expect.poll(() => page.locator('.graphiql-response').innerText(), { timeout: 60_000 }).toContain(me.body.email);
+    await page.goBack();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
   });
 
   it('signs out: the key leaves session storage and the sign-in form returns; nothing was fetched from outside', async () => {

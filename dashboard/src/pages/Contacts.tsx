@@ -7,12 +7,14 @@ import {
   ContactGroupsQuery,
   ContactsQuery,
   CreateContactGroup,
+  DeleteContactGroup,
   ImportContacts,
   RemoveContactGroupMember,
+  UpsertContact,
 } from '../api.ts';
 import { PAGE_SIZES } from '../page-sizes.ts';
 import type { ContactInput, ImportContactsMutation } from '../generated/graphql.ts';
-import { ErrorBox, Field, Section, TableWrap } from '../ui.tsx';
+import { ConfirmButton, ErrorBox, Field, Section, TableWrap } from '../ui.tsx';
 
 // An empty list names no type, so urql is told which mutations make it stale.
 const GROUP_LIST = { additionalTypenames: ['ContactGroup'] };
@@ -37,6 +39,56 @@ export const rowToContact = (row: Record<string, string>): ContactInput => {
   }
   if (Object.keys(variables).length > 0) contact.variables = variables;
   return contact;
+};
+
+/** One contact by hand: created, or merged into the contact with that number (as POST /contacts does). */
+const AddContact = () => {
+  const [phone, setPhone] = useState('');
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [tags, setTags] = useState('');
+  const [saved, save] = useMutation(UpsertContact);
+  return (
+    <Section title="Add a contact">
+      <form
+        className="inline"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const list = tags
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean);
+          const input = {
+            phone: phone.trim(),
+            ...(name.trim() ? { name: name.trim() } : {}),
+            ...(email.trim() ? { email: email.trim() } : {}),
+            ...(list.length > 0 ? { tags: list } : {}),
+          };
+          const r = await save({ input }, CONTACT_LIST);
+          if (r.data) {
+            setPhone('');
+            setName('');
+            setEmail('');
+            setTags('');
+          }
+        }}
+      >
+        <Field label="Phone number" name="phone" value={phone} onChange={setPhone} placeholder="15551234567" required />
+        <Field label="Name" name="name" value={name} onChange={setName} />
+        <Field label="Email" name="email" type="email" value={email} onChange={setEmail} />
+        <Field label="Tags (comma-separated)" value={tags} onChange={setTags} />
+        <button type="submit" className="primary">
+          Save contact
+        </button>
+      </form>
+      {saved.data ? (
+        <p role="status">
+          Saved {saved.data.upsertContact.name || saved.data.upsertContact.jid} ({saved.data.upsertContact.jid})
+        </p>
+      ) : null}
+      <ErrorBox error={saved.error} />
+    </Section>
+  );
 };
 
 const CsvImport = () => {
@@ -140,6 +192,7 @@ const Groups = () => {
   const [groupId, setGroupId] = useState('');
   const [jids, setJids] = useState('');
   const [added, add] = useMutation(AddContactGroupMembers);
+  const [deleted, remove] = useMutation(DeleteContactGroup);
   const [open, setOpen] = useState<string | null>(null);
   const list = groups.data?.contactGroups;
   return (
@@ -153,6 +206,11 @@ const Groups = () => {
             <button type="button" aria-expanded={open === g.id} onClick={() => setOpen(open === g.id ? null : g.id)}>
               {open === g.id ? 'Hide members' : 'Show members'}
             </button>
+            <ConfirmButton
+              label="Delete group"
+              question={`Delete the group ${g.name}? Its contacts stay in the address book.`}
+              onConfirm={() => void remove({ id: g.id }, GROUP_CHANGE)}
+            />
             {open === g.id ? <Members groupId={g.id} name={g.name} /> : null}
           </li>
         ))}
@@ -169,7 +227,7 @@ const Groups = () => {
         <Field label="New group name" value={name} onChange={setName} required />
         <button type="submit">Create group</button>
       </form>
-      <ErrorBox error={created.error ?? groups.error} />
+      <ErrorBox error={created.error ?? deleted.error ?? groups.error} />
       <form
         className="inline"
         onSubmit={(e) => {
@@ -302,6 +360,7 @@ export const ContactsPage = () => {
           </button>
         </nav>
       </Section>
+      <AddContact />
       <CsvImport />
       <Groups />
     </>

@@ -1,6 +1,16 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useSubscription } from 'urql';
-import { CampaignProgress, CancelRecurring, MessagesQuery, RecurringQuery, ScheduleMessage, SessionsQuery, StartCampaign } from '../api.ts';
+import {
+  CampaignProgress,
+  CancelQueuedMessage,
+  CancelRecurring,
+  MessagesQuery,
+  RecurringQuery,
+  ScheduleMessage,
+  SessionsQuery,
+  StartCampaign,
+  StartRecurring,
+} from '../api.ts';
 import { PAGE_SIZES } from '../page-sizes.ts';
 import { ErrorBox, Field, formatTime, Section, Select } from '../ui.tsx';
 
@@ -16,19 +26,27 @@ const Pending = ({ sessionId }: { sessionId: string }) => {
     variables: { sessionId, status: 'PENDING', first: PAGE_SIZES.pending },
     context: PENDING_LIST,
   });
+  const [cancelled, cancel] = useMutation(CancelQueuedMessage);
   const items = pending.data?.session.messages.edges.map((e) => e.node) ?? [];
   return (
     <Section title="Pending messages">
       <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
         Refresh
       </button>
-      <ErrorBox error={pending.error} />
+      <ErrorBox error={pending.error ?? cancelled.error} />
       {items.length === 0 ? <p>None.</p> : null}
       <ul className="plain">
         {items.map((m) => (
           <li key={m.id}>
             To {m.toNumber}: “{m.content}”{' '}
-            <span className="muted">{m.sendAt ? `due ${formatTime(m.sendAt)}` : `queued ${formatTime(m.createdAt)}`}</span>
+            <span className="muted">{m.sendAt ? `due ${formatTime(m.sendAt)}` : `queued ${formatTime(m.createdAt)}`}</span>{' '}
+            <button
+              type="button"
+              aria-label={`Cancel “${m.content}” to ${m.toNumber}`}
+              onClick={() => void cancel({ sessionId, messageId: m.id }, PENDING_LIST)}
+            >
+              Cancel
+            </button>
           </li>
         ))}
       </ul>
@@ -62,10 +80,14 @@ export const SchedulingPage = () => {
   const [scheduled, schedule] = useMutation(ScheduleMessage);
   const [recurring] = useQuery({ query: RecurringQuery, variables: { sessionId: current }, pause: !current, context: RECURRING_LIST });
   const [cancelled, cancel] = useMutation(CancelRecurring);
+  const [everyTo, setEveryTo] = useState('');
+  const [everyMessage, setEveryMessage] = useState('');
+  const [everyMinutes, setEveryMinutes] = useState('60');
+  const [started, startEvery] = useMutation(StartRecurring);
   const [template, setTemplate] = useState('Hello {name}!');
   const [recipients, setRecipients] = useState('');
   const [delay, setDelay] = useState('1000');
-  const [started, start] = useMutation(StartCampaign);
+  const [campaignStarted, start] = useMutation(StartCampaign);
   const [campaigns, setCampaigns] = useState<Array<{ id: string; total: number }>>([]);
   return (
     <>
@@ -103,12 +125,32 @@ export const SchedulingPage = () => {
       </Section>
       {current ? <Pending sessionId={current} /> : null}
       <Section title="Recurring messages">
-        <ErrorBox error={recurring.error ?? cancelled.error} />
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const everyMs = Math.round(Number(everyMinutes) * 60_000);
+            void startEvery({ sessionId: current, to: everyTo.trim(), message: everyMessage, everyMs }, RECURRING_LIST);
+          }}
+        >
+          <Field label="Recurring to" value={everyTo} onChange={setEveryTo} required />
+          <Field label="Recurring message" value={everyMessage} onChange={setEveryMessage} required />
+          <Field label="Every (minutes)" type="number" value={everyMinutes} onChange={setEveryMinutes} required />
+          <button type="submit" className="primary">
+            Start recurring
+          </button>
+        </form>
+        {started.data ? (
+          <p role="status">
+            Recurring every {Math.round(started.data.startRecurring.recurringEveryMs / 60_000)} min, timer{' '}
+            {started.data.startRecurring.timerId}
+          </p>
+        ) : null}
+        <ErrorBox error={started.error ?? recurring.error ?? cancelled.error} />
         {recurring.data?.recurringMessages.length === 0 ? <p>None.</p> : null}
         <ul className="plain">
           {recurring.data?.recurringMessages.map((r) => (
             <li key={r.timerId}>
-              To {r.to} every {Math.round(r.everyMs / 1000)} s: “{r.message}”{' '}
+              To {r.to} every {r.everyMs % 60_000 === 0 ? `${r.everyMs / 60_000} min` : `${Math.round(r.everyMs / 1000)} s`}: “{r.message}”{' '}
               <button
                 type="button"
                 onClick={() => void cancel({ sessionId: current, timerId: r.timerId }, { additionalTypenames: ['RecurringMessage'] })}
@@ -152,7 +194,7 @@ export const SchedulingPage = () => {
             Start campaign
           </button>
         </form>
-        <ErrorBox error={started.error} />
+        <ErrorBox error={campaignStarted.error} />
         {campaigns.map((c) => (
           <Progress key={c.id} campaignId={c.id} total={c.total} />
         ))}

@@ -15,7 +15,8 @@ import {
   SessionQuery,
 } from '../api.ts';
 import { PAGE_SIZES } from '../page-sizes.ts';
-import type { IncomingMessagesSubscription, MessageStatus } from '../generated/graphql.ts';
+import type { IncomingMessagesSubscription, MessageStatus, SendFieldsFragment } from '../generated/graphql.ts';
+import { storedKey } from '../client.ts';
 import { href } from '../route.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 import { SessionControls } from './Sessions.tsx';
@@ -30,6 +31,19 @@ interface ReplyTarget {
 }
 
 const REACTIONS = ['👍', '❤️', '😂'];
+
+/** A JID that may wrap before its server part, as an email address does, instead of widening its column. */
+const Jid = ({ jid }: { jid: string }) => {
+  const at = jid.indexOf('@');
+  if (at < 0) return <>{jid}</>;
+  return (
+    <>
+      {jid.slice(0, at)}
+      <wbr />
+      {jid.slice(at)}
+    </>
+  );
+};
 
 /** React to a message (ours by record id, a received one by waMessageId) and start a reply to it. */
 const MessageActions = ({
@@ -87,7 +101,7 @@ const SendForms = ({ sessionId, replyTo, onReplyDone }: { sessionId: string; rep
   const [textState, sendText] = useMutation(SendText);
   const [mediaState, sendMedia] = useMutation(SendMedia);
   const [buttonState, sendButtons] = useMutation(SendInteractive);
-  const [sentId, setSentId] = useState<string | null>(null);
+  const [sent, setSent] = useState<SendFieldsFragment | null>(null);
   const state = kind === 'text' ? textState : kind === 'image' ? mediaState : buttonState;
   const context = { additionalTypenames: ['OutgoingMessage'] };
   return (
@@ -103,25 +117,26 @@ const SendForms = ({ sessionId, replyTo, onReplyDone }: { sessionId: string; rep
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          setSentId(null);
+          setSent(null);
           const target = to.trim();
-          let id: string | undefined;
+          let answer: SendFieldsFragment | undefined;
           if (kind === 'text') {
             const quoted = replyTo ? { quotedMessageId: replyTo.ref } : {};
-            id = (await sendText({ sessionId, to: target, message: text, ...quoted }, context)).data?.sendText.id;
-            if (id) onReplyDone();
+            answer = (await sendText({ sessionId, to: target, message: text, ...quoted }, context)).data?.sendText;
+            if (answer) onReplyDone();
           } else if (kind === 'image') {
             const input = { to: target, url: url.trim(), mediaType: 'image' as const, ...(text ? { caption: text } : {}) };
-            id = (await sendMedia({ sessionId, input }, context)).data?.sendMedia.id;
+            answer = (await sendMedia({ sessionId, input }, context)).data?.sendMedia;
           } else {
             const list = buttons
               .split(',')
               .map((b) => b.trim())
               .filter(Boolean)
               .map((b) => ({ type: 'reply' as const, text: b }));
-            id = (await sendButtons({ sessionId, input: { chatId: target, body: text, buttons: list } }, context)).data?.sendInteractive.id;
+            answer = (await sendButtons({ sessionId, input: { chatId: target, body: text, buttons: list } }, context)).data
+              ?.sendInteractive;
           }
-          if (id) setSentId(id);
+          if (answer) setSent(answer);
         }}
       >
         <Select
@@ -144,9 +159,10 @@ const SendForms = ({ sessionId, replyTo, onReplyDone }: { sessionId: string; rep
         <button type="submit" className="primary">
           Send
         </button>
-        {sentId ? (
+        {sent ? (
           <p role="status" className="ok">
-            Queued as {sentId}
+            {/* Only a send the pacer held is queued; any other went at once. */}
+            {sent.queued ? `Queued as ${sent.id}: it goes at ${formatTime(sent.sendAt)}` : `Sent as ${sent.id}`}
           </p>
         ) : null}
         <ErrorBox error={state.error} />
@@ -239,36 +255,33 @@ const History = ({ sessionId, onReply }: { sessionId: string; onReply: (target: 
           <caption className="sr-only">Outgoing messages, newest first</caption>
           <thead>
             <tr>
-              <th scope="col">To</th>
-              <th scope="col">Content</th>
+              <th scope="col">Message</th>
               <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
             {items.map((m) => (
               <tr key={m.id} data-message-id={m.id}>
-                <td>{m.toNumber}</td>
                 <td className="content">
+                  <div className="to">
+                    To <Jid jid={m.toNumber} />
+                  </div>
                   {m.content}
                   {m.kind === 'poll' ? <PollOf sessionId={sessionId} id={m.id} /> : null}
-                </td>
-                <td>
-                  <StatusBadge status={m.status} />
-                  {m.error ? <div className="last-error">{m.error}</div> : null}
-                  {m.deliveredAt ? <div className="muted">Delivered {formatTime(m.deliveredAt)}</div> : null}
-                  {m.readAt ? <div className="muted">Read {formatTime(m.readAt)}</div> : null}
-                  {m.playedAt ? <div className="muted">Played {formatTime(m.playedAt)}</div> : null}
-                  {m.deletedAt ? <div className="muted">Deleted for everyone {formatTime(m.deletedAt)}</div> : null}
-                </td>
-                <td>{formatTime(m.createdAt)}</td>
-                <td>
                   {m.status === 'SENT' && !m.deletedAt ? (
                     <MessageActions sessionId={sessionId} target={{ ref: m.id, to: m.toNumber, content: m.content }} onReply={onReply}>
                       <DeleteForEveryone sessionId={sessionId} id={m.id} content={m.content} />
                     </MessageActions>
                   ) : null}
+                </td>
+                <td>
+                  <StatusBadge status={m.status} />
+                  {m.error ? <div className="last-error">{m.error}</div> : null}
+                  <div className="muted">Created {formatTime(m.createdAt)}</div>
+                  {m.deliveredAt ? <div className="muted">Delivered {formatTime(m.deliveredAt)}</div> : null}
+                  {m.readAt ? <div className="muted">Read {formatTime(m.readAt)}</div> : null}
+                  {m.playedAt ? <div className="muted">Played {formatTime(m.playedAt)}</div> : null}
+                  {m.deletedAt ? <div className="muted">Deleted for everyone {formatTime(m.deletedAt)}</div> : null}
                 </td>
               </tr>
             ))}
@@ -352,6 +365,53 @@ const SendQueue = ({ sessionId }: { sessionId: string }) => {
   );
 };
 
+type Media = NonNullable<Incoming['media']>;
+
+const sizeText = (bytes: number): string => (bytes < 1024 ? `${bytes} B` : `${Math.round(bytes / 1024)} KB`);
+
+/**
+ * A received file as the file itself: its URL needs the API key, which a link cannot send, so the page
+ * fetches it with the key and shows it (a picture for an image) with a link to the copy it holds.
+ */
+const ReceivedMedia = ({ media, type, from }: { media: Media; type: string; from: string }) => {
+  const [local, setLocal] = useState<string | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    let url: string | null = null;
+    let cancelled = false;
+    fetch(media.url, { headers: { 'x-api-key': storedKey() ?? '' } })
+      .then(async (res) => {
+        if (!res.ok) throw new Error(`the file answered ${res.status}`);
+        const blob = await res.blob();
+        if (cancelled) return;
+        url = URL.createObjectURL(blob);
+        setLocal(url);
+      })
+      .catch((err: unknown) => {
+        if (!cancelled) setFailed(err instanceof Error ? err.message : String(err));
+      });
+    return () => {
+      cancelled = true;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [media.url]);
+  const name = media.fileName ?? `${type}.${media.mimetype.split('/')[1]?.split(';')[0] ?? 'bin'}`;
+  return (
+    <div className="media">
+      {local && media.mimetype.startsWith('image/') ? <img src={local} alt={`${type} from ${from}`} /> : null}
+      {local ? (
+        <a href={local} download={name}>
+          {type === 'image' ? 'Image' : type.charAt(0).toUpperCase() + type.slice(1)}: {name} ({sizeText(media.size)})
+        </a>
+      ) : (
+        <span className="muted">
+          {type}: {name} ({sizeText(media.size)}){failed ? `, not loaded: ${failed}` : ', loading…'}
+        </span>
+      )}
+    </div>
+  );
+};
+
 const IncomingFeed = ({ sessionId, onReply }: { sessionId: string; onReply: (target: ReplyTarget) => void }) => {
   const [feed] = useSubscription(
     { query: IncomingMessages, variables: { sessionId } },
@@ -365,7 +425,8 @@ const IncomingFeed = ({ sessionId, onReply }: { sessionId: string; onReply: (tar
         {(feed.data ?? []).map((m) => (
           <li key={m.eventId} data-event-id={m.eventId}>
             <span className="from">{m.pushName || m.from}</span> <span className="when">{formatTime(m.receivedAt)}</span>
-            <div className="content">{m.content || `(${m.type})`}</div>
+            {m.media ? <ReceivedMedia media={m.media} type={m.type} from={m.pushName || m.from} /> : null}
+            {m.content || !m.media ? <div className="content">{m.content || `(${m.type})`}</div> : null}
             {m.type !== 'reaction' && m.type !== 'edit' && m.type !== 'revoke' ? (
               <MessageActions sessionId={sessionId} target={{ ref: m.waMessageId, to: m.from, content: m.content }} onReply={onReply} />
             ) : null}

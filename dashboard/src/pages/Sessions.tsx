@@ -15,6 +15,9 @@ import type { SessionFieldsFragment } from '../generated/graphql.ts';
 import { href } from '../route.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, StatusBadge } from '../ui.tsx';
 
+/** What the API records as lastError for a disconnect someone asked for (src/resolvers/sessions.ts): not a failure. */
+const MANUAL_DISCONNECT = 'Disconnected manually';
+
 // An empty list names no type, so urql is told which mutations make it stale.
 const SESSION_LIST = { additionalTypenames: ['Session'] };
 
@@ -81,10 +84,13 @@ export const SessionControls = ({ initial }: { initial: SessionFieldsFragment })
         <dt>Last seen</dt>
         <dd>{formatTime(s.lastSeen)}</dd>
       </dl>
-      {s.lastError ? (
+      {s.lastError && !(s.status === 'DISCONNECTED' && s.lastError === MANUAL_DISCONNECT) ? (
         <p className="last-error">
           <strong>Last error:</strong> {s.lastError}
         </p>
+      ) : null}
+      {s.status === 'DISCONNECTED' && s.lastError === MANUAL_DISCONNECT ? (
+        <p className="muted">Disconnected by you: connect again when you want.</p>
       ) : null}
       {s.status === 'QR_READY' && s.qrCode ? (
         <figure className="qr">

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { CreateWebhook, DeleteWebhook, ReplayWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
+import { CreateWebhook, DeleteWebhook, ReplayWebhook, SendTestWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
 import type { WebhookDeliveryStatus } from '../generated/graphql.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 
@@ -93,6 +93,8 @@ export const WebhooksPage = () => {
   const [events, setEvents] = useState('message.received, message.sent, message.failed, session.status');
   const [created, create] = useMutation(CreateWebhook);
   const [deleted, remove] = useMutation(DeleteWebhook);
+  const [tested, test] = useMutation(SendTestWebhook);
+  const [testedId, setTestedId] = useState<string | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const context = { additionalTypenames: ['Webhook'] };
   return (
@@ -122,7 +124,7 @@ export const WebhooksPage = () => {
         ) : null}
         <ErrorBox error={created.error} />
       </Section>
-      <ErrorBox error={webhooks.error ?? deleted.error} />
+      <ErrorBox error={webhooks.error ?? deleted.error ?? tested.error} />
       {webhooks.data?.webhooks.map((w) => (
         <Section key={w.id} title={w.url}>
           <p>
@@ -133,8 +135,23 @@ export const WebhooksPage = () => {
             <button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>
               {open === w.id ? 'Hide deliveries' : 'Show deliveries'}
             </button>
+            <button
+              type="button"
+              onClick={async () => {
+                setTestedId(null);
+                const r = await test({ id: w.id });
+                if (r.data) setTestedId(w.id);
+              }}
+            >
+              Send a test event
+            </button>
             <ConfirmButton label="Delete" question={`Delete endpoint ${w.url}?`} onConfirm={() => void remove({ id: w.id }, context)} />
           </div>
+          {testedId === w.id && tested.data ? (
+            <p role="status">
+              Test event <code>{tested.data.sendTestWebhook}</code> (webhook.test) queued: it shows in the deliveries
+            </p>
+          ) : null}
           {open === w.id ? <Deliveries id={w.id} /> : null}
         </Section>
       ))}
