@@ -90,8 +90,8 @@ const isRefusal = (error: GraphQLError): boolean => {
 };
 
 /**
- * decisions.md: GraphQL errors carry its codes, so a refusal is VALIDATION_FAILED, with details as on
- * REST. Changed in place: a new error could come from the other copy of graphql, which yoga would not
+ * GraphQL errors carry the API's codes (docs/errors.md), so a refusal is VALIDATION_FAILED, with details
+ * as on REST. Changed in place: a new error could come from the other copy of graphql, which yoga would not
  * know as a GraphQLError and would wrap, losing the locations and sending `http`.
  */
 const markRefusal = (error: GraphQLError): GraphQLError => {
@@ -104,7 +104,7 @@ const markRefusal = (error: GraphQLError): GraphQLError => {
 };
 
 /**
- * Yoga's refusals of the HTTP request itself (BAD_REQUEST) in decisions.md's codes: a body that is not
+ * Yoga's refusals of the HTTP request itself (BAD_REQUEST) in the API's codes: a body that is not
  * JSON is INVALID_JSON, anything else about the request (no query, a query that is not a string) is
  * VALIDATION_FAILED. Changed in place, as markRefusal is, and without the JSON parser's own message.
  */
@@ -121,7 +121,7 @@ const markBadRequest = (error: GraphQLError): GraphQLError => {
   return error;
 };
 
-/** Yoga's own codes for what decisions.md already names; anything else is judged by its HTTP status. */
+/** Yoga's own codes for what the API's codes already name; anything else is judged by its HTTP status. */
 const YOGA_CODES: Record<string, ErrorCode> = {
   REQUEST_ENTITY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   OPERATION_RESOLUTION_FAILURE: 'VALIDATION_FAILED',
@@ -137,7 +137,7 @@ const codeForStatus = (status: unknown): ErrorCode =>
         ? 'INTERNAL'
         : 'VALIDATION_FAILED';
 
-/** decisions.md: every GraphQL error carries one of its codes. Changed in place, as markRefusal is. */
+/** Every GraphQL error carries one of the API's codes (docs/errors.md). Changed in place, as markRefusal is. */
 const withKnownCode = (error: GraphQLError): GraphQLError => {
   const extensions = error.extensions;
   if (ERROR_CODES.has(String(extensions.code))) return error;
@@ -226,7 +226,7 @@ const useSubscriptionsOverWebSocket: Plugin = {
 };
 
 /**
- * decisions.md: the key comes before anything else, so a request without one is a 401 even if its query
+ * The key comes before anything else (docs/api-reference.md#errors), so a request without one is a 401 even if its query
  * is invalid. The caller found is handed to the context of the same request instead of being looked up twice.
  */
 const useKeyFirst = (deps: Deps, callers: WeakMap<Request, Caller>): Plugin<Record<string, unknown>, ServerContext> => ({
@@ -452,26 +452,8 @@ const boundedCache = <V extends {}>() => {
  */
 let graphiqlHtml: Promise<string> | undefined;
 const graphiqlPage = (options: GraphiQLOptions): Promise<string> => {
-  graphiqlHtml ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => withDashboardKey(renderGraphiQL(options)));
+  graphiqlHtml ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(options));
   return graphiqlHtml;
-};
-
-/** Where the dashboard keeps the signed-in key for the tab (dashboard/src/client.ts). */
-const DASHBOARD_KEY_ITEM = 'wa-dashboard-api-key';
-const RENDER_CALL = 'YogaGraphiQL.renderYogaGraphiQL(';
-
-/**
- * GraphiQL opened from the dashboard (same tab, same origin, so the same sessionStorage) starts with the
- * signed-in key in its headers editor; opened otherwise, with the empty x-api-key entry. The page's own
- * render call is wrapped, as render-graphiql offers no hook before it.
- */
-export const withDashboardKey = (html: string): string => {
-  const at = html.lastIndexOf(RENDER_CALL);
-  if (at < 0) throw new Error("GraphiQL's page has no render call to give the dashboard's key to");
-  const wrapped =
-    `((root, options) => { const key = sessionStorage.getItem(${JSON.stringify(DASHBOARD_KEY_ITEM)}); ` +
-    `return YogaGraphiQL.renderYogaGraphiQL(root, key ? { ...options, headers: JSON.stringify({ 'x-api-key': key }, null, 2) } : options); })(`;
-  return html.slice(0, at) + wrapped + html.slice(at + RENDER_CALL.length);
 };
 
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> => {
@@ -520,7 +502,7 @@ export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, Req
         }
         if (graphQLError && isRefusal(graphQLError)) return markRefusal(graphQLError);
         if (graphQLError?.extensions.code === 'BAD_REQUEST') return markBadRequest(graphQLError);
-        // Yoga's other HTTP-level errors carry no original error and are safe to show, in decisions.md's codes.
+        // Yoga's other HTTP-level errors carry no original error and are safe to show, in the API's codes.
         if (graphQLError && !graphQLError.originalError) return withKnownCode(graphQLError);
         deps.logger.error({ err: original }, 'unhandled GraphQL error');
         return new GraphQLError('Internal error', {
