@@ -452,8 +452,26 @@ const boundedCache = <V extends {}>() => {
  */
 let graphiqlHtml: Promise<string> | undefined;
 const graphiqlPage = (options: GraphiQLOptions): Promise<string> => {
-  graphiqlHtml ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(options));
+  graphiqlHtml ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => withDashboardKey(renderGraphiQL(options)));
   return graphiqlHtml;
+};
+
+/** Where the dashboard keeps the signed-in key for the tab (dashboard/src/client.ts). */
+const DASHBOARD_KEY_ITEM = 'wa-dashboard-api-key';
+const RENDER_CALL = 'YogaGraphiQL.renderYogaGraphiQL(';
+
+/**
+ * GraphiQL opened from the dashboard (same tab, same origin, so the same sessionStorage) starts with the
+ * signed-in key in its headers editor; opened otherwise, with the empty x-api-key entry. The page's own
+ * render call is wrapped, as render-graphiql offers no hook before it.
+ */
+export const withDashboardKey = (html: string): string => {
+  const at = html.lastIndexOf(RENDER_CALL);
+  if (at < 0) throw new Error("GraphiQL's page has no render call to give the dashboard's key to");
+  const wrapped =
+    `((root, options) => { const key = sessionStorage.getItem(${JSON.stringify(DASHBOARD_KEY_ITEM)}); ` +
+    `return YogaGraphiQL.renderYogaGraphiQL(root, key ? { ...options, headers: JSON.stringify({ 'x-api-key': key }, null, 2) } : options); })(`;
+  return html.slice(0, at) + wrapped + html.slice(at + RENDER_CALL.length);
 };
 
 export const createGraphQL = (deps: Deps): YogaServerInstance<ServerContext, RequestContext> => {
