@@ -226,6 +226,13 @@ const claimedElsewhere = async (deps: Deps, messageId: string): Promise<boolean>
  * a retry time while the session re-links, too.
  */
 export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date | null> => {
+  if (deps.ownership.clustered) {
+    // Several nodes: a job left armed on a node that lost the session (woken after a pause, or having
+    // handed it over) ends here, before it claims the record, which would hold the owner's own job back,
+    // or arms itself again beside the owner's. The owner armed every record when it took the session.
+    const record = await deps.db.outgoingMessage.findUnique({ where: { id: messageId }, select: { sessionId: true } });
+    if (!record || !deps.ownership.owns(record.sessionId)) return null;
+  }
   const now = deps.now();
   const claimed = await deps.db.outgoingMessage.updateMany({
     where: { id: messageId, status: 'PENDING', claimedAt: null, OR: [{ sendAt: null }, { sendAt: { lte: now } }] },

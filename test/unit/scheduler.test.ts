@@ -52,4 +52,19 @@ describe('job scheduler (Bree worker threads)', () => {
     await waitFor(() => fired.length === 2);
     expect(fired).toEqual(['t1', 'marker']);
   });
+  it('forgets the one-shot jobs of the records it is told to disarm, and only theirs', async () => {
+    const fired: string[] = [];
+    scheduler = new JobScheduler(pino({ level: 'silent' }), async (job) => {
+      if (job.kind === 'message') fired.push(job.messageId);
+    });
+    const start = Date.now();
+    await scheduler.scheduleMessage('a', 'moved', new Date(start + 400));
+    await scheduler.scheduleMessage('b', 'moved', new Date(start + 500));
+    await scheduler.scheduleMessage('c', 'kept', new Date(start + 400));
+    await scheduler.disarmMessages(['moved']);
+    // Had a job of "moved" survived, it would fire before this marker.
+    await scheduler.scheduleMessage('d', 'marker', new Date(start + 900));
+    await waitFor(() => fired.length === 2);
+    expect(fired).toEqual(['kept', 'marker']);
+  });
 });

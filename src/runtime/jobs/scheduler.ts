@@ -30,6 +30,8 @@ export class JobScheduler implements Jobs {
   private readonly bree: Bree;
   /** the recurring timers armed here, with their session */
   private readonly armed = new Map<string, string>();
+  /** the one-shot jobs armed here, by key, with their record */
+  private readonly messages = new Map<string, string>();
   private started?: Promise<Worker>;
   private stopped = false;
   /** when this scheduler (so this process's jobs) started, ms since the epoch */
@@ -56,6 +58,7 @@ export class JobScheduler implements Jobs {
         const receivedAt = Date.now();
         if (message.job.kind === 'message' && message.at !== undefined) this.onFired?.(message.at, receivedAt);
         if (message.job.kind === 'recurring') this.armed.delete(message.job.timerId);
+        else if (message.key !== undefined) this.messages.delete(message.key);
         this.onDueJob?.(message.job.kind, message.at !== undefined ? receivedAt - message.at : undefined);
         this.onDue(message.job).catch((err: unknown) => this.logger.error({ err, job: message.key }, 'due job failed'));
       },
@@ -82,6 +85,7 @@ export class JobScheduler implements Jobs {
 
   /** One-shot: at `at`, or at once when `at` has passed. */
   async scheduleMessage(jobId: string, messageId: string, at: Date): Promise<void> {
+    this.messages.set(jobId, messageId);
     await this.send({ type: 'at', key: jobId, at: at.getTime(), job: { kind: 'message', messageId } });
   }
 
@@ -100,9 +104,17 @@ export class JobScheduler implements Jobs {
     await Promise.all(timers.map((timerId) => this.disarmRecurring(timerId)));
   }
 
+  async disarmMessages(messageIds: readonly string[]): Promise<void> {
+    const ids = new Set(messageIds);
+    const keys = [...this.messages].filter(([, messageId]) => ids.has(messageId)).map(([key]) => key);
+    for (const key of keys) this.messages.delete(key);
+    await Promise.all(keys.map((key) => this.send({ type: 'clear', key })));
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.armed.clear();
+    this.messages.clear();
     if (this.started) {
       const worker = await this.started.catch(() => undefined);
       worker?.postMessage({ type: 'stop' } satisfies Command);

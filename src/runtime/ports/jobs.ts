@@ -12,5 +12,7 @@ export interface Jobs {
   disarmRecurring(timerId: string): Promise<void>;
   /** Disarms every recurring timer of the session armed here. */
   disarmSession(sessionId: string): Promise<void>;
+  /** Disarms every job armed here for these records (their session moved to another node). */
+  disarmMessages(messageIds: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }

@@ -84,7 +84,19 @@ if (cluster) {
         .catch((err: unknown) => logger.error({ err, sessions: ids.length }, 'taking over sessions failed'));
     },
     lost: async (ids) => {
+      // Every timer of the sessions goes at once, scheduled and paced sends included: left armed, a job
+      // fires here beside the new owner's, claims the record or arms itself again, and holds its chat back.
+      // Dropped from the pacer first, so no send of this node takes a new slot for them meanwhile.
+      for (const id of ids) deps.pacer.forget(id);
       await Promise.all(ids.map((id) => deps.jobs.disarmSession(id)));
+      const pending = await deps.db.outgoingMessage
+        .findMany({ where: { sessionId: { in: ids }, status: 'PENDING' }, select: { id: true } })
+        .catch((err: unknown) => {
+          // Their jobs still end at runDueMessage, which runs none of a session this node does not own.
+          logger.warn({ err, sessions: ids.length }, 'reading the queued messages of lost sessions failed');
+          return [];
+        });
+      await deps.jobs.disarmMessages(pending.map((row) => row.id));
       await deps.sessions.release(ids);
       for (const id of ids) deps.pacer.forget(id);
     },
