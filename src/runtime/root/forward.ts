@@ -16,6 +16,10 @@ const FORWARDED_BY = 'x-forwarded-by-node';
 const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** How often a forwarding node whose hop failed looks for the session's next owner. */
 const RETRY_EVERY_MS = 250;
+/** How often a request is sent to a node that did not answer, to see whether it is back. */
+const PROBE_EVERY_MS = 2_000;
+/** At most this many silent nodes remembered (a node's id is new at each start). */
+const SILENT_KEPT = 64;
 
 // Hop-by-hop headers, and those the hop recomputes.
 const DROPPED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'trailer', 'expect']);
@@ -51,6 +55,8 @@ export interface Forwarder {
 
 /** The owner answered that the session is still moving: the retry of a request whose hop broke waits and tries again. */
 class NotYet extends Error {}
+/** The owner did not answer a hop a moment ago: the request is not sent to it again. */
+class Unreachable extends Error {}
 
 const MOVED = 'The session is moving to another node; try again in a moment';
 
@@ -133,6 +139,43 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
   const expected = secret ? digest(secret) : undefined;
   const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 });
 
+  /**
+   * Nodes that did not answer a hop, until one answers again: one warning per node, not one per request,
+   * and while it stays silent its sessions' requests are answered at once (one is let through every
+   * PROBE_EVERY_MS to see whether it is back) until its registration lapses and another node takes them.
+   */
+  const silent = new Map<string, { since: number; probeAt: number; failures: number }>();
+  const mayTry = (nodeId: string): boolean => {
+    const known = silent.get(nodeId);
+    if (!known || performance.now() >= known.probeAt) return true;
+    known.failures += 1;
+    return false;
+  };
+  const failed = (nodeId: string, err: unknown) => {
+    const now = performance.now();
+    const known = silent.get(nodeId);
+    if (known) {
+      known.failures += 1;
+      known.probeAt = now + PROBE_EVERY_MS;
+      return;
+    }
+    if (silent.size >= SILENT_KEPT) silent.delete(silent.keys().next().value ?? nodeId);
+    silent.set(nodeId, { since: now, probeAt: now + PROBE_EVERY_MS, failures: 1 });
+    logger.warn(
+      { err, owner: nodeId },
+      'the owner of a session did not answer a forwarded request; its sessions are not forwarded to until it answers again or they move',
+    );
+  };
+  const answered = (nodeId: string) => {
+    const known = silent.get(nodeId);
+    if (!known) return;
+    silent.delete(nodeId);
+    logger.info(
+      { owner: nodeId, silentMs: Math.round(performance.now() - known.since), requests: known.failures },
+      'the owner of a session answers forwarded requests again',
+    );
+  };
+
   const servedHere = (req: Request): boolean => {
     const given = req.header(CLUSTER_SECRET_HEADER);
     return !ownership.clustered || (expected !== undefined && given !== undefined && timingSafeEqual(digest(given), expected));
@@ -152,16 +195,17 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
   const hop = async (
     req: Request,
     res: Response,
-    address: string,
+    owner: { address: string; nodeId: string },
     hopOptions: { headers: IncomingHttpHeaders; body: Buffer | undefined; signal: AbortSignal; waitOn409: boolean },
   ) => {
-    const answer = await request(new URL(req.originalUrl, address), {
+    const answer = await request(new URL(req.originalUrl, owner.address), {
       method: req.method as Dispatcher.HttpMethod,
       headers: hopOptions.headers,
       body: hopOptions.body,
       dispatcher: agent,
       signal: hopOptions.signal,
     });
+    answered(owner.nodeId);
     options.onForward?.('forwarded');
     // "Still moving" is a 409 on REST and an error in a 200 on GraphQL, each with Retry-After (`unavailable`).
     if (hopOptions.waitOn409 && (answer.statusCode === 409 || answer.statusCode === 200) && answer.headers['retry-after'] !== undefined) {
@@ -213,12 +257,16 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
         /** the node that did not answer, which the retry waits to see replaced */
         let gone: string | undefined;
         try {
-          return await hop(req, res, only.address, { headers, body, signal: aborted.signal, waitOn409: attempt > 0 });
+          if (!mayTry(only.nodeId)) throw new Unreachable();
+          return await hop(req, res, only, { headers, body, signal: aborted.signal, waitOn409: attempt > 0 });
         } catch (err) {
           if (aborted.signal.aborted) return;
           if (!(err instanceof NotYet)) {
-            logger.warn({ err, owner: only.nodeId }, 'forwarding a request to the owner of its session failed');
-            if (res.headersSent) return void res.destroy();
+            if (res.headersSent) {
+              logger.warn({ err, owner: only.nodeId }, 'the answer of the owner of a session broke off');
+              return void res.destroy();
+            }
+            if (!(err instanceof Unreachable)) failed(only.nodeId, err);
             if (!retried) return unavailable(res, graphql, 'The node that links this session did not answer; try again in a moment');
             gone = only.nodeId;
           }
