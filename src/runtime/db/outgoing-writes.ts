@@ -54,12 +54,17 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
   );
   return (ids) => {
     const rows = table(ids.map((id) => [id]));
-    // The chat moves on to the message and its unread count clears (the account wrote in it); repeated, it changes nothing more.
+    // The chat moves on to the message and its unread count clears (the account wrote in it); repeated, it
+    // changes nothing more. One row per chat, its latest message: PostgreSQL refuses an upsert that meets
+    // the same row twice (a batch of sends to one chat).
     const chat = chatUpsert(
-      Prisma.sql`SELECT o."sessionId", o."toNumber" AS "chatId", o."toLid" AS "chatLid", ${chatKind} AS "kind", NULL AS "name", o."waMessageId" AS "lastMessageId",
-        COALESCE(o."sentAt", o."createdAt") AS "lastMessageAt", 0 AS "unreadCount", COALESCE(o."sentAt", o."createdAt") AS "createdAt"
+      Prisma.sql`SELECT * FROM (SELECT o."sessionId", o."toNumber" AS "chatId", o."toLid" AS "chatLid", ${chatKind} AS "kind", NULL AS "name",
+          o."waMessageId" AS "lastMessageId", COALESCE(o."sentAt", o."createdAt") AS "lastMessageAt", 0 AS "unreadCount",
+          COALESCE(o."sentAt", o."createdAt") AS "createdAt",
+          ROW_NUMBER() OVER (PARTITION BY o."sessionId", o."toNumber" ORDER BY COALESCE(o."sentAt", o."createdAt") DESC, o."id" DESC) AS "n"
         FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id"
-        WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status'`,
+        WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status') AS latest
+        WHERE "n" = 1`,
       Prisma.sql`true`,
     );
     return [
