@@ -21,6 +21,8 @@ export interface App {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+/** While the server closes, how often the connections that went idle since are closed. */
+const IDLE_CHECK_MS = 100;
 
 /** Wires REST, GraphQL (HTTP and graphql-ws) and health checks onto one HTTP server; never listens. */
 export const buildApp = (deps: Deps): App => {
@@ -117,16 +119,29 @@ export const buildApp = (deps: Deps): App => {
 
   const server = createServer(app);
   const subscriptions = attachSubscriptions(server, yoga, deps);
+  let closing = false;
+  // A stopping node ends each connection after the answer it is giving: a keep-alive connection (another
+  // node's forwarding hop sends a request every few hundred ms on one) would otherwise carry new requests
+  // for as long as they come, and server.close() would wait for it.
+  server.prependListener('request', (_req, res) => {
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+  });
 
   return {
     server,
     close: async () => {
-      await subscriptions.close();
-      await forwarder?.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // The connections busy when the close began (their answer under way) are idle once it is given.
+      const idle = setInterval(() => server.closeIdleConnections(), IDLE_CHECK_MS);
+      server.closeIdleConnections();
+      try {
+        await subscriptions.close();
+        await forwarder?.close();
+        await closed;
+      } finally {
+        clearInterval(idle);
+      }
     },
   };
 };

@@ -16,6 +16,8 @@ const FORWARDED_BY = 'x-forwarded-by-node';
 const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** How often a forwarding node whose hop failed looks for the session's next owner. */
 const RETRY_EVERY_MS = 250;
+/** How long a stopping node lets the requests it forwarded finish before it cuts them. */
+const CLOSE_GRACE_MS = 1_000;
 /** How often a request is sent to a node that did not answer, to see whether it is back. */
 const PROBE_EVERY_MS = 2_000;
 /** At most this many silent nodes remembered (a node's id is new at each start). */
@@ -329,6 +331,15 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
       forward(req, res, next, sessions, raw, true, retried).catch(next);
     },
     fromNode: (req) => ownership.clustered && req.header(CLUSTER_SECRET_HEADER) !== undefined && servedHere(req),
-    close: () => agent.close(),
+    close: async () => {
+      // Requests still on their way to another node (a long-poll waits there for minutes) are cut after a
+      // moment, so that a stopping node exits in time; their clients get the hop's error and retry.
+      let closed = false;
+      const closing = agent.close().then(() => {
+        closed = true;
+      });
+      await Promise.race([closing, sleep(CLOSE_GRACE_MS)]);
+      if (!closed) await agent.destroy();
+    },
   };
 };
