@@ -135,6 +135,10 @@ describe.each(dbKinds)('the message store (%s): every message sent and received,
       lastMessageAt: expect.any(Date),
       unreadCount: 4,
       createdAt: expect.any(Date),
+      lastReadAt: null,
+      archived: false,
+      pinned: false,
+      muted: false,
     });
 
     const reactions = () => app.db.messageReaction.findMany({ where: { messageId: stored.id } });

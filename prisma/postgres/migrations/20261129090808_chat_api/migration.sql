@@ -1,0 +1,6 @@
+
+-- AlterTable
+ALTER TABLE "Chat" ADD COLUMN     "archived" BOOLEAN NOT NULL DEFAULT false,
+ADD COLUMN     "lastReadAt" TIMESTAMP(3),
+ADD COLUMN     "muted" BOOLEAN NOT NULL DEFAULT false,
+ADD COLUMN     "pinned" BOOLEAN NOT NULL DEFAULT false;
