@@ -32,6 +32,7 @@ const tagOrder = [
   'Accounts',
   'Sessions',
   'Messages',
+  'Conversations',
   'Scheduling',
   'Bulk',
   'Contacts',

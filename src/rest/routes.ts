@@ -5,6 +5,7 @@ import { chatsRoutes } from './chats.ts';
 import { contactGroupsRoutes } from './contact-groups.ts';
 import { contactsRoutes } from './contacts.ts';
 import { groupsRoutes } from './groups.ts';
+import { messageSearchRoutes } from './message-search.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
 import { pollsRoutes } from './polls.ts';
 import { pacingRoutes } from './pacing.ts';
@@ -33,6 +34,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   chatsRoutes,
   pacingRoutes,
   pollsRoutes,
+  messageSearchRoutes,
   messagesRoutes,
   sessionsRoutes,
   webhooksRoutes,
