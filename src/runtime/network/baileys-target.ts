@@ -1,6 +1,6 @@
 import { Agent } from 'node:https';
 import NodeCache from '@cacheable/node-cache';
-import { WA_CERT_DETAILS } from 'baileys';
+import { DEF_MEDIA_HOST, WA_CERT_DETAILS } from 'baileys';
 import type { PossiblyExtendedCacheStore, UserFacingSocketConfig } from 'baileys';
 import { Agent as UndiciAgent } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -17,6 +17,8 @@ export interface SandboxAddress {
   mediaCaPem: string;
   /** the root key its noise certificates are signed with */
   rootPublicKey: Uint8Array;
+  /** its media host (`host:port`), where Baileys' downloads by bare directPath (history blobs, from WhatsApp's default media host) go */
+  mediaHost?: string;
 }
 
 /**
@@ -30,6 +32,9 @@ export const socketOptionsFor = (target: NetworkTarget): Partial<UserFacingSocke
   return {
     waWebSocketUrl: target.sandbox.wsUrl,
     fetchAgent: new Agent({ ca: target.sandbox.mediaCaPem }),
+    // Baileys fetches a history blob by its directPath alone, from WhatsApp's media host (Utils/history.js
+    // downloadHistory, messages-media.js getUrlFromDirectPath): with this the fetch reaches the sandbox's.
+    ...(target.sandbox.mediaHost ? { options: { dispatcher: sandboxMediaDispatcher(target.sandbox) } as RequestInit } : {}),
     shouldSyncHistoryMessage: () => false,
     syncFullHistory: false,
     fireInitQueries: true,
@@ -42,7 +47,22 @@ export const socketOptionsFor = (target: NetworkTarget): Partial<UserFacingSocke
  * uploads use: for a sandbox, one that trusts the sandbox's media host.
  */
 export const mediaDispatcherFor = (target: NetworkTarget): Dispatcher | undefined =>
-  target.sandbox ? new UndiciAgent({ connect: { ca: target.sandbox.mediaCaPem } }) : undefined;
+  target.sandbox ? sandboxMediaDispatcher(target.sandbox) : undefined;
+
+/** Trusts the sandbox's media host, and sends what is asked of WhatsApp's default media host there. */
+const sandboxMediaDispatcher = (sandbox: SandboxAddress): Dispatcher => {
+  const agent = new UndiciAgent({ connect: { ca: sandbox.mediaCaPem } });
+  const mediaHost = sandbox.mediaHost;
+  if (!mediaHost) return agent;
+  return agent.compose((dispatch) => (opts, handler) => {
+    const origin = opts.origin ? new URL(String(opts.origin)) : undefined;
+    if (origin?.host !== DEF_MEDIA_HOST) return dispatch(opts, handler);
+    return dispatch(
+      { ...opts, origin: `https://${mediaHost}`, headers: { ...(opts.headers as Record<string, string>), host: mediaHost } },
+      handler,
+    );
+  });
+};
 
 /** Baileys' cache of contacts' device lists, as Baileys makes it, with its lifetime given in ms. */
 export const deviceListCache = (ttlMs: number): PossiblyExtendedCacheStore =>

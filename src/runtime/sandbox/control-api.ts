@@ -28,6 +28,26 @@ const mediaBody = z.object({
   fileName: z.string().optional(),
   ptt: z.boolean().optional(),
 });
+const historyBody = z.object({
+  chats: z
+    .array(
+      z.object({
+        with: z.string().min(1),
+        name: z.string().optional(),
+        messages: z.array(
+          z.object({
+            id: z.string().min(1).optional(),
+            fromMe: z.boolean().optional(),
+            text: z.string(),
+            at: z.union([z.number().int().min(0), z.iso.datetime()]),
+            author: z.string().optional(),
+          }),
+        ),
+      }),
+    )
+    .default([]),
+  chunkMessages: z.number().int().min(1).optional(),
+});
 const faultBody = z.object({ deviceId: z.number().int().optional(), code: z.number().int().optional() });
 const traceBody = z.object({ enabled: z.boolean() });
 const readBody = z
@@ -141,6 +161,13 @@ export const startControlApi = async (
   });
   app.post('/phones/:number/require-token', (req, res) => {
     res.json(control.requireToken(number(req), z.object({ require: z.boolean().default(true) }).parse(req.body ?? {}).require));
+  });
+  app.post('/phones/:number/history', (req, res) => {
+    const { chunkMessages, ...input } = historyBody.parse(req.body ?? {});
+    res.json(control.giveHistory(number(req), input, chunkMessages));
+  });
+  app.get('/phones/:number/history', (req, res) => {
+    res.json({ sent: control.historySent(number(req)) });
   });
   app.get('/phones/:number/inbox', (req, res) => {
     res.json(control.inbox(number(req)).map(({ raw: _raw, receiptAs: _as, ...entry }) => entry));

@@ -3,6 +3,7 @@ import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
 import type { AccountPresence, CallView, PhonePresence, ReadMark, TypingSeen } from './chats.ts';
 import type { GroupView } from './groups.ts';
+import type { HistoryInput, SentChunk } from './history.ts';
 import type { PictureView } from './pictures.ts';
 import type { BanOptions, PushbackView, RateLimit } from './pushback.ts';
 import { describeForInbox } from './routing.ts';
@@ -203,6 +204,23 @@ export class SandboxControl {
   requireToken(number: string, require = true): PhoneView {
     this.network.requirePhone(number).requireToken = require;
     return this.view(number);
+  }
+
+  /**
+   * Gives the phone past chats and messages: a device linked to it afterwards gets them as history sync
+   * (docs/sandbox.md, History sync). `chunkMessages`: messages per chunk (500 unless given).
+   */
+  giveHistory(
+    number: string,
+    input: HistoryInput,
+    chunkMessages?: number,
+  ): { chats: number; messages: Array<{ chat: string; id: string }> } {
+    return this.network.histories.give(this.network.requirePhone(number), input, chunkMessages);
+  }
+
+  /** The history chunks the phone sent its devices, in order. */
+  historySent(number: string): SentChunk[] {
+    return [...(this.network.histories.sent.get(this.network.requirePhone(number).number) ?? [])];
   }
 
   /** The phone sends a media file (encrypted and stored on the media host as WhatsApp does). */

@@ -13,6 +13,8 @@ export interface LinkedDevice {
   signedPreKey: { keyId: number; publicKey: Uint8Array; signature: Uint8Array };
   preKeys: Map<number, Uint8Array>;
   loggedOut: boolean;
+  /** newly paired: its first login gets the phone's history sync (what its DeviceProps asked for); not kept in saved state */
+  historyDue?: { requireFullSync: boolean; recentDays?: number };
 }
 
 export interface InboxEntry {

@@ -1,4 +1,4 @@
-import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode } from 'baileys';
+import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, proto } from 'baileys';
 import type { BinaryNode } from 'baileys';
 import type { Logger } from 'pino';
 import type { SandboxCertificates } from './certs.ts';
@@ -14,6 +14,7 @@ import { newTag, SandboxServer } from './server.ts';
 import { SandboxChats } from './chats.ts';
 import { GroupNotifier } from './group-notifications.ts';
 import { GroupService } from './groups.ts';
+import { PhoneHistories } from './history.ts';
 import { MediaHost } from './media.ts';
 import { SandboxPictures } from './pictures.ts';
 import type { IqRefusal } from './pictures.ts';
@@ -48,6 +49,8 @@ export class SandboxNetwork {
   /** tells members' devices what changed in their groups (w:gp2 notifications) */
   readonly groupNotices: GroupNotifier;
   readonly media = new MediaHost();
+  /** phones' past chats, sent to newly linked devices as history sync */
+  readonly histories: PhoneHistories;
   /** read receipts, presence and calls */
   readonly chats: SandboxChats;
   /** profile pictures of phones and groups */
@@ -68,6 +71,7 @@ export class SandboxNetwork {
   ) {
     this.addressing = new Addressing(options.addressing ?? 'lid', options.revealLids ?? true);
     this.router = new Router(this);
+    this.histories = new PhoneHistories(directory, this.media);
     this.groups = new GroupService(directory, this.addressing);
     this.groupNotices = new GroupNotifier(this);
     this.extraIq.set('w:g2', (conn, iq) => {
@@ -110,6 +114,7 @@ export class SandboxNetwork {
       refuseLogin: (phone) => this.pushback.loginRefusal(phone.number),
       onLogin: (conn) => {
         logger.info({ jid: conn.jid }, 'companion logged in');
+        this.sendHistory(conn).catch((err: unknown) => logger.warn({ err, jid: conn.jid }, 'sending the history sync failed'));
         this.router.redeliver(conn).then(
           (count) => {
             if (count > 0) logger.info({ jid: conn.jid, count }, 'delivered again what the device had not receipted');
@@ -125,6 +130,33 @@ export class SandboxNetwork {
         });
       },
     });
+  }
+
+  /**
+   * A newly paired device's first login: its phone sends the history sync (as the primary phone does
+   * after pairing), each chunk a HISTORY_SYNC_NOTIFICATION protocol message pointing at its blob.
+   */
+  private async sendHistory(conn: Connection): Promise<void> {
+    const device = conn.device;
+    const phone = conn.phone;
+    if (!device?.historyDue || !phone) return;
+    const wish = device.historyDue;
+    device.historyDue = undefined;
+    for (const notification of await this.histories.chunksFor(phone, wish)) {
+      if (conn.closed) return;
+      await this.router.toOwnDevice(conn, historyMessage(notification));
+    }
+  }
+
+  /** A device's peer data operation request to its own phone: an on-demand history request is answered with an ON_DEMAND chunk. */
+  async peerRequest(conn: Connection, id: string, message: proto.IMessage): Promise<void> {
+    // Baileys sends it to its own phone as a device-sent message (messages-send.js relayMessage)
+    const request = (message.deviceSentMessage?.message ?? message).protocolMessage?.peerDataOperationRequestMessage;
+    const phone = conn.phone;
+    if (!phone || request?.peerDataOperationRequestType !== proto.Message.PeerDataOperationRequestType.HISTORY_SYNC_ON_DEMAND) return;
+    if (!request.historySyncOnDemandRequest) return;
+    const notification = await this.histories.onDemand(phone, request.historySyncOnDemandRequest, id);
+    await this.router.toOwnDevice(conn, historyMessage(notification));
   }
 
   /** The companion still waiting to be linked with this QR string, if any. */
@@ -339,3 +371,8 @@ export class SandboxNetwork {
     }
   }
 }
+
+/** The protocol message that announces a history chunk (Utils/process-message.js, HISTORY_SYNC_NOTIFICATION). */
+const historyMessage = (notification: proto.Message.IHistorySyncNotification): proto.IMessage => ({
+  protocolMessage: { type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION, historySyncNotification: notification },
+});

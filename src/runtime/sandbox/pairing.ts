@@ -9,6 +9,9 @@ export interface Registration {
   registrationId: number;
   signedPreKey: { keyId: number; publicKey: Uint8Array; signature: Uint8Array };
   noisePublic: Uint8Array;
+  /** from its DeviceProps: a full history sync, and the days of a recent one */
+  requireFullSync: boolean;
+  recentDays?: number;
 }
 
 const fromBigEndian = (bytes: Uint8Array | null | undefined): number => (bytes ? [...bytes].reduce((n, b) => n * 256 + b, 0) : 0);
@@ -21,7 +24,16 @@ export const registrationFrom = (payload: proto.IClientPayload, noisePublic: Uin
     registrationId: fromBigEndian(data.eRegid),
     signedPreKey: { keyId: fromBigEndian(data.eSkeyId), publicKey: data.eSkeyVal, signature: data.eSkeySig },
     noisePublic,
+    ...historyWish(data.deviceProps),
   };
+};
+
+/** What history a companion asks for in its registration's DeviceProps (Utils/validate-connection.js generateRegistrationNode). */
+const historyWish = (bytes: Uint8Array | null | undefined): { requireFullSync: boolean; recentDays?: number } => {
+  if (!bytes?.length) return { requireFullSync: false };
+  const props = proto.DeviceProps.decode(bytes);
+  const days = props.historySyncConfig?.recentSyncDaysLimit;
+  return { requireFullSync: props.requireFullSync === true, ...(days ? { recentDays: days } : {}) };
 };
 
 export const newRefs = (count: number): string[] => Array.from({ length: count }, () => randomBytes(16).toString('base64url'));
@@ -95,4 +107,8 @@ export const newLinkedDevice = (deviceId: number, registration: Registration): L
   signedPreKey: registration.signedPreKey,
   preKeys: new Map(),
   loggedOut: false,
+  historyDue: {
+    requireFullSync: registration.requireFullSync,
+    ...(registration.recentDays ? { recentDays: registration.recentDays } : {}),
+  },
 });

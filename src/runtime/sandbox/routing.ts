@@ -224,6 +224,8 @@ export interface RouterParts {
   server: SandboxServer;
   groups: GroupService;
   pushback: Pushback;
+  /** a device's peer data request to its own phone (on-demand history) */
+  peerRequest: (conn: Connection, id: string, message: proto.IMessage) => Promise<void>;
 }
 
 /** 1:1 traffic: key bundles, companion -> phone and companion -> companion messages, receipts. */
@@ -357,6 +359,8 @@ export class Router {
           const inner = normalizeMessageContent(message) ?? message;
           if (inner.interactiveMessage || inner.buttonsMessage) hadButtons = true;
           if (hadButtons && conn.refuseButtons) continue;
+          // A peer data request to the account's own phone (on-demand history): the phone answers it.
+          if (phone === sender && node.attrs.category === 'peer') await this.network.peerRequest(conn, id, message);
           // A copy for the sender's own phone arrives wrapped as a device-sent message; it is not an incoming one.
           if (phone !== sender) {
             const entry = deliverToInbox(phone, id, sender.jid, chatOf(phone), message);
@@ -758,6 +762,30 @@ export class Router {
       }
     }
     return { id, delivered };
+  }
+
+  /**
+   * A phone's protocol message to one of its own linked devices (a history sync notification): from the
+   * phone's own JID with `category="peer"`, which Baileys receipts as `peer_msg` and reads as fromMe.
+   */
+  async toOwnDevice(conn: Connection, message: proto.IMessage): Promise<string> {
+    const phone = conn.phone;
+    const device = conn.device;
+    if (!phone || !device) throw new Error('the connection is not a logged-in device');
+    const id = newMessageId();
+    const plaintext = proto.Message.encode(message).finish();
+    const { type, body } = await phone.signal.encrypt(addressOf(`${phone.number}:${device.deviceId}@s.whatsapp.net`), plaintext, () => ({
+      registrationId: device.registrationId,
+      identityPublic: device.identityPublic,
+      signedPreKey: device.signedPreKey,
+      preKey: takePreKey(device),
+    }));
+    conn.send({
+      tag: 'message',
+      attrs: { ...this.addressing.sender(phone), id, t: now(), type: 'text', category: 'peer' },
+      content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
+    });
+    return id;
   }
 
   /** A phone's message to one linked device, encrypted by the phone now; `offline` marks a delivery from the queue. */

@@ -42,6 +42,8 @@ export interface Sandbox {
   rootPublicKey: Uint8Array;
   /** the media host's self-signed certificate, which Baileys' fetchAgent must trust */
   mediaCaPem: string;
+  /** the media host, `host:port` */
+  mediaHost: string;
   control: SandboxControl;
   network: SandboxNetwork;
   addressing: AddressingMode;
@@ -85,6 +87,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
       addressing,
       rootPublicKey: Buffer.from(certs.root.public).toString('base64'),
       mediaCaPem: network.media.certPem,
+      mediaHost: network.media.hostname,
       ...(bartender ? { bartender: { socketUrl: bartender.url, adminUrl: bartender.adminUrl, caPem: bartender.caPem } } : {}),
     }),
     { port: options.controlPort ?? 0, host: options.host ?? '127.0.0.1' },
@@ -94,6 +97,7 @@ export const startSandbox = async (options: StartSandboxOptions = {}): Promise<S
     controlUrl: api.url,
     rootPublicKey: certs.root.public,
     mediaCaPem: network.media.certPem,
+    mediaHost: network.media.hostname,
     addressing,
     control,
     network,
@@ -118,14 +122,18 @@ export const trustSandbox = (rootPublicKey: Uint8Array): void => {
 };
 
 /** What a client needs to reach this sandbox, in a form that can cross to another thread. */
-export const sandboxAddress = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'>): SandboxAddress => ({
+export const sandboxAddress = (
+  sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'> & Partial<Pick<Sandbox, 'mediaHost'>>,
+): SandboxAddress => ({
   wsUrl: sandbox.wsUrl,
   mediaCaPem: sandbox.mediaCaPem,
   rootPublicKey: sandbox.rootPublicKey,
+  ...(sandbox.mediaHost ? { mediaHost: sandbox.mediaHost } : {}),
 });
 
 /** The socket options of a Baileys client made by hand against the sandbox (and trust in its root key). */
-export const sandboxSocketOptions = (sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'>): Partial<UserFacingSocketConfig> =>
-  socketOptionsFor({ sandbox: sandboxAddress(sandbox) });
+export const sandboxSocketOptions = (
+  sandbox: Pick<Sandbox, 'wsUrl' | 'mediaCaPem' | 'rootPublicKey'> & Partial<Pick<Sandbox, 'mediaHost'>>,
+): Partial<UserFacingSocketConfig> => socketOptionsFor({ sandbox: sandboxAddress(sandbox) });
 
 export { connectToSandbox } from './address.ts';
