@@ -3,6 +3,7 @@ import type { Session } from '../generated/sqlite/client.ts';
 import type { CallReceived, PresenceUpdate } from '../runtime/ports/events.ts';
 import type { ChatEvent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
+import { chatRead } from './conversations.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
 import { JID_MESSAGE, toJid, USER_DOMAIN } from './jids.ts';
@@ -209,6 +210,8 @@ export const markChatRead = async (
   if (!session.sendReadReceipts) throw new DomainError('CONFLICT', READ_RECEIPTS_OFF);
   const link = requireLink(ctx, session);
   const marked = await onNetwork('mark the chat read', () => link.chats.markRead(chatId, body.messageIds));
+  // the stored chat (docs/conversations.md): nothing unread since this mark
+  await chatRead(ctx, sessionId, chatId);
   ctx.logger.info({ sessionId, chatId, read: marked.read.length, unknown: marked.unknown.length }, 'chat marked read');
   return { ok: true, chatId, ...marked };
 };

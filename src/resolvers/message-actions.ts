@@ -4,6 +4,7 @@ import type { MessageUpdate, MessageWaiting } from '../runtime/ports/events.ts';
 import type { IncomingItem, MessageKeyRef, ReceivedMessage } from '../runtime/ports/incoming.ts';
 import type { ChatEvent, QuotedMessage, ReplyContext } from '../runtime/ports/network.ts';
 import { ignoresChat } from './chats.ts';
+import { announceStored } from './conversations.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError, notFound } from './errors.ts';
@@ -258,6 +259,7 @@ export const announceReceived = async (
   const { eventId: _eventId, ...data } = item;
   if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
   const update = await messageUpdateOf(deps, item, message);
+  announceStored(deps, item, update);
   if (!update) return;
   if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: update.type, data: update });
   deps.events.publish('messageUpdates', item.sessionId, update);

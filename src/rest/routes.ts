@@ -4,6 +4,7 @@ import { channelsRoutes } from './channels.ts';
 import { chatsRoutes } from './chats.ts';
 import { contactGroupsRoutes } from './contact-groups.ts';
 import { contactsRoutes } from './contacts.ts';
+import { conversationsRoutes } from './conversations.ts';
 import { groupsRoutes } from './groups.ts';
 import { messageSearchRoutes } from './message-search.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
@@ -32,6 +33,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   statusesRoutes,
   channelsRoutes,
   chatsRoutes,
+  conversationsRoutes,
   pacingRoutes,
   pollsRoutes,
   messageSearchRoutes,

@@ -34,7 +34,7 @@ export const SendResultRef = builder.objectRef<SendAnswer>('SendResult').impleme
   }),
 });
 
-const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implement({
+export const MessageReceipt = builder.objectRef<ReceiptView>('MessageReceipt').implement({
   description: 'Who acknowledged a message, and when (times set once, never moved)',
   fields: (t) => ({
     recipient: t.exposeString('recipient', { description: 'the phone-number JID when known, else the LID JID' }),
@@ -80,7 +80,7 @@ builder.prismaObject('OutgoingMessage', {
   }),
 });
 
-const IncomingMedia = builder.objectRef<IncomingMediaView>('IncomingMedia').implement({
+export const IncomingMedia = builder.objectRef<IncomingMediaView>('IncomingMedia').implement({
   description: 'A received file. GET on `url` (with x-api-key) streams it, for the retention window (INCOMING_MEDIA_RETENTION_MS).',
   fields: (t) => ({
     mimetype: t.exposeString('mimetype'),

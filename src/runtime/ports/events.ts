@@ -97,10 +97,29 @@ export interface CallReceived {
   at: string;
 }
 
+/** A stored chat that moved (a message stored either way, a read mark): subscriptions read its row again. */
+export interface ChatChange {
+  sessionId: string;
+  /** the chat as stored, or its LID */
+  chatId: string;
+}
+
+/** A stored message that is new or changed (a reaction, an edit, a delete): subscriptions read its row again. */
+export interface StoredMessageChange {
+  sessionId: string;
+  chatId: string;
+  /** the network id of the stored message */
+  waMessageId: string;
+  change: 'stored' | 'reaction' | 'edited' | 'deleted';
+}
+
 export type Topics = {
   session: [sessionId: string, payload: SessionEvent];
   incoming: [sessionId: string, payload: IncomingItem];
   messageUpdates: [sessionId: string, payload: MessageUpdate];
+  /** the message store's chats and messages (resolvers/conversations.ts) */
+  chatUpdates: [sessionId: string, payload: ChatChange];
+  storedMessages: [sessionId: string, payload: StoredMessageChange];
   pollVotes: [sessionId: string, payload: PollVoteEvent];
   messageWaiting: [sessionId: string, payload: MessageWaiting];
   presence: [sessionId: string, payload: PresenceUpdate];
