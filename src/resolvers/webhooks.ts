@@ -25,6 +25,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'session.health',
   'campaign.progress',
   'group.participants',
+  'history.synced',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Sent only to the endpoint it was asked for, whatever its filter. */

@@ -6,6 +6,7 @@ import { contactGroupsRoutes } from './contact-groups.ts';
 import { contactsRoutes } from './contacts.ts';
 import { conversationsRoutes } from './conversations.ts';
 import { groupsRoutes } from './groups.ts';
+import { historyRoutes } from './history.ts';
 import { messageSearchRoutes } from './message-search.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
 import { pollsRoutes } from './polls.ts';
@@ -37,6 +38,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   pacingRoutes,
   pollsRoutes,
   messageSearchRoutes,
+  historyRoutes,
   messagesRoutes,
   sessionsRoutes,
   webhooksRoutes,

@@ -60,6 +60,7 @@ export class MessageStore implements ReceivedMessages {
       ['quotable', 'text'],
       ['messageTimestamp', 'timestamp'],
       ['createdAt', 'timestamp'],
+      ['source', 'text'],
     ]);
     this.chatRows = jsonRows(options.provider, [
       ['sessionId', 'text'],
@@ -136,31 +137,91 @@ export class MessageStore implements ReceivedMessages {
     return [insert, chatUpsert(rows, Prisma.sql`changes() > 0`)];
   }
 
+  /**
+   * A chunk of the phone's history sync (docs/conversations.md, History from the phone): its messages as
+   * rows of source `history`, in batches of HISTORY_BATCH, each batch one transaction with its chats. A
+   * message stored already (live, or by an earlier or resent chunk) keeps its row; a chat moves to its
+   * latest message but keeps its unread count and a name it has. Answers how many rows were new.
+   */
+  async storeHistory(sessionId: string, messages: ReceivedMessage[]): Promise<number> {
+    const { db } = this.options;
+    const now = this.options.now();
+    const storable = messages.filter(
+      (m) => m.messageId && m.key && !REFERRING.has(m.type) && (this.options.statusesAndChannels || !isStatusOrChannel(m.chatId)),
+    );
+    let stored = 0;
+    for (let i = 0; i < storable.length; i += HISTORY_BATCH) {
+      const batch = storable.slice(i, i + HISTORY_BATCH);
+      const latest = new Map<string, ReceivedMessage>();
+      for (const m of batch) {
+        const seen = latest.get(m.chatId);
+        if (!seen || m.messageTimestamp > seen.messageTimestamp) latest.set(m.chatId, m);
+      }
+      const chats = this.chatRows([...latest.values()].map((m) => this.chatRowOf(sessionId, m, now, 0)));
+      const [inserted] = await db.$transaction([
+        db.$executeRaw(this.insertRows(batch.map((m) => this.rowOf(sessionId, m, m.key as MessageKeyRef, now, 'history')))),
+        db.$executeRaw(historyChatUpsert(chats)),
+      ]);
+      stored += inserted;
+    }
+    return stored;
+  }
+
+  /** Push names from the phone's history: a person's chat takes the name when it has none. */
+  async historyNames(sessionId: string, names: Array<{ jid: string; name: string }>): Promise<void> {
+    for (const { jid, name } of names) {
+      await this.options.db.chat.updateMany({ where: { sessionId, chatId: jid, kind: 'person', name: null }, data: { name } });
+    }
+  }
+
+  /** A chat's row as a message moves it (see chatUpsert). */
+  private chatRowOf(sessionId: string, message: ReceivedMessage, now: Date, unread: number): JsonCell[] {
+    return [
+      sessionId,
+      message.chatId,
+      message.chatLid,
+      chatKindOf(message.chatId),
+      chatKindOf(message.chatId) === 'person' && !message.fromMe && message.pushName ? message.pushName : null,
+      message.messageId,
+      timeOf(message.messageTimestamp, now),
+      unread,
+      now,
+    ];
+  }
+
   /** The statement that stores a received message, or leaves the row of one delivered before alone. */
   private insert(sessionId: string, message: ReceivedMessage, key: MessageKeyRef, now: Date): Prisma.Sql {
-    const rows = this.rows([
-      [
-        uuidv7(),
-        sessionId,
-        message.messageId,
-        message.fromMe ? 'out' : 'in',
-        message.chatId,
-        message.chatLid,
-        message.from,
-        message.fromLid,
-        message.fromMe,
-        message.type,
-        message.text ?? null,
-        message.quotedId ?? null,
-        JSON.stringify(message.mentions ?? []),
-        JSON.stringify(key),
-        message.quotable ?? null,
-        timeOf(message.messageTimestamp, now),
-        now,
-      ],
-    ]);
-    return Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt")
-      SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt"
+    return this.insertRows([this.rowOf(sessionId, message, key, now, 'live')]);
+  }
+
+  private rowOf(sessionId: string, message: ReceivedMessage, key: MessageKeyRef, now: Date, source: 'live' | 'history'): JsonCell[] {
+    return [
+      uuidv7(),
+      sessionId,
+      message.messageId,
+      message.fromMe ? 'out' : 'in',
+      message.chatId,
+      message.chatLid,
+      message.from,
+      message.fromLid,
+      message.fromMe,
+      message.type,
+      message.text ?? null,
+      message.quotedId ?? null,
+      JSON.stringify(message.mentions ?? []),
+      JSON.stringify(key),
+      message.quotable ?? null,
+      timeOf(message.messageTimestamp, now),
+      now,
+      source,
+    ];
+  }
+
+  /** Stores messages' rows (rowOf), leaving the row of any stored before alone. */
+  private insertRows(values: JsonCell[][]): Prisma.Sql {
+    const rows = this.rows(values);
+    return Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source")
+      SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source"
       FROM (${rows}) AS r WHERE true ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`;
   }
 
@@ -224,6 +285,22 @@ export const chatUpsert = (rows: Prisma.Sql, when: Prisma.Sql): Prisma.Sql =>
       "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
       "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END,
       "unreadCount" = CASE WHEN excluded."unreadCount" > 0 THEN "Chat"."unreadCount" + excluded."unreadCount" ELSE 0 END`;
+
+/** Messages per statement when a history chunk is stored (a chunk may hold thousands). */
+const HISTORY_BATCH = 500;
+
+/**
+ * Chats moved by a batch of history: created with no unread, moved to a later message, never counting
+ * unread nor clearing it (history says nothing of what is read), and a name they have is kept.
+ */
+const historyChatUpsert = (rows: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
+    SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt" FROM (${rows}) AS r WHERE true
+    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET
+      "chatLid" = COALESCE("Chat"."chatLid", excluded."chatLid"),
+      "name" = COALESCE("Chat"."name", excluded."name"),
+      "lastMessageId" = CASE WHEN excluded."lastMessageAt" > "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
+      "lastMessageAt" = CASE WHEN excluded."lastMessageAt" > "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END`;
 
 /** The rows that match a message's sender, by number JID or by LID. */
 const authorOf = (message: Pick<ReceivedMessage, 'from' | 'fromLid'>): Prisma.MessageWhereInput[] => [

@@ -124,6 +124,24 @@ export const settingsSchema = z.object({
     .describe(
       '`true` stores received statuses (status@broadcast) and channel posts (@newsletter) in the message store too (docs/conversations.md); they are announced and buffered either way',
     ),
+  HISTORY_SYNC_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(90)
+    .describe(
+      'history sync from the phone at link (docs/conversations.md, History from the phone): messages up to this many days old are stored as history; `0` turns history sync off',
+    ),
+  HISTORY_SYNC_FULL: z
+    .stringbool()
+    .default(false)
+    .describe('`true` asks the phone for its full history at link (and takes its FULL chunks); otherwise its recent months'),
+  HISTORY_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 * 1024 * 1024)
+    .describe('largest history sync blob downloaded; a larger chunk is refused with a warning, and the link carries on'),
   PUBLIC_URL: z
     .url()
     .optional()

@@ -206,5 +206,7 @@ export const baileysChats = ({ sock, reach, lids, learn, onEvent, log }: ChatsDe
         throw err;
       }
     },
+    // Baileys' PDO request to the account's phone (Socket/messages-recv.js fetchMessageHistory).
+    fetchHistory: (count, oldest) => sock.fetchMessageHistory(count, oldest.key, oldest.timestampMs),
   };
 };

@@ -13,17 +13,18 @@ import makeWASocket, {
   jidNormalizedUser,
   proto,
 } from 'baileys';
-import type { CacheStore, UserFacingSocketConfig, WAMessage, WAMessageKey, WASocket } from 'baileys';
+import type { BaileysEventMap, CacheStore, UserFacingSocketConfig, WAMessage, WAMessageKey, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Db } from '../db/client.ts';
 import { batchedCredsReader, clearAuthState, loadAuthState } from './auth-store.ts';
 import type { StoredAuthState } from './auth-store.ts';
 import { toIncoming, waitingOf } from './baileys-incoming.ts';
+import type { OwnAddresses } from './baileys-incoming.ts';
 import { pollVoteOf } from './baileys-polls.ts';
 import { baileysLogger } from './baileys-logger.ts';
 import { completePerson, personOf, shownAddress, storedLidBook } from './baileys-lids.ts';
-import type { Person } from './baileys-lids.ts';
+import type { LidBook, Person } from './baileys-lids.ts';
 import { BoundedSet } from './bounded-set.ts';
 import { baileysChats } from './baileys-chats.ts';
 import { baileysGroups, GroupCache } from './baileys-groups.ts';
@@ -33,8 +34,20 @@ import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } fr
 import { signalRepositoryFor } from './baileys-signal.ts';
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
-import type { MediaLocator } from '../ports/incoming.ts';
-import type { CloseKind, KnownPerson, LinkCallbacks, Network, NetworkLink, OpenOptions, Receipt, SendResult } from '../ports/network.ts';
+import type { MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
+import type {
+  ChatEvent,
+  CloseKind,
+  HistorySettings,
+  HistorySyncKind,
+  KnownPerson,
+  LinkCallbacks,
+  Network,
+  NetworkLink,
+  OpenOptions,
+  Receipt,
+  SendResult,
+} from '../ports/network.ts';
 
 export interface BaileysNetworkOptions {
   db: Db;
@@ -50,6 +63,8 @@ export interface BaileysNetworkOptions {
   incomingStoreTimeoutMs?: number;
   /** how long a user the network said it does not know is believed absent before a send asks again (default 60 s) */
   notOnNetworkTtlMs?: number;
+  /** history sync from the phone; off when not given */
+  history?: HistorySettings;
 }
 
 const INCOMING_STORE_TIMEOUT_MS = 30_000;
@@ -244,6 +259,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
   assertPatched();
   const storeTimeoutMs = options.incomingStoreTimeoutMs ?? INCOMING_STORE_TIMEOUT_MS;
 
+  const history = options.history ?? { days: 0, full: false, maxBytes: 0 };
   const open = async (sessionId: string, callbacks: LinkCallbacks, openOptions: OpenOptions = {}): Promise<NetworkLink> => {
     const log = logger.child({ sessionId });
     // Messages stored before their receipt, by network id: the messages.upsert that follows each is skipped.
@@ -267,7 +283,6 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       logger: baileysLogger(log.child({ module: 'baileys' }), chatty),
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
-      syncFullHistory: false,
       fireInitQueries: true,
       keepAliveIntervalMs: options.keepAliveIntervalMs ?? 30_000,
       cachedGroupMetadata: async (jid) => groupCache.get(jid),
@@ -289,6 +304,9 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       },
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
+      // After the target's options, which turn history off for hand-made sandbox sockets.
+      syncFullHistory: history.full,
+      shouldSyncHistoryMessage: (notification) => wantsHistory(history, notification, log),
     };
     const sock: WASocket = makeWASocket(config);
     let closed = false;
@@ -414,6 +432,14 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       receipts(receiptsFromUpdates(updates));
     });
     sock.ev.on('message-receipt.update', (updates) => receipts(receiptsFromUserReceipts(updates)));
+    sock.ev.on('messaging-history.set', (set) => {
+      historyChunk(set, history, ownAddresses(), lids)
+        .then((event) => {
+          learn(event.messages.flatMap((m) => [personOf(m.chatId, m.chatLid), personOf(m.from, m.fromLid)]));
+          callbacks.onChatEvent?.(event);
+        })
+        .catch((err: unknown) => log.error({ err }, 'reading a history sync chunk failed'));
+    });
     sock.ev.on('messages.upsert', ({ messages, type }) => {
       // An error ack that came while the send's own upsert was still buffered is merged into it (rc14's event buffer).
       for (const message of messages) refused(message.key, message.status, message.messageStubParameters);
@@ -497,5 +523,69 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     // The links share the main thread's heap, which whoever measures collects itself.
     collectGarbage: async () => undefined,
     networkStats: async () => undefined,
+  };
+};
+
+const SYNC_KINDS: Record<number, HistorySyncKind> = {
+  [proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP]: 'initial_bootstrap',
+  [proto.HistorySync.HistorySyncType.RECENT]: 'recent',
+  [proto.HistorySync.HistorySyncType.FULL]: 'full',
+  [proto.HistorySync.HistorySyncType.PUSH_NAME]: 'push_name',
+  [proto.HistorySync.HistorySyncType.ON_DEMAND]: 'on_demand',
+};
+
+/**
+ * Whether Baileys downloads a history chunk (asked with the notification, Socket/chats.js): not when
+ * history is off, not a FULL chunk unless the full history was asked for, and not a blob over the cap,
+ * which is refused with a warning (the link carries on; the chunk's messages are not stored).
+ */
+const wantsHistory = (history: HistorySettings, notification: proto.Message.IHistorySyncNotification, log: Logger): boolean => {
+  if (history.days <= 0) return false;
+  if (notification.syncType === proto.HistorySync.HistorySyncType.FULL && !history.full) return false;
+  const bytes = Number(notification.fileLength ?? 0);
+  if (bytes > history.maxBytes) {
+    log.warn(
+      {
+        syncType: SYNC_KINDS[notification.syncType ?? -1] ?? 'other',
+        chunkOrder: notification.chunkOrder,
+        bytes,
+        maxBytes: history.maxBytes,
+      },
+      'history sync chunk refused: its blob is larger than HISTORY_MAX_BYTES; its messages are not stored',
+    );
+    return false;
+  }
+  return true;
+};
+
+/** A history chunk as the service stores it: its messages within the days setting, as received messages are described. */
+const historyChunk = async (
+  set: BaileysEventMap['messaging-history.set'],
+  history: HistorySettings,
+  own: OwnAddresses,
+  lids: LidBook,
+): Promise<Extract<ChatEvent, { kind: 'history' }>> => {
+  const since = Date.now() / 1000 - history.days * 86_400;
+  const messages: ReceivedMessage[] = [];
+  let skipped = 0;
+  for (const msg of set.messages) {
+    const at = Number(msg.messageTimestamp ?? 0);
+    const item = at >= since ? await toIncoming(msg, own, lids) : null;
+    if (item) messages.push(item);
+    else skipped += 1;
+  }
+  const names = set.contacts
+    .map((c) => ({ jid: c.id, name: c.notify ?? c.name ?? '' }))
+    .filter((c) => c.name !== '' && c.jid.endsWith('@s.whatsapp.net'));
+  return {
+    kind: 'history',
+    syncType: SYNC_KINDS[set.syncType ?? -1] ?? 'other',
+    chunkOrder: set.chunkOrder ?? null,
+    progress: set.progress ?? null,
+    requestId: set.peerDataRequestSessionId ?? null,
+    chats: set.chats.length,
+    messages,
+    skipped,
+    names,
   };
 };

@@ -4,7 +4,7 @@
  */
 import type { NetworkTarget } from './baileys-target.ts';
 import type { MediaLocator } from '../ports/incoming.ts';
-import type { ChatEvent, ChatOps, GroupOps, KnownPerson, OpenOptions, Receipt } from '../ports/network.ts';
+import type { ChatEvent, ChatOps, GroupOps, HistorySettings, KnownPerson, OpenOptions, Receipt } from '../ports/network.ts';
 
 export interface NetworkWorkerData {
   databaseUrl: string;
@@ -20,6 +20,8 @@ export interface NetworkWorkerData {
   incomingStoreTimeoutMs?: number;
   /** how long a user the network does not know is believed absent before a send asks again */
   notOnNetworkTtlMs?: number;
+  /** history sync from the phone (off when not given) */
+  history?: HistorySettings;
   /** the worker gives memory back once quiet after a busy period (memory-reclaim.ts) */
   memoryReclaim?: boolean;
 }

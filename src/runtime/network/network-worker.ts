@@ -81,6 +81,7 @@ const init = (given: NetworkWorkerData): void => {
     deviceListTtlMs: given.deviceListTtlMs,
     incomingStoreTimeoutMs: given.incomingStoreTimeoutMs,
     notOnNetworkTtlMs: given.notOnNetworkTtlMs,
+    history: given.history,
   });
 };
 

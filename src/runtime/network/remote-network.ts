@@ -19,6 +19,7 @@ import type {
   Network,
   NumberOnNetwork,
   NetworkLink,
+  HistorySettings,
   NetworkStats,
   ParticipantOutcome,
   SendResult,
@@ -37,6 +38,8 @@ export interface RemoteNetworkOptions {
   incomingStoreTimeoutMs?: number;
   /** how long a user the network does not know is believed absent before a send asks again */
   notOnNetworkTtlMs?: number;
+  /** history sync from the phone (off when not given) */
+  history?: HistorySettings;
   /** how often at most the worker reports which links were heard from (default 5 s) */
   activityEveryMs?: number;
   /** run the worker's V8 in memory saver mode (see below) */
@@ -249,6 +252,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
       deviceListTtlMs: options.deviceListTtlMs,
       incomingStoreTimeoutMs: options.incomingStoreTimeoutMs,
       notOnNetworkTtlMs: options.notOnNetworkTtlMs,
+      history: options.history,
       activityEveryMs: options.activityEveryMs ?? ACTIVITY_EVERY_MS,
       memoryReclaim: options.memoryReclaim,
     };
@@ -318,6 +322,7 @@ export const createRemoteNetwork = (options: RemoteNetworkOptions): Network => {
         setOwnPresence: chat<void>('setOwnPresence'),
         rejectCall: chat<void>('rejectCall'),
         profilePicture: chat<string | null>('profilePicture'),
+        fetchHistory: chat<string>('fetchHistory'),
       },
       sendStatus: async (content, recipients, sendOptions) => (await call('sendStatus', content, recipients, sendOptions)) as SendResult,
       requestPairingCode: async (phoneNumber) => (await call('requestPairingCode', phoneNumber)) as string,

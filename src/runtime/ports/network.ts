@@ -186,6 +186,19 @@ export interface NumberOnNetwork {
 export type PresenceState = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
 
 /** What a link hears about chats beside messages, and messages it cannot read yet (chats.ts on the service side). */
+/** History sync from the phone (docs/conversations.md, History from the phone): how far back, full or recent, the largest blob. */
+export interface HistorySettings {
+  /** messages older than this many days are not stored; 0 turns history sync off */
+  days: number;
+  /** ask the phone for its full history (else its recent months), and take its FULL chunks */
+  full: boolean;
+  /** a chunk whose blob is larger than this is not downloaded */
+  maxBytes: number;
+}
+
+/** What a history chunk is (WAProto HistorySync.HistorySyncType, lower case). */
+export type HistorySyncKind = 'initial_bootstrap' | 'recent' | 'full' | 'push_name' | 'on_demand' | 'other';
+
 export type ChatEvent =
   | {
       kind: 'presence';
@@ -226,6 +239,23 @@ export type ChatEvent =
       fromMe: boolean;
       /** the message's time as the network stamped it (Unix seconds) */
       messageTimestamp: number;
+    }
+  | {
+      /** one chunk of the phone's history sync: its messages are stored as history, with no per-message events */
+      kind: 'history';
+      syncType: HistorySyncKind;
+      chunkOrder: number | null;
+      /** 0-100, as the phone counts it */
+      progress: number | null;
+      /** the network id of the on-demand request it answers (fetchHistory) */
+      requestId: string | null;
+      /** chats the chunk names */
+      chats: number;
+      messages: ReceivedMessage[];
+      /** messages older than the days setting, or not storable (protocol messages, stubs) */
+      skipped: number;
+      /** push names: a person's JID and name */
+      names: Array<{ jid: string; name: string }>;
     };
 
 /** Operations on chats beside sends (extensions: number check, read marks, presence, calls). */
@@ -248,6 +278,11 @@ export interface ChatOps {
    * null when there is none or its owner hides it from this account (the network does not say which).
    */
   profilePicture: (jid: string, size: 'image' | 'preview') => Promise<string | null>;
+  /**
+   * Asks the phone for `count` messages of a chat older than `oldest` (on-demand history sync): they come
+   * later as a `history` chat event of kind on_demand. Answers the request's network id.
+   */
+  fetchHistory: (count: number, oldest: { key: MessageKeyRef; timestampMs: number }) => Promise<string>;
 }
 
 export interface LinkCallbacks {

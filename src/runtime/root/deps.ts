@@ -39,6 +39,7 @@ import { onFirstUse } from '../network/on-first-use.ts';
 import { knownPeople } from '../network/known-people.ts';
 import { createRemoteNetwork } from '../network/remote-network.ts';
 import { SessionManager } from '../network/session-manager.ts';
+import { storeHistory } from '../../resolvers/history.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
 import { createRateLimiter } from '../rate-limit.ts';
 import { networkMode } from '../settings.ts';
@@ -99,6 +100,7 @@ export const createDeps = (options: DepsOptions): Deps => {
       ),
   );
   const target = options.target ?? {};
+  const history = { days: settings.HISTORY_SYNC_DAYS, full: settings.HISTORY_SYNC_FULL, maxBytes: settings.HISTORY_MAX_BYTES };
   const mode = networkMode(settings);
   const network =
     mode !== 'inline'
@@ -111,6 +113,7 @@ export const createDeps = (options: DepsOptions): Deps => {
           deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
           incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
           notOnNetworkTtlMs: settings.NOT_ON_NETWORK_TTL_MS,
+          history,
           // Well inside the watchdog's window when a test shortens it.
           activityEveryMs: options.sessionTuning?.staleAfterMs ? Math.min(5_000, options.sessionTuning.staleAfterMs / 10) : undefined,
           memorySaver: settings.V8_MEMORY_SAVER,
@@ -130,6 +133,7 @@ export const createDeps = (options: DepsOptions): Deps => {
             deviceListTtlMs: settings.DEVICE_LIST_TTL_MS,
             incomingStoreTimeoutMs: settings.INCOMING_STORE_TIMEOUT_MS,
             notOnNetworkTtlMs: settings.NOT_ON_NETWORK_TTL_MS,
+            history,
           });
         });
   const waiting = new RecentWaiting();
@@ -195,6 +199,12 @@ export const createDeps = (options: DepsOptions): Deps => {
         .catch((err: unknown) => logger.error({ err, sessionId }, 'recording the LIDs of contacts failed'));
     },
     onChatEvent: (sessionId, event) => {
+      if (event.kind === 'history') {
+        storeHistory({ webhooks, messages: received, logger }, accountOf, sessionId, event).catch((err: unknown) =>
+          logger.error({ err, sessionId, syncType: event.syncType, chunkOrder: event.chunkOrder }, 'storing a history sync chunk failed'),
+        );
+        return;
+      }
       if (event.kind === 'waiting') {
         announceWaiting({ db, webhooks, events, waiting, logger, now }, accountOf, sessionId, event).catch((err: unknown) =>
           logger.error({ err, sessionId, waMessageId: event.waMessageId }, 'announcing a waiting message failed'),

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import type { ChatEvent } from '../runtime/ports/network.ts';
+import type { MessageKeyRef } from '../runtime/ports/incoming.ts';
+import type { MessageStore } from '../runtime/message-store.ts';
+import { chatJidFrom } from './chats.ts';
+import type { Deps, RequestContext } from './context.ts';
+import { requireLink } from './delivery.ts';
+import { DomainError } from './errors.ts';
+import { ownSession } from './sessions.ts';
+import { parseInput } from './validate.ts';
+
+export type HistoryChunk = Extract<ChatEvent, { kind: 'history' }>;
+
+/** The history.synced event's data (docs/events-and-webhooks.md). */
+export interface HistorySynced {
+  sessionId: string;
+  syncType: HistoryChunk['syncType'];
+  chunkOrder: number | null;
+  progress: number | null;
+  /** the fetchChatHistory request an on_demand chunk answers */
+  requestId: string | null;
+  chats: number;
+  /** messages in the chunk within HISTORY_SYNC_DAYS */
+  messages: number;
+  /** of those, rows the store did not hold yet */
+  stored: number;
+  /** messages left out: older than HISTORY_SYNC_DAYS, or not messages (protocol messages, stubs) */
+  skipped: number;
+  /** push names in the chunk */
+  names: number;
+}
+
+/**
+ * One chunk of the phone's history sync: its messages into the store as history (no per-message events),
+ * push names onto chats that have none, then one history.synced event for the chunk.
+ */
+export const storeHistory = async (
+  deps: Pick<Deps, 'webhooks' | 'logger'> & { messages: Pick<MessageStore, 'storeHistory' | 'historyNames'> },
+  accountOf: (sessionId: string) => Promise<string | null>,
+  sessionId: string,
+  chunk: HistoryChunk,
+): Promise<HistorySynced> => {
+  const stored = await deps.messages.storeHistory(sessionId, chunk.messages);
+  await deps.messages.historyNames(sessionId, chunk.names);
+  const data: HistorySynced = {
+    sessionId,
+    syncType: chunk.syncType,
+    chunkOrder: chunk.chunkOrder,
+    progress: chunk.progress,
+    requestId: chunk.requestId,
+    chats: chunk.chats,
+    messages: chunk.messages.length,
+    stored,
+    skipped: chunk.skipped,
+    names: chunk.names.length,
+  };
+  deps.logger.info({ ...data }, 'history sync chunk stored');
+  const accountId = await accountOf(sessionId);
+  if (accountId) await deps.webhooks.emit({ accountId, sessionId, type: 'history.synced', data: { ...data } });
+  return data;
+};
+
+export const fetchHistorySchema = z.strictObject({
+  count: z.number().int().min(1, 'must be 1 to 500').max(500, 'must be 1 to 500').default(50),
+});
+
+export interface FetchHistoryAnswer {
+  ok: true;
+  chatId: string;
+  /** the request's network id: the history.synced event of syncType on_demand that answers it carries it as requestId */
+  requestId: string;
+  count: number;
+  /** the oldest stored message of the chat, which the phone pages back from */
+  before: string;
+}
+
+/**
+ * Asks the phone for up to `count` messages of a chat older than the oldest the store holds (on-demand
+ * history sync). The phone answers later: the messages are stored as history and announced by one
+ * history.synced event (syncType on_demand). A chat with no stored message has nothing to page back from: 404.
+ */
+export const fetchChatHistory = async (
+  ctx: RequestContext,
+  sessionId: string,
+  chatIdParam: string,
+  input: unknown,
+): Promise<FetchHistoryAnswer> => {
+  const chatId = chatJidFrom(chatIdParam);
+  const { count } = parseInput(fetchHistorySchema, input ?? {});
+  const session = await ownSession(ctx, sessionId);
+  const oldest = await ctx.db.message.findFirst({
+    where: { sessionId: session.id, OR: [{ chatId }, { chatLid: chatId }] },
+    orderBy: [{ messageTimestamp: 'asc' }, { id: 'asc' }],
+    select: { waMessageId: true, key: true, messageTimestamp: true },
+  });
+  if (!oldest) throw new DomainError('NOT_FOUND', 'No stored message in this chat to page back from');
+  const link = requireLink(ctx, session);
+  const key = JSON.parse(oldest.key) as MessageKeyRef;
+  let requestId: string;
+  try {
+    requestId = await link.chats.fetchHistory(count, { key, timestampMs: oldest.messageTimestamp.getTime() });
+  } catch (err) {
+    throw new DomainError(
+      'NETWORK_ERROR',
+      `The network refused to ask for the chat's history: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  ctx.logger.info({ sessionId, chatId, count, requestId }, 'older messages asked of the phone');
+  return { ok: true, chatId, requestId, count, before: oldest.waMessageId };
+};

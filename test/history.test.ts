@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../src/runtime/db/testing.ts';
+import type { TestDatabase } from '../src/runtime/db/testing.ts';
+import type { MessageStore } from '../src/runtime/message-store.ts';
+import type { ReceivedMessage } from '../src/runtime/ports/incoming.ts';
+import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
+import { sandboxAddress, startSandbox } from '../src/runtime/sandbox/sandbox.ts';
+import type { Settings } from '../src/runtime/settings.ts';
+import { dbKinds, http, startTestApp } from './helpers/app.ts';
+import type { Json, TestApp } from './helpers/app.ts';
+import { startReceiver } from './helpers/receiver.ts';
+import type { Receiver } from './helpers/receiver.ts';
+import { linkSession, waitUntil } from './helpers/sandbox.ts';
+
+const DAY = 86_400;
+const jid = (n: string) => `${n}@s.whatsapp.net`;
+
+/** History sync from the phone at link (docs/conversations.md, History from the phone). */
+describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
+  let sandbox: Sandbox;
+  let receiver: Receiver;
+  const now = Math.floor(Date.now() / 1000);
+  let phones = 0;
+  const apps: Array<{ app: TestApp; database: TestDatabase }> = [];
+  const secrets: string[] = [];
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    receiver = await startReceiver();
+  }, 60_000);
+  afterAll(async () => {
+    for (const { app, database } of apps) {
+      await app.close();
+      await database.drop();
+    }
+    await receiver?.close();
+    await sandbox?.close();
+  });
+
+  /** A phone with three past chats (one message 200 days old), linked to a new session of a new service. */
+  const linkWithHistory = async (overrides: Partial<Settings> = {}) => {
+    phones += 1;
+    const me = `1555888${String(phones).padStart(2, '0')}00`;
+    const [ana, ben, cy] = [1, 2, 3].map((i) => `1555888${String(phones).padStart(2, '0')}0${i}`) as [string, string, string];
+    sandbox.control.addPhone(me, 'Me');
+    sandbox.control.addPhone(ana, 'Ana');
+    sandbox.control.addPhone(ben, 'Ben');
+    sandbox.control.addPhone(cy, 'Cy');
+    const p = `P${phones}`;
+    sandbox.control.giveHistory(
+      me,
+      {
+        chats: [
+          {
+            with: ana,
+            messages: [
+              { id: `${p}-ANA-OLD`, text: 'long ago', at: now - 200 * DAY },
+              { id: `${p}-ANA-1`, text: 'hello', at: now - 5 * DAY },
+              { id: `${p}-ANA-2`, fromMe: true, text: 'hi ana', at: now - 4 * DAY },
+            ],
+          },
+          { with: ben, messages: [{ id: `${p}-BEN-1`, text: 'ben here', at: now - 3 * DAY }] },
+          { with: cy, messages: [{ id: `${p}-CY-1`, text: 'cy here', at: now - 40 * DAY }] },
+        ],
+      },
+      2,
+    );
+    const database = await createTestDatabase(kind);
+    const app = await startTestApp(
+      kind,
+      { WEBHOOK_ALLOW_PRIVATE: true, ...overrides },
+      { target: { sandbox: sandboxAddress(sandbox) } },
+      { existing: database },
+    );
+    apps.push({ app, database });
+    const key = (await app.newAccount()).apiKey;
+    const hook = await http(app.baseUrl, 'POST', '/v1/webhooks', { key, body: { url: receiver.url, events: ['*'] } });
+    expect(hook.status).toBe(201);
+    secrets.push((hook.body as Json).secret);
+    receiver.verifyWith(...secrets);
+    const sessionId = await linkSession({ app, sandbox, key }, me);
+    return { app, key, sessionId, me, ana, ben, cy, p };
+  };
+  const eventsOf = (sessionId: string, type: string) =>
+    receiver.received.filter((r) => r.payload?.type === type && r.payload.data.sessionId === sessionId).map((r) => r.payload.data);
+
+  it('stores the past messages as history, one history.synced per chunk and no message.received', async () => {
+    const { app, sessionId, ana, ben, cy, p } = await linkWithHistory({ HISTORY_SYNC_DAYS: 90 });
+    // 4 messages within 90 days, 2 per chunk: INITIAL_BOOTSTRAP and RECENT, then PUSH_NAME
+    const synced = await waitUntil(
+      async () => eventsOf(sessionId, 'history.synced'),
+      (e) => e.length >= 3,
+      20_000,
+    );
+    expect(synced.map((e) => [e.syncType, e.chunkOrder, e.progress, e.messages, e.stored])).toEqual([
+      ['initial_bootstrap', 0, 50, 2, 2],
+      ['recent', 1, 100, 2, 2],
+      ['push_name', 2, 100, 0, 0],
+    ]);
+    const rows = await app.db.message.findMany({ where: { sessionId }, orderBy: { messageTimestamp: 'asc' } });
+    expect(rows.map((r) => [r.waMessageId, r.source, r.direction, r.chatId, r.text])).toEqual([
+      [`${p}-CY-1`, 'history', 'in', jid(cy), 'cy here'],
+      [`${p}-ANA-1`, 'history', 'in', jid(ana), 'hello'],
+      [`${p}-ANA-2`, 'history', 'out', jid(ana), 'hi ana'],
+      [`${p}-BEN-1`, 'history', 'in', jid(ben), 'ben here'],
+    ]);
+    const chats = await app.db.chat.findMany({ where: { sessionId }, orderBy: { chatId: 'asc' } });
+    expect(chats.map((c) => [c.chatId, c.name, c.lastMessageId, c.unreadCount])).toEqual([
+      [jid(ana), 'Ana', `${p}-ANA-2`, 0],
+      [jid(ben), 'Ben', `${p}-BEN-1`, 0],
+      [jid(cy), 'Cy', `${p}-CY-1`, 0],
+    ]);
+    expect(eventsOf(sessionId, 'message.received')).toEqual([]);
+
+    // The same message handed over again (a chunk resent after a restart) makes no second row.
+    const stored = await (app.deps.received as MessageStore).storeHistory(sessionId, [
+      {
+        messageId: `${p}-ANA-1`,
+        chatId: jid(ana),
+        chatLid: null,
+        from: jid(ana),
+        fromLid: null,
+        fromMe: false,
+        type: 'text',
+        text: 'hello',
+        content: 'hello',
+        messageTimestamp: now - 5 * DAY,
+        key: { remoteJid: jid(ana), id: `${p}-ANA-1`, fromMe: false },
+      } as ReceivedMessage,
+    ]);
+    expect(stored).toBe(0);
+    expect(await app.db.message.count({ where: { sessionId, waMessageId: `${p}-ANA-1` } })).toBe(1);
+  }, 60_000);
+
+  it('HISTORY_SYNC_DAYS leaves older messages out, and 0 turns history off', async () => {
+    const week = await linkWithHistory({ HISTORY_SYNC_DAYS: 7 });
+    await waitUntil(
+      async () => eventsOf(week.sessionId, 'history.synced'),
+      (e) => e.some((x) => x.syncType === 'push_name'),
+      20_000,
+    );
+    const kept = await week.app.db.message.findMany({ where: { sessionId: week.sessionId }, select: { waMessageId: true } });
+    expect(kept.map((m) => m.waMessageId).sort()).toEqual([`${week.p}-ANA-1`, `${week.p}-ANA-2`, `${week.p}-BEN-1`]);
+    expect(eventsOf(week.sessionId, 'history.synced').reduce((n, e) => n + Number(e.skipped), 0)).toBe(1);
+
+    const off = await linkWithHistory({ HISTORY_SYNC_DAYS: 0 });
+    // the phone sent its chunks; a live message after them is stored, and nothing from history is
+    const sent = await sandbox.control.sendText(off.ana, off.me, 'after the link');
+    await waitUntil(
+      () => off.app.db.message.findMany({ where: { sessionId: off.sessionId } }),
+      (rows) => rows.some((r) => r.waMessageId === sent.id),
+    );
+    expect(sandbox.control.historySent(off.me).map((c) => c.syncType)).toContain('PUSH_NAME');
+    expect((await off.app.db.message.findMany({ where: { sessionId: off.sessionId } })).map((r) => r.source)).toEqual(['live']);
+    expect(eventsOf(off.sessionId, 'history.synced')).toEqual([]);
+  }, 90_000);
+
+  it('fetches older messages of one chat on demand (REST)', async () => {
+    const { app, key, sessionId, ana, p } = await linkWithHistory({ HISTORY_SYNC_DAYS: 365 });
+    await waitUntil(
+      async () => eventsOf(sessionId, 'history.synced'),
+      (e) => e.some((x) => x.syncType === 'push_name'),
+      20_000,
+    );
+    // 200 days is past the phone's recent window: not in the link's sync
+    expect(await app.db.message.count({ where: { sessionId, waMessageId: `${p}-ANA-OLD` } })).toBe(0);
+    const asked = await http(app.baseUrl, 'POST', `/v1/sessions/${sessionId}/chats/${ana}/history`, { key, body: { count: 10 } });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toMatchObject({ ok: true, chatId: jid(ana), count: 10, before: `${p}-ANA-1` });
+    const onDemand = await waitUntil(
+      async () => eventsOf(sessionId, 'history.synced').find((e) => e.syncType === 'on_demand'),
+      (e) => e !== undefined,
+      20_000,
+    );
+    expect(onDemand).toMatchObject({ requestId: (asked.body as Json).requestId, messages: 1, stored: 1 });
+    const old = await app.db.message.findUnique({ where: { sessionId_waMessageId: { sessionId, waMessageId: `${p}-ANA-OLD` } } });
+    expect(old).toMatchObject({ source: 'history', text: 'long ago', chatId: jid(ana) });
+    const none = await http(app.baseUrl, 'POST', `/v1/sessions/${sessionId}/chats/15550000000/history`, { key, body: {} });
+    expect(none.status).toBe(404);
+    const bad = await http(app.baseUrl, 'POST', `/v1/sessions/${sessionId}/chats/${ana}/history`, { key, body: { count: 0 } });
+    expect(bad.status).toBe(400);
+  }, 60_000);
+
+  it('refuses a history blob over HISTORY_MAX_BYTES; the session stays CONNECTED and stores none of it', async () => {
+    const { app, key, sessionId, ana, me } = await linkWithHistory({ HISTORY_SYNC_DAYS: 90, HISTORY_MAX_BYTES: 10 });
+    await waitUntil(
+      async () => sandbox.control.historySent(me),
+      (sent) => sent.some((c) => c.syncType === 'PUSH_NAME'),
+    );
+    const sent = await sandbox.control.sendText(ana, me, 'still here');
+    await waitUntil(
+      () => app.db.message.findMany({ where: { sessionId } }),
+      (rows) => rows.some((r) => r.waMessageId === sent.id),
+    );
+    expect((await app.db.message.findMany({ where: { sessionId } })).map((r) => r.source)).toEqual(['live']);
+    expect(eventsOf(sessionId, 'history.synced')).toEqual([]);
+    const status = await http(app.baseUrl, 'GET', `/v1/sessions/${sessionId}/status`, { key });
+    expect((status.body as Json).status).toBe('CONNECTED');
+  }, 60_000);
+});
