@@ -217,7 +217,15 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     const account = await call('PATCH', '/v1/accounts/me/settings', { sendIntervalMs: 45_000 });
     expect(account.body).toEqual({
       ok: true,
-      settings: { sendIntervalMs: 45_000, sendJitterMs: null, perChatIntervalMs: null, typingMsPerChar: null, warmup: null },
+      settings: {
+        sendIntervalMs: 45_000,
+        sendJitterMs: null,
+        perChatIntervalMs: null,
+        typingMsPerChar: null,
+        warmup: null,
+        messageRetentionDays: null,
+        messageStore: 'all',
+      },
     });
     expect((await call('GET', '/v1/accounts/me/settings')).body).toEqual(account.body);
     const byAccount = (await call('POST', `${S}/send`, { to: FRIEND, message: 'account paced' })).body;

@@ -11,7 +11,7 @@ import type { Pacer } from '../runtime/ports/pacer.ts';
 import type { Ownership } from '../runtime/ports/cluster.ts';
 import type { KnownPeople } from '../runtime/ports/network.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
-import type { IncomingMediaFiles, ReceivedMessages, WaitingMessages } from '../runtime/ports/incoming.ts';
+import type { IncomingMediaFiles, MessageRetentionJob, ReceivedMessages, WaitingMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
 import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
@@ -30,6 +30,8 @@ export interface Deps {
   incomingMedia: IncomingMediaFiles;
   /** the message store: every message a session sends and receives, to react to it, quote it, edit or delete it */
   received: ReceivedMessages;
+  /** stored messages past their account's retention, deleted hourly (resolvers/retention.ts) */
+  messageRetention: MessageRetentionJob;
   /** messages the links could not decrypt yet (message.waiting), until their resend arrives */
   waiting: WaitingMessages;
   fetchMedia: MediaFetcher;

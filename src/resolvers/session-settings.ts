@@ -20,7 +20,7 @@ export const PACING_FIELDS = {
 } as const;
 
 /** A session's row with its account's pacing defaults: what received traffic, calls and sends read of it. */
-export type SessionWithDefaults = Session & { account: PacingDefaults };
+export type SessionWithDefaults = Session & { account: PacingDefaults & { messageStore: string | null } };
 
 /**
  * How long a session's settings are kept per process, so a busy session's messages and sends do not
@@ -34,7 +34,10 @@ export const cachedSettings = async (deps: Pick<Deps, 'db'>, sessionId: string):
   const cache = cached(deps.db);
   const hit = cache.get(sessionId);
   if (hit && hit.until > Date.now()) return hit.row;
-  const row = await deps.db.session.findUnique({ where: { id: sessionId }, include: { account: { select: PACING_FIELDS } } });
+  const row = await deps.db.session.findUnique({
+    where: { id: sessionId },
+    include: { account: { select: { ...PACING_FIELDS, messageStore: true } } },
+  });
   cache.set(sessionId, { row, until: Date.now() + SETTINGS_CACHE_MS });
   return row;
 };

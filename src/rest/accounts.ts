@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { me } from '../resolvers/accounts.ts';
-import { accountPacingSchema, getAccountPacing, updateAccountPacing } from '../resolvers/pacing.ts';
+import { accountSettingsSchema, getAccountSettings, MESSAGE_STORE_MODES, updateAccountSettings } from '../resolvers/retention.ts';
 import { dateTime } from './answers.ts';
 import { route } from './route.ts';
 import type { Route } from './route.ts';
 
-const pacing = z
+const accountSettings = z
   .object({
     ok: z.literal(true),
     settings: z.object({
@@ -14,9 +14,19 @@ const pacing = z
       perChatIntervalMs: z.number().int().nullable().describe('least time between two sends to one chat; null = PACING_PER_CHAT_MS'),
       typingMsPerChar: z.number().int().nullable().describe('"typing…" before each text, per character; null = PACING_TYPING_MS_PER_CHAR'),
       warmup: z.boolean().nullable().describe('newly linked numbers warm up (PACING_WARMUP_CAPS); null = on'),
+      messageRetentionDays: z
+        .number()
+        .int()
+        .nullable()
+        .describe(
+          "stored messages older than this many days (by the network's time) are deleted, hourly; null = kept until their session is deleted",
+        ),
+      messageStore: z
+        .enum(MESSAGE_STORE_MODES)
+        .describe("all: every message sent and received is stored (chats, search); specOnly: none beyond what the spec's routes need"),
     }),
   })
-  .meta({ id: 'AccountPacing' });
+  .meta({ id: 'AccountSettings' });
 
 const account = z.object({ id: z.string(), email: z.string(), apiKey: z.string(), createdAt: dateTime }).meta({ id: 'Account' });
 
@@ -32,18 +42,19 @@ export const accountsRoutes: Route[] = [
   route({
     method: 'get',
     path: '/accounts/me/settings',
-    summary: "Extension: the account's send pacing defaults for its sessions (a session's own settings come first)",
+    summary:
+      "Extension: the account's settings: send pacing defaults for its sessions (a session's own come first) and the retention of stored messages",
     tag: 'Accounts',
-    response: pacing,
-    handler: ({ ctx }) => getAccountPacing(ctx),
+    response: accountSettings,
+    handler: ({ ctx }) => getAccountSettings(ctx),
   }),
   route({
     method: 'patch',
     path: '/accounts/me/settings',
-    summary: "Extension: change the account's send pacing defaults (those given; null puts one back to the process default)",
+    summary: "Extension: change the account's settings (those given; null puts one back to its default)",
     tag: 'Accounts',
-    body: accountPacingSchema,
-    response: pacing,
-    handler: ({ ctx, body }) => updateAccountPacing(ctx, body),
+    body: accountSettingsSchema,
+    response: accountSettings,
+    handler: ({ ctx, body }) => updateAccountSettings(ctx, body),
   }),
 ];

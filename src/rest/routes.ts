@@ -11,6 +11,7 @@ import { messageSearchRoutes } from './message-search.ts';
 import { messagesRoutes, sendRoutes } from './messages.ts';
 import { pollsRoutes } from './polls.ts';
 import { pacingRoutes } from './pacing.ts';
+import { retentionRoutes } from './retention.ts';
 import type { Route } from './route.ts';
 import { schedulingRoutes } from './scheduling.ts';
 import { sessionsRoutes } from './sessions.ts';
@@ -38,6 +39,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   pacingRoutes,
   pollsRoutes,
   messageSearchRoutes,
+  retentionRoutes,
   historyRoutes,
   messagesRoutes,
   sessionsRoutes,

@@ -19,6 +19,8 @@ export interface MessageStoreOptions {
   media: Pick<IncomingMediaStore, 'view' | 'insert'>;
   /** statuses (status@broadcast) and channels (@newsletter) are stored too (STORE_STATUSES_AND_CHANNELS) */
   statusesAndChannels: boolean;
+  /** false when the session's account stores nothing beyond the spec's routes (messageStore specOnly): its file's record stays */
+  keeps?: (sessionId: string) => Promise<boolean>;
 }
 
 /** Messages about another message: they change the stored one instead of becoming a row of their own. */
@@ -85,8 +87,8 @@ export class MessageStore implements ReceivedMessages {
       return withMedia;
     }
     const writes: Prisma.Sql[] = [];
-    if (key && (this.options.statusesAndChannels || !isStatusOrChannel(message.chatId)))
-      writes.push(...this.stored(sessionId, message, key));
+    const kept = this.options.statusesAndChannels || !isStatusOrChannel(message.chatId);
+    if (key && kept && (await (this.options.keeps?.(sessionId) ?? true))) writes.push(...this.stored(sessionId, message, key));
     if (media) writes.push(this.options.media.insert(sessionId, messageId, message.chatId, media));
     const { db } = this.options;
     if (writes.length === 1) await db.$executeRaw(writes[0] as Prisma.Sql);

@@ -15,6 +15,7 @@ import './pacing.ts';
 import './webhooks.ts';
 import './conversations.ts';
 import './message-search.ts';
+import './retention.ts';
 import './history.ts';
 import { builder } from './builder.ts';
 

@@ -78,6 +78,7 @@ export const startTestApp = async (
       await deps.jobs.stop();
       await deps.webhookDelivery.stop();
       deps.incomingMedia.stop();
+      deps.messageRetention.stop();
       await deps.sessions.closeAll();
       await deps.outgoing.settled();
       await db.$disconnect();

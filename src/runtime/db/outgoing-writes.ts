@@ -52,6 +52,8 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
   const chatKind = Prisma.raw(
     `CASE WHEN o."toNumber" = 'status@broadcast' THEN 'status' WHEN o."toNumber" LIKE '%@broadcast' THEN 'broadcast' WHEN o."toNumber" LIKE '%@g.us' THEN 'group' WHEN o."toNumber" LIKE '%@newsletter' THEN 'channel' ELSE 'person' END`,
   );
+  // An account that stores nothing beyond the spec's routes (messageStore specOnly) keeps its outgoing records only.
+  const keeps = Prisma.raw(`COALESCE(a."messageStore", 'all') <> 'specOnly'`);
   return (ids) => {
     const rows = table(ids.map((id) => [id]));
     // The chat moves on to the message and its unread count clears (the account wrote in it); repeated, it
@@ -62,8 +64,8 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
           o."waMessageId" AS "lastMessageId", COALESCE(o."sentAt", o."createdAt") AS "lastMessageAt", 0 AS "unreadCount",
           COALESCE(o."sentAt", o."createdAt") AS "createdAt",
           ROW_NUMBER() OVER (PARTITION BY o."sessionId", o."toNumber" ORDER BY COALESCE(o."sentAt", o."createdAt") DESC, o."id" DESC) AS "n"
-        FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id"
-        WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status') AS latest
+        FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id" JOIN "Account" a ON a."id" = o."accountId"
+        WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status' AND ${keeps}) AS latest
         WHERE "n" = 1`,
       Prisma.sql`true`,
     );
@@ -72,8 +74,8 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
       Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "fromMe", "kind", "text", "quotedId", "mentions", "key", "messageTimestamp", "createdAt", "outgoingId")
       SELECT o."id", o."sessionId", o."waMessageId", 'out', o."toNumber", o."toLid", COALESCE(s."phone", ''), true, o."kind", o."content", ${quotedId}, ${mentions}, ${key},
         COALESCE(o."sentAt", o."createdAt"), COALESCE(o."sentAt", o."createdAt"), o."id"
-      FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id" JOIN "Session" s ON s."id" = o."sessionId"
-      WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status'
+      FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id" JOIN "Session" s ON s."id" = o."sessionId" JOIN "Account" a ON a."id" = o."accountId"
+      WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status' AND ${keeps}
       ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`,
     ];
   };

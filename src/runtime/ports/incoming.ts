@@ -177,3 +177,10 @@ export interface Incoming {
   wakeAll(): void;
   forget(sessionId: string): void;
 }
+
+/** The periodic deletion of stored messages past their account's retention (runtime/message-retention.ts). */
+export interface MessageRetentionJob {
+  /** one run now: the rows it deleted */
+  purge(): Promise<number>;
+  stop(): void;
+}

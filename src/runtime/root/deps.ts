@@ -26,6 +26,8 @@ import { ButtonGuard } from '../button-guard.ts';
 import { IncomingBuffer } from '../incoming-buffer.ts';
 import { IncomingMediaStore } from '../incoming-media.ts';
 import { MessageStore } from '../message-store.ts';
+import { MessageRetention } from '../message-retention.ts';
+import { storesMessages } from '../../resolvers/retention.ts';
 import { RecentWaiting } from '../received-messages.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
@@ -153,7 +155,10 @@ export const createDeps = (options: DepsOptions): Deps => {
     now,
     media: incomingMedia,
     statusesAndChannels: settings.STORE_STATUSES_AND_CHANNELS,
+    keeps: (sessionId) => storesMessages({ db }, sessionId),
   });
+  const messageRetention = new MessageRetention({ db, logger, now });
+  messageRetention.start();
   // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
   // off the send path.
   const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
@@ -302,6 +307,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     incoming,
     incomingMedia,
     received,
+    messageRetention,
     waiting,
     fetchMedia,
     buttons,

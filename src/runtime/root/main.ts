@@ -157,6 +157,7 @@ const shutdown = async (signal: string) => {
     await deps.jobs.stop();
     await deps.webhookDelivery.stop();
     deps.incomingMedia.stop();
+    deps.messageRetention.stop();
     await deps.sessions.closeAll();
     await cluster?.stop();
     await deps.outgoing.settled();
