@@ -34,8 +34,27 @@ export interface HistorySynced {
  * One chunk of the phone's history sync: its messages into the store as history (no per-message events),
  * push names onto chats that have none, then one history.synced event for the chunk.
  */
-export const storeHistory = async (
-  deps: Pick<Deps, 'webhooks' | 'logger'> & { messages: Pick<MessageStore, 'storeHistory' | 'historyNames'> },
+export const storeHistory = (
+  deps: HistoryDeps,
+  accountOf: (sessionId: string) => Promise<string | null>,
+  sessionId: string,
+  chunk: HistoryChunk,
+): Promise<HistorySynced> => {
+  // A session's chunks are stored one after another, so their history.synced events come in the phone's order.
+  const turn = (inTurn.get(sessionId) ?? Promise.resolve()).then(() => storeChunk(deps, accountOf, sessionId, chunk));
+  const settled = turn.catch(() => undefined);
+  inTurn.set(sessionId, settled);
+  void settled.then(() => {
+    if (inTurn.get(sessionId) === settled) inTurn.delete(sessionId);
+  });
+  return turn;
+};
+
+type HistoryDeps = Pick<Deps, 'webhooks' | 'logger'> & { messages: Pick<MessageStore, 'storeHistory' | 'historyNames'> };
+const inTurn = new Map<string, Promise<unknown>>();
+
+const storeChunk = async (
+  deps: HistoryDeps,
   accountOf: (sessionId: string) => Promise<string | null>,
   sessionId: string,
   chunk: HistoryChunk,
