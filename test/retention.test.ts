@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageStore } from '../src/runtime/message-store.ts';
 import type { ReceivedMessage } from '../src/runtime/ports/incoming.ts';
 import { dbKinds, gql, http, startTestApp } from './helpers/app.ts';
 import type { Json, TestApp } from './helpers/app.ts';
@@ -150,6 +151,24 @@ describe.each(dbKinds)('retention and erasure of stored messages (%s)', (kind) =
     ).not.toBeNull();
     expect(await app.db.outgoingMessage.findUnique({ where: { id: record.id } })).toMatchObject({ status: 'SENT' });
     expect(text).toBeTruthy();
+    // Nor does the phone's history sync.
+    const history = (app.deps.received as unknown as MessageStore).storeHistory(a.sessionId, [
+      {
+        chatId: LEE,
+        chatLid: null,
+        from: LEE,
+        fromLid: null,
+        fromMe: false,
+        type: 'text',
+        content: 'from the past',
+        text: 'from the past',
+        pushName: 'Lee',
+        messageTimestamp: Math.floor(ago(3).getTime() / 1000),
+        messageId: 'HISTORY1',
+        key: { remoteJid: LEE, id: 'HISTORY1', fromMe: false },
+      },
+    ]);
+    expect(await history).toBe(0);
     // Back to all: the next message is stored.
     await call(a.apiKey, 'PATCH', '/v1/accounts/me/settings', { messageStore: 'all' });
     await receive(a.sessionId, KIM, 'stored again', new Date());

@@ -146,6 +146,7 @@ export class MessageStore implements ReceivedMessages {
    * latest message but keeps its unread count and a name it has. Answers how many rows were new.
    */
   async storeHistory(sessionId: string, messages: ReceivedMessage[]): Promise<number> {
+    if (!(await (this.options.keeps?.(sessionId) ?? true))) return 0;
     const { db } = this.options;
     const now = this.options.now();
     const storable = messages.filter(
