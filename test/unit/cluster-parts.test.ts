@@ -47,24 +47,33 @@ describe('events across nodes', () => {
 });
 
 describe('which sessions a GraphQL operation is about (the hop to their owner)', () => {
+  // Session ids are UUIDs (Prisma's uuid()); these stand for four sessions.
+  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => `0000000${n}-0000-4000-8000-000000000000`);
+
   it('reads sessionId arguments, given inline or as variables, and id on the session fields', () => {
-    expect(graphqlSessions({ query: 'mutation { sendText(sessionId: "a", to: "1", message: "m") { ok } }' })).toEqual(new Set(['a']));
-    expect(graphqlSessions({ query: 'mutation($s: ID!) { connectSession(id: $s) { id } }', variables: { s: 'b' } })).toEqual(
-      new Set(['b']),
+    expect(graphqlSessions({ query: `mutation { sendText(sessionId: "${a}", to: "1", message: "m") { ok } }` })).toEqual(new Set([a]));
+    expect(graphqlSessions({ query: 'mutation($s: ID!) { connectSession(id: $s) { id } }', variables: { s: b } })).toEqual(new Set([b]));
+    expect(graphqlSessions({ query: `query { session(id: "${c}") { id } message(id: "m", sessionId: "${c}") { id } }` })).toEqual(
+      new Set([c]),
     );
-    expect(graphqlSessions({ query: 'query { session(id: "c") { id } message(id: "m", sessionId: "c") { id } }' })).toEqual(new Set(['c']));
-    expect(graphqlSessions({ query: 'query { session(id: "c") { id } other: session(id: "d") { id } }' })).toEqual(new Set(['c', 'd']));
+    expect(graphqlSessions({ query: `query { session(id: "${c}") { id } other: session(id: "${d}") { id } }` })).toEqual(new Set([c, d]));
+  });
+
+  it('takes only what can name a session: anything else (a NUL, a malformed id) is left to the resolver, which refuses it', () => {
+    expect(graphqlSessions({ query: 'query { session(id: "a\\u0000b") { id } }' })).toEqual(new Set());
+    expect(graphqlSessions({ query: 'query($s: ID!) { session(id: $s) { id } }', variables: { s: `${a}\u0000` } })).toEqual(new Set());
+    expect(graphqlSessions({ query: 'mutation { sendText(sessionId: "%ZZ", to: "1", message: "m") { ok } }' })).toEqual(new Set());
   });
 
   it('finds none in an operation about no session (a webhook id is not a session id), and leaves subscriptions to the event bus', () => {
-    expect(graphqlSessions({ query: 'mutation { deleteWebhook(id: "w") }' })).toEqual(new Set());
-    expect(graphqlSessions({ query: 'subscription { incomingMessages(sessionId: "a") { content } }' })).toBeUndefined();
+    expect(graphqlSessions({ query: `mutation { deleteWebhook(id: "${a}") }` })).toEqual(new Set());
+    expect(graphqlSessions({ query: `subscription { incomingMessages(sessionId: "${a}") { content } }` })).toBeUndefined();
     expect(graphqlSessions({ query: 'not graphql' })).toBeUndefined();
   });
 
   it('picks the named operation of a document with several', () => {
-    const query = 'query A { session(id: "a") { id } } query B { session(id: "b") { id } }';
-    expect(graphqlSessions({ query, operationName: 'B' })).toEqual(new Set(['b']));
+    const query = `query A { session(id: "${a}") { id } } query B { session(id: "${b}") { id } }`;
+    expect(graphqlSessions({ query, operationName: 'B' })).toEqual(new Set([b]));
   });
 });
 
@@ -81,16 +90,19 @@ describe('what a node sends again to the next owner when the owner died before a
   });
 
   it('GraphQL: the mutations that take an idempotencyKey, read from the schema; the operation says its kind and fields', () => {
+    const S = randomUUID();
     const mutations = idempotentMutations();
     expect([...mutations]).toEqual(expect.arrayContaining(['sendText', 'sendMedia', 'sendPoll', 'bulkSendToTag']));
     expect(mutations.has('createGroup')).toBe(false);
     expect(mutations.has('connectSession')).toBe(false);
     expect(
-      graphqlOperation({ query: 'mutation { a: sendText(sessionId: "s", to: "1", message: "m") { ok } connectSession(id: "s") { id } }' }),
+      graphqlOperation({
+        query: `mutation { a: sendText(sessionId: "${S}", to: "1", message: "m") { ok } connectSession(id: "${S}") { id } }`,
+      }),
     ).toEqual({
       kind: 'mutation',
       fields: ['sendText', 'connectSession'],
-      sessions: new Set(['s']),
+      sessions: new Set([S]),
     });
   });
 });
