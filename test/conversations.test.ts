@@ -253,7 +253,7 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       app.baseUrl,
       key,
       `query($id: ID!, $chat: String!, $msg: String!) { session(id: $id) {
-        chat(id: $chat) { messages(first: 2) { edges { node { waMessageId text quoted { text } reactions { emoji }
+        chat(id: $chat) { messages(first: 2) { totalCount edges { node { waMessageId text quoted { text } reactions { emoji }
           receipts { status readAt } media { mimetype url } } } } }
         message(id: $msg) { id direction quoted { waMessageId } }
       } }`,
@@ -273,6 +273,10 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       { waMessageId: question.id, text: 'are you there?', quoted: null, reactions: [], receipts: null, media: null },
     ]);
     expect(session.message).toEqual({ id: answer.id, direction: 'out', quoted: { waMessageId: question.id } });
+    // The count is of the whole chat, not of the page.
+    const all = (await call('GET', `${S()}/chats/${KIM}/messages?limit=200`)).body.messages as Json[];
+    expect(all.length).toBeGreaterThan(2);
+    expect(session.chat.messages.totalCount).toBe(all.length);
   });
 
   it('marking a chat read clears its unread count and keeps when', async () => {

@@ -417,6 +417,18 @@ export interface MessageFilters {
 const messagesQueryKey = (chatId: string, filters: MessageFilters): string =>
   `messages:${chatId}:${filters.before?.getTime() ?? ''}:${filters.after?.getTime() ?? ''}`;
 
+const messagesWhere = (sessionId: string, chatId: string, filters: MessageFilters): Prisma.MessageWhereInput => {
+  const timestamp: Prisma.DateTimeFilter = {
+    ...(filters.before ? { lt: filters.before } : {}),
+    ...(filters.after ? { gt: filters.after } : {}),
+  };
+  return { sessionId, chatId, ...(filters.before || filters.after ? { messageTimestamp: timestamp } : {}) };
+};
+
+/** How many messages of a chat match the filters (a connection's totalCount, the same on every page). */
+export const countChatMessages = (ctx: RequestContext, sessionId: string, chatId: string, filters: MessageFilters): Promise<number> =>
+  ctx.db.message.count({ where: messagesWhere(sessionId, chatId, filters) });
+
 /** A page of a chat's messages, both directions, newest first (then by our id), after the cursor's message. */
 export const messagesPage = async (
   ctx: RequestContext,
@@ -428,15 +440,7 @@ export const messagesPage = async (
   const query = messagesQueryKey(chatId, filters);
   const from =
     page.cursor === undefined ? null : cursorKeyFor(readCursor(ctx, sessionId, page.cursor, page.cursorPath), query, page.cursorPath);
-  const timestamp: Prisma.DateTimeFilter = {
-    ...(filters.before ? { lt: filters.before } : {}),
-    ...(filters.after ? { gt: filters.after } : {}),
-  };
-  const where: Prisma.MessageWhereInput = {
-    sessionId,
-    chatId,
-    ...(filters.before || filters.after ? { messageTimestamp: timestamp } : {}),
-  };
+  const where = messagesWhere(sessionId, chatId, filters);
   const rows = await ctx.db.message.findMany({
     where: from
       ? {

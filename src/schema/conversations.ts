@@ -7,6 +7,7 @@ import {
   countChats,
   getChat,
   getStoredMessage,
+  countChatMessages,
   messagesPage,
   storedMessageViewOf,
 } from '../resolvers/conversations.ts';
@@ -136,20 +137,30 @@ ChatRef.implement({
     archived: t.exposeBoolean('archived', { description: "app state: false until the account's app state is read" }),
     pinned: t.exposeBoolean('pinned', { description: "app state: false until the account's app state is read" }),
     muted: t.exposeBoolean('muted', { description: "app state: false until the account's app state is read" }),
-    messages: t.connection({
-      type: StoredMessage,
-      description: "The chat's messages, both directions, newest first.",
-      args: {
-        since: t.arg({ type: 'DateTime', description: 'only messages newer than this time' }),
-        until: t.arg({ type: 'DateTime', description: 'only messages older than this time' }),
+    messages: t.connection(
+      {
+        type: StoredMessage,
+        description: "The chat's messages, both directions, newest first.",
+        args: {
+          since: t.arg({ type: 'DateTime', description: 'only messages newer than this time' }),
+          until: t.arg({ type: 'DateTime', description: 'only messages older than this time' }),
+        },
+        resolve: async (chat, { since, until, ...args }, ctx) => {
+          const filters = { ...(until ? { before: until } : {}), ...(since ? { after: since } : {}) };
+          const page = await messagesPage(ctx, chat.sessionId, chat.id, filters, forward(args));
+          const edges = page.messages.map((node, i) => ({ node, cursor: page.cursors[i] ?? '' }));
+          return { edges, pageInfo: pageInfo(edges, page.nextCursor), filters, sessionId: chat.sessionId, chatId: chat.id };
+        },
       },
-      resolve: async (chat, { since, until, ...args }, ctx) => {
-        const filters = { ...(until ? { before: until } : {}), ...(since ? { after: since } : {}) };
-        const page = await messagesPage(ctx, chat.sessionId, chat.id, filters, forward(args));
-        const edges = page.messages.map((node, i) => ({ node, cursor: page.cursors[i] ?? '' }));
-        return { edges, pageInfo: pageInfo(edges, page.nextCursor) };
+      {
+        fields: (c) => ({
+          totalCount: c.int({
+            description: 'messages of the chat that match since and until, on every page',
+            resolve: (connection, _args, ctx) => countChatMessages(ctx, connection.sessionId, connection.chatId, connection.filters),
+          }),
+        }),
       },
-    }),
+    ),
   }),
 });
 
