@@ -37,8 +37,8 @@ import { createMediaFetcher } from '../media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
 import type { MediaFetchOptions } from '../media-fetch.ts';
 import type { NetworkTarget } from '../network/baileys-target.ts';
-import { onFirstUse } from '../network/on-first-use.ts';
 import { knownPeople } from '../network/known-people.ts';
+import { onFirstUse } from '../network/on-first-use.ts';
 import { createRemoteNetwork } from '../network/remote-network.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import { storeHistory } from '../../resolvers/history.ts';
@@ -318,8 +318,8 @@ export const createDeps = (options: DepsOptions): Deps => {
     webhooks,
     webhookDelivery,
     searchContacts: (client, query) => searchContacts(client, provider, query),
-    ownership,
     knownPeople: (accountId, jids) => knownPeople(db, accountId, jids),
+    ownership,
   };
   return deps;
 };
