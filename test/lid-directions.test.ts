@@ -156,4 +156,18 @@ describe.each(dbKinds)('LID rules in every direction (%s)', (kind) => {
     expect(sandbox.control.inbox(HID).map((m) => m.content)).toContain('Hi Hid, your number: ""');
     expect(sandbox.control.inbox(BEA).map((m) => m.content)).toContain(`Hi Bea, your number: "${BEA}"`);
   });
+
+  it("fills a campaign's {name} with the number where it is known, and leaves it empty for a hidden one, never the LID's digits", async () => {
+    sandbox.control.hideNumber(HID);
+    await introduce(DEE);
+    const res = await call('POST', `/v1/sessions/${sessionId}/messages/campaign`, {
+      contacts: [{ jid: lid(HID) }, { jid: lid(DEE) }],
+      template: 'Campaign for [{name}]',
+    });
+    expect(res.body).toMatchObject({ ok: true, count: 2 });
+    await waitUntil(
+      async () => [...sandbox.control.inbox(HID), ...sandbox.control.inbox(DEE)].map((m) => m.content),
+      (t) => t.includes('Campaign for []') && t.includes(`Campaign for [${DEE}]`),
+    );
+  });
 });

@@ -8,7 +8,7 @@ import { fillPlaceholders } from './bulk.ts';
 import { contentOfRecord, deliverAfter, deliverNow, failureReason, isNotOnNetwork, requireLink, sentMessageOf } from './delivery.ts';
 import type { StoredContent, StoredPayload } from './delivery.ts';
 import { DomainError, validationFailed } from './errors.ts';
-import { jidSchema } from './jids.ts';
+import { jidSchema, phoneOfJid } from './jids.ts';
 import { checkRecipient, durationMsSchema, MAX_HORIZON_MS, recipientShape, textDelivery, withJid } from './messages.ts';
 import { replyFields } from './message-actions.ts';
 import { messageEvent, writeWithEvents } from './webhooks.ts';
@@ -138,12 +138,18 @@ export const startCampaign = async (
   // (armNextOfCampaign), so no gap is shorter than delayMs however late a send is. The times stored
   // here only order the messages until then.
   const spaced = body.delayMs > 0 && body.contacts.length > 1;
+  // {name} falls back to the number; a LID's digits are not a number, so a hidden number stays empty.
+  const lids = body.contacts.map((c) => c.jid).filter((jid) => jid.endsWith('@lid'));
+  const numberOfLid = new Map(
+    (lids.length > 0 ? await ctx.knownPeople(ctx.caller.accountId, lids) : []).flatMap((p) => (p.lid && p.pn ? [[p.lid, p.pn]] : [])),
+  );
+  const numberOf = (jid: string) => phoneOfJid(numberOfLid.get(jid) ?? jid);
   const rows = body.contacts.map((contact, index) => ({
     id: ids[index] ?? recordIdFor(ctx),
     accountId: ctx.caller.accountId,
     sessionId,
     toNumber: contact.jid,
-    content: fillPlaceholders(body.template, new Map([['name', contact.name ?? contact.jid.split('@')[0] ?? '']])),
+    content: fillPlaceholders(body.template, new Map([['name', contact.name ?? numberOf(contact.jid)]])),
     kind: 'text',
     status: 'PENDING',
     waMessageId: link.newMessageId(),
