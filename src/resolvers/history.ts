@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ChatEvent } from '../runtime/ports/network.ts';
-import type { MessageKeyRef } from '../runtime/ports/incoming.ts';
-import type { MessageStore } from '../runtime/message-store.ts';
+import type { HistoryWrites, MessageKeyRef } from '../runtime/ports/incoming.ts';
 import { chatJidFrom } from './chats.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
@@ -50,7 +49,7 @@ export const storeHistory = (
   return turn;
 };
 
-type HistoryDeps = Pick<Deps, 'webhooks' | 'logger'> & { messages: Pick<MessageStore, 'storeHistory' | 'historyNames'> };
+type HistoryDeps = Pick<Deps, 'webhooks' | 'logger'> & { messages: HistoryWrites };
 const inTurn = new Map<string, Promise<unknown>>();
 
 const storeChunk = async (

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Message } from '../generated/sqlite/client.ts';
-import { providerOf } from '../runtime/db/migrate.ts';
+import { onPostgres } from '../runtime/settings.ts';
 import type { RequestContext } from './context.ts';
 import { validationFailed } from './errors.ts';
 import { limitSchema } from './paging.ts';
@@ -121,7 +121,7 @@ export const searchMessages = async (ctx: RequestContext, sessionId: string, inp
   const { q, chatId, from, to, limit, cursor } = parseInput(searchSchema, input);
   const after = cursor === undefined ? undefined : decodeCursor(sessionId, cursor);
   await ownSession(ctx, sessionId);
-  const postgres = providerOf(ctx.settings.DATABASE_URL) === 'postgres';
+  const postgres = onPostgres(ctx.settings);
   const source = postgres
     ? Prisma.sql`"Message" m WHERE m."sessionId" = ${sessionId} AND m."deletedAt" IS NULL AND ${PG_MATCH(q)}`
     : Prisma.sql`"MessageSearch" s JOIN "MessageSearchKey" k ON k."id" = s.rowid JOIN "Message" m ON m."id" = k."messageId"

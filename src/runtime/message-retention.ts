@@ -1,23 +1,22 @@
 import type { Logger } from 'pino';
-import { purgeExpiredMessages } from '../resolvers/retention.ts';
-import type { Db } from './db/client.ts';
 import type { MessageRetentionJob } from './ports/incoming.ts';
 
 const PURGE_EVERY_MS = 3_600_000;
 
 /**
- * Deletes stored messages past their account's retention (resolvers/retention.ts), hourly and once
- * shortly after start; a run still going when the next is due is not doubled.
+ * Runs the deletion of stored messages past their account's retention (resolvers/retention.ts, passed in
+ * by the composition root), hourly and once shortly after start; a run still going when the next is due
+ * is not doubled.
  */
 export class MessageRetention implements MessageRetentionJob {
   private timer: NodeJS.Timeout | null = null;
   private first: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
 
-  constructor(private readonly options: { db: Db; logger: Logger; now: () => Date; everyMs?: number }) {}
+  constructor(private readonly options: { purge: () => Promise<number>; logger: Logger; everyMs?: number }) {}
 
   purge(): Promise<number> {
-    this.running ??= purgeExpiredMessages(this.options).finally(() => {
+    this.running ??= this.options.purge().finally(() => {
       this.running = null;
     });
     return this.running;

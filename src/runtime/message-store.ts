@@ -7,7 +7,7 @@ import type { JsonCell } from './db/json-rows.ts';
 import type { Provider } from './db/migrate.ts';
 import type { IncomingMediaStore } from './incoming-media.ts';
 import type { IncomingInput, MessageKeyRef, ReceivedMessage } from './ports/incoming.ts';
-import type { ReceivedMessages, RememberedMessage } from './ports/incoming.ts';
+import type { HistoryWrites, ReceivedMessages, RememberedMessage } from './ports/incoming.ts';
 import { incomingInputOf } from './received-messages.ts';
 
 export interface MessageStoreOptions {
@@ -39,7 +39,7 @@ const timeOf = (seconds: number, now: Date): Date => (seconds > 0 ? new Date(sec
  * another node after a failover) meets the unique (sessionId, waMessageId), leaves the first row as it
  * was and moves no chat. Reactions, edits and deletes change the message they are about.
  */
-export class MessageStore implements ReceivedMessages {
+export class MessageStore implements ReceivedMessages, HistoryWrites {
   private readonly rows: (rows: JsonCell[][]) => Prisma.Sql;
   private readonly chatRows: (rows: JsonCell[][]) => Prisma.Sql;
 

@@ -378,6 +378,9 @@ export const loadSettings = (env: NodeJS.ProcessEnv = process.env): Settings => 
   return settings;
 };
 
+/** Whether the settings' database is PostgreSQL (DATABASE_URL is validated to be that or SQLite's file:). */
+export const onPostgres = (settings: Pick<Settings, 'DATABASE_URL'>): boolean => /^postgres(ql)?:\/\//.test(settings.DATABASE_URL);
+
 export const defaultSettings = (overrides: Partial<Settings> = {}): Settings => ({
   ...settingsSchema.parse({}),
   ...overrides,

@@ -178,6 +178,14 @@ export interface Incoming {
   forget(sessionId: string): void;
 }
 
+/** Where the phone's history sync is written (runtime/message-store.ts). */
+export interface HistoryWrites {
+  /** a chunk's messages as rows of source `history`; answers how many rows were new */
+  storeHistory(sessionId: string, messages: ReceivedMessage[]): Promise<number>;
+  /** push names: a person's chat takes the name when it has none */
+  historyNames(sessionId: string, names: Array<{ jid: string; name: string }>): Promise<void>;
+}
+
 /** The periodic deletion of stored messages past their account's retention (runtime/message-retention.ts). */
 export interface MessageRetentionJob {
   /** one run now: the rows it deleted */

@@ -27,7 +27,7 @@ import { IncomingBuffer } from '../incoming-buffer.ts';
 import { IncomingMediaStore } from '../incoming-media.ts';
 import { MessageStore } from '../message-store.ts';
 import { MessageRetention } from '../message-retention.ts';
-import { storesMessages } from '../../resolvers/retention.ts';
+import { purgeExpiredMessages, storesMessages } from '../../resolvers/retention.ts';
 import { RecentWaiting } from '../received-messages.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
@@ -157,7 +157,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     statusesAndChannels: settings.STORE_STATUSES_AND_CHANNELS,
     keeps: (sessionId) => storesMessages({ db }, sessionId),
   });
-  const messageRetention = new MessageRetention({ db, logger, now });
+  const messageRetention = new MessageRetention({ purge: () => purgeExpiredMessages({ db, now, logger }), logger });
   messageRetention.start();
   // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
   // off the send path.
