@@ -120,19 +120,7 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
   private stored(sessionId: string, message: ReceivedMessage, key: MessageKeyRef): Prisma.Sql[] {
     const now = this.options.now();
     const insert = this.insert(sessionId, message, key, now);
-    const rows = this.chatRows([
-      [
-        sessionId,
-        message.chatId,
-        message.chatLid,
-        chatKindOf(message.chatId),
-        chatKindOf(message.chatId) === 'person' && !message.fromMe && message.pushName ? message.pushName : null,
-        message.messageId,
-        timeOf(message.messageTimestamp, now),
-        message.fromMe ? 0 : 1,
-        now,
-      ],
-    ]);
+    const rows = this.chatRows([this.chatRowOf(sessionId, message, now, message.fromMe ? 0 : 1)]);
     if (this.options.provider === 'postgres') {
       return [Prisma.sql`WITH m AS (${insert} RETURNING 1) ${chatUpsert(rows, Prisma.sql`EXISTS (SELECT 1 FROM m)`)}`];
     }
