@@ -144,13 +144,18 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
     expect(eventsOf(week.sessionId, 'history.synced').reduce((n, e) => n + Number(e.skipped), 0)).toBe(1);
 
     const off = await linkWithHistory({ HISTORY_SYNC_DAYS: 0 });
-    // the phone sent its chunks; a live message after them is stored, and nothing from history is
+    // The phone sends its chunks at link, the push names last; a live message after them is stored, and
+    // nothing from history is. (Waiting for the last chunk first: the link can be up before it went.)
+    await waitUntil(
+      async () => sandbox.control.historySent(off.me).map((c) => c.syncType),
+      (types) => types.includes('PUSH_NAME'),
+      20_000,
+    );
     const sent = await sandbox.control.sendText(off.ana, off.me, 'after the link');
     await waitUntil(
       () => off.app.db.message.findMany({ where: { sessionId: off.sessionId } }),
       (rows) => rows.some((r) => r.waMessageId === sent.id),
     );
-    expect(sandbox.control.historySent(off.me).map((c) => c.syncType)).toContain('PUSH_NAME');
     expect((await off.app.db.message.findMany({ where: { sessionId: off.sessionId } })).map((r) => r.source)).toEqual(['live']);
     expect(eventsOf(off.sessionId, 'history.synced')).toEqual([]);
   }, 90_000);
