@@ -128,9 +128,9 @@ export const settingsSchema = z.object({
     .number()
     .int()
     .min(0)
-    .default(90)
+    .default(0)
     .describe(
-      'history sync from the phone at link (docs/conversations.md, History from the phone): messages up to this many days old are stored as history; `0` turns history sync off',
+      'history sync from the phone at link (docs/conversations.md, History from the phone): messages up to this many days old are stored as history (90 is a usual choice); `0`, the default, turns history sync off',
     ),
   HISTORY_SYNC_FULL: z
     .stringbool()
