@@ -55,7 +55,15 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
             with: ana,
             messages: [
               { id: `${p}-ANA-OLD`, text: 'long ago', at: now - 200 * DAY },
-              { id: `${p}-ANA-1`, text: 'hello', at: now - 5 * DAY },
+              {
+                id: `${p}-ANA-1`,
+                text: 'hello',
+                at: now - 5 * DAY,
+                reactions: [
+                  { from: ana, emoji: '❤️', at: now - 5 * DAY + 60 },
+                  { from: 'me', emoji: '👍', at: now - 5 * DAY + 120 },
+                ],
+              },
               { id: `${p}-ANA-2`, fromMe: true, text: 'hi ana', at: now - 4 * DAY },
             ],
           },
@@ -85,17 +93,17 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
     receiver.received.filter((r) => r.payload?.type === type && r.payload.data.sessionId === sessionId).map((r) => r.payload.data);
 
   it('stores the past messages as history, one history.synced per chunk and no message.received', async () => {
-    const { app, sessionId, ana, ben, cy, p } = await linkWithHistory({ HISTORY_SYNC_DAYS: 90 });
+    const { app, sessionId, me, ana, ben, cy, p } = await linkWithHistory({ HISTORY_SYNC_DAYS: 90 });
     // 4 messages within 90 days, 2 per chunk: INITIAL_BOOTSTRAP and RECENT, then PUSH_NAME
     const synced = await waitUntil(
       async () => eventsOf(sessionId, 'history.synced'),
       (e) => e.length >= 3,
       20_000,
     );
-    expect(synced.map((e) => [e.syncType, e.chunkOrder, e.progress, e.messages, e.stored])).toEqual([
-      ['initial_bootstrap', 0, 50, 2, 2],
-      ['recent', 1, 100, 2, 2],
-      ['push_name', 2, 100, 0, 0],
+    expect(synced.map((e) => [e.syncType, e.chunkOrder, e.progress, e.messages, e.stored, e.changes])).toEqual([
+      ['initial_bootstrap', 0, 50, 2, 2, 0],
+      ['recent', 1, 100, 2, 2, 2],
+      ['push_name', 2, 100, 0, 0, 0],
     ]);
     const rows = await app.db.message.findMany({ where: { sessionId }, orderBy: { messageTimestamp: 'asc' } });
     expect(rows.map((r) => [r.waMessageId, r.source, r.direction, r.chatId, r.text])).toEqual([
@@ -111,6 +119,20 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
       [jid(cy), 'Cy', `${p}-CY-1`, 0],
     ]);
     expect(eventsOf(sessionId, 'message.received')).toEqual([]);
+    // The reactions the phone kept on a message are its reactions in the store: Ana's and the account's own.
+    const hello = rows.find((r) => r.waMessageId === `${p}-ANA-1`);
+    const reactions = await app.db.messageReaction.findMany({ where: { messageId: hello?.id }, orderBy: { reactedAt: 'asc' } });
+    expect(reactions.map((r) => [r.reactor, r.emoji, r.reactedAt.getTime() / 1000])).toEqual([
+      [jid(ana), '❤️', now - 5 * DAY + 60],
+      [jid(me), '👍', now - 5 * DAY + 120],
+    ]);
+
+    // Push names keyed by LID name a chat known by its LID, when it has no name.
+    const benChat = chats.find((c) => c.chatId === jid(ben));
+    expect(benChat?.chatLid).toMatch(/@lid$/);
+    await app.db.chat.updateMany({ where: { sessionId, chatId: jid(ben) }, data: { name: null } });
+    await (app.deps.received as MessageStore).historyNames(sessionId, [{ jid: benChat?.chatLid ?? '', name: 'Ben by LID' }]);
+    expect((await app.db.chat.findFirst({ where: { sessionId, chatId: jid(ben) } }))?.name).toBe('Ben by LID');
 
     // The same message handed over again (a chunk resent after a restart) makes no second row.
     const stored = await (app.deps.received as MessageStore).storeHistory(sessionId, [
@@ -158,6 +180,24 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
     );
     expect((await off.app.db.message.findMany({ where: { sessionId: off.sessionId } })).map((r) => r.source)).toEqual(['live']);
     expect(eventsOf(off.sessionId, 'history.synced')).toEqual([]);
+
+    // Asked for explicitly, a chat's older messages still come, however old (the days cut only the sync at link).
+    const asked = await http(off.app.baseUrl, 'POST', `/v1/sessions/${off.sessionId}/chats/${off.ana}/history`, {
+      key: off.key,
+      body: { count: 10 },
+    });
+    expect(asked.status).toBe(200);
+    const onDemand = await waitUntil(
+      async () => eventsOf(off.sessionId, 'history.synced'),
+      (e) => e.length > 0,
+      20_000,
+    );
+    expect(onDemand.map((e) => [e.syncType, e.messages, e.stored, e.changes, e.skipped])).toEqual([['on_demand', 3, 3, 2, 0]]);
+    const fetched = await off.app.db.message.findMany({
+      where: { sessionId: off.sessionId, source: 'history' },
+      orderBy: { messageTimestamp: 'asc' },
+    });
+    expect(fetched.map((r) => r.waMessageId)).toEqual([`${off.p}-ANA-OLD`, `${off.p}-ANA-1`, `${off.p}-ANA-2`]);
   }, 90_000);
 
   it('fetches older messages of one chat on demand (REST)', async () => {

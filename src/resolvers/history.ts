@@ -23,6 +23,8 @@ export interface HistorySynced {
   messages: number;
   /** of those, rows the store did not hold yet */
   stored: number;
+  /** reactions, edits and deletes the chunk carries, applied to stored messages */
+  changes: number;
   /** messages left out: older than HISTORY_SYNC_DAYS, or not messages (protocol messages, stubs) */
   skipped: number;
   /** push names in the chunk */
@@ -59,6 +61,7 @@ const storeChunk = async (
   chunk: HistoryChunk,
 ): Promise<HistorySynced> => {
   const stored = await deps.messages.storeHistory(sessionId, chunk.messages);
+  await deps.messages.applyHistoryChanges(sessionId, chunk.changes);
   await deps.messages.historyNames(sessionId, chunk.names);
   const data: HistorySynced = {
     sessionId,
@@ -69,6 +72,7 @@ const storeChunk = async (
     chats: chunk.chats,
     messages: chunk.messages.length,
     stored,
+    changes: chunk.changes.length,
     skipped: chunk.skipped,
     names: chunk.names.length,
   };

@@ -158,10 +158,25 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     return stored;
   }
 
-  /** Push names from the phone's history: a person's chat takes the name when it has none. */
+  /**
+   * What a history chunk says happened to messages since (reactions, edits, deletes), applied in the
+   * network's time order once the chunk's messages are stored, as a live one would be (apply); one about
+   * a message the store does not hold changes nothing. Answers how many were applied.
+   */
+  async applyHistoryChanges(sessionId: string, changes: ReceivedMessage[]): Promise<number> {
+    if (changes.length === 0 || !(await (this.options.keeps?.(sessionId) ?? true))) return 0;
+    const ordered = changes
+      .filter((m) => this.options.statusesAndChannels || !isStatusOrChannel(m.chatId))
+      .sort((a, b) => a.messageTimestamp - b.messageTimestamp);
+    for (const change of ordered) await this.apply(sessionId, change);
+    return ordered.length;
+  }
+
+  /** Push names from the phone's history: a person's chat, by number JID or by LID, takes the name when it has none. */
   async historyNames(sessionId: string, names: Array<{ jid: string; name: string }>): Promise<void> {
     for (const { jid, name } of names) {
-      await this.options.db.chat.updateMany({ where: { sessionId, chatId: jid, kind: 'person', name: null }, data: { name } });
+      const chat = jid.endsWith('@lid') ? { chatLid: jid } : { chatId: jid };
+      await this.options.db.chat.updateMany({ where: { sessionId, ...chat, kind: 'person', name: null }, data: { name } });
     }
   }
 

@@ -540,7 +540,8 @@ const SYNC_KINDS: Record<number, HistorySyncKind> = {
  * which is refused with a warning (the link carries on; the chunk's messages are not stored).
  */
 const wantsHistory = (history: HistorySettings, notification: proto.Message.IHistorySyncNotification, log: Logger): boolean => {
-  if (history.days <= 0) return false;
+  // An on-demand chunk answers fetchChatHistory, which is asked for whatever HISTORY_SYNC_DAYS says.
+  if (history.days <= 0 && notification.syncType !== proto.HistorySync.HistorySyncType.ON_DEMAND) return false;
   if (notification.syncType === proto.HistorySync.HistorySyncType.FULL && !history.full) return false;
   const bytes = Number(notification.fileLength ?? 0);
   if (bytes > history.maxBytes) {
@@ -558,25 +559,40 @@ const wantsHistory = (history: HistorySettings, notification: proto.Message.IHis
   return true;
 };
 
-/** A history chunk as the service stores it: its messages within the days setting, as received messages are described. */
+/**
+ * A history chunk as the service stores it: its messages within the days setting (all of them in an
+ * on-demand chunk, which was asked for), as received messages are described, and what changed them since:
+ * the reactions a message carries (WebMessageInfo.reactions, each the reactor's own reaction message's key)
+ * and reactions, edits and deletes sent as messages of their own.
+ */
 const historyChunk = async (
   set: BaileysEventMap['messaging-history.set'],
   history: HistorySettings,
   own: OwnAddresses,
   lids: LidBook,
 ): Promise<Extract<ChatEvent, { kind: 'history' }>> => {
-  const since = Date.now() / 1000 - history.days * 86_400;
+  const onDemand = set.syncType === proto.HistorySync.HistorySyncType.ON_DEMAND;
+  const since = onDemand ? 0 : Date.now() / 1000 - history.days * 86_400;
   const messages: ReceivedMessage[] = [];
+  const changes: ReceivedMessage[] = [];
   let skipped = 0;
   for (const msg of set.messages) {
     const at = Number(msg.messageTimestamp ?? 0);
     const item = at >= since ? await toIncoming(msg, own, lids) : null;
-    if (item) messages.push(item);
-    else skipped += 1;
+    if (!item) {
+      skipped += 1;
+      continue;
+    }
+    if (item.refersTo) changes.push(item);
+    else messages.push(item);
+    for (const reaction of msg.reactions ?? []) {
+      const change = reaction.key ? await toIncoming(reactionMessageOf(msg, reaction), own, lids) : null;
+      if (change) changes.push(change);
+    }
   }
   const names = set.contacts
     .map((c) => ({ jid: c.id, name: c.notify ?? c.name ?? '' }))
-    .filter((c) => c.name !== '' && c.jid.endsWith('@s.whatsapp.net'));
+    .filter((c) => c.name !== '' && (c.jid.endsWith('@s.whatsapp.net') || c.jid.endsWith('@lid')));
   return {
     kind: 'history',
     syncType: SYNC_KINDS[set.syncType ?? -1] ?? 'other',
@@ -585,7 +601,15 @@ const historyChunk = async (
     requestId: set.peerDataRequestSessionId ?? null,
     chats: set.chats.length,
     messages,
+    changes,
     skipped,
     names,
   };
 };
+
+/** A reaction kept on a history message, as the reaction message its reactor sent (the reaction's own key). */
+const reactionMessageOf = (target: WAMessage, reaction: proto.IReaction): WAMessage => ({
+  key: reaction.key ?? {},
+  message: { reactionMessage: { key: target.key, text: reaction.text ?? '', senderTimestampMs: reaction.senderTimestampMs ?? null } },
+  messageTimestamp: Math.floor(Number(reaction.senderTimestampMs ?? 0) / 1000),
+});

@@ -182,7 +182,9 @@ export interface Incoming {
 export interface HistoryWrites {
   /** a chunk's messages as rows of source `history`; answers how many rows were new */
   storeHistory(sessionId: string, messages: ReceivedMessage[]): Promise<number>;
-  /** push names: a person's chat takes the name when it has none */
+  /** reactions, edits and deletes the chunk carries, applied to the stored messages they are about; answers how many */
+  applyHistoryChanges(sessionId: string, changes: ReceivedMessage[]): Promise<number>;
+  /** push names: a person's chat (by number JID or LID) takes the name when it has none */
   historyNames(sessionId: string, names: Array<{ jid: string; name: string }>): Promise<void>;
 }
 

@@ -252,6 +252,12 @@ export type ChatEvent =
       /** chats the chunk names */
       chats: number;
       messages: ReceivedMessage[];
+      /**
+       * what happened to messages since, as the chunk carries it: each message's reactions (WebMessageInfo
+       * reactions) and reactions, edits and deletes sent as messages of their own; applied once the
+       * chunk's messages are stored
+       */
+      changes: ReceivedMessage[];
       /** messages older than the days setting, or not storable (protocol messages, stubs) */
       skipped: number;
       /** push names: a person's JID and name */

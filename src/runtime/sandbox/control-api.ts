@@ -41,6 +41,11 @@ const historyBody = z.object({
             text: z.string(),
             at: z.union([z.number().int().min(0), z.iso.datetime()]),
             author: z.string().optional(),
+            reactions: z
+              .array(
+                z.object({ from: z.string().min(1), emoji: z.string().min(1), at: z.union([z.number().int().min(0), z.iso.datetime()]) }),
+              )
+              .optional(),
           }),
         ),
       }),

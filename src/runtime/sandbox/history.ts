@@ -14,6 +14,15 @@ export interface PastMessage {
   at: number;
   /** in a group: the number that wrote it (not for fromMe) */
   author?: string;
+  /** each reactor's current reaction: `from` a number, or `me` for the phone's own */
+  reactions?: PastReaction[];
+}
+
+export interface PastReaction {
+  from: string;
+  emoji: string;
+  /** Unix seconds */
+  at: number;
 }
 
 /** One of a phone's past chats: a person (by number) or a group, with its messages oldest first. */
@@ -30,7 +39,14 @@ export interface HistoryInput {
     /** a number (or a group's JID) */
     with: string;
     name?: string;
-    messages: Array<{ id?: string; fromMe?: boolean; text: string; at: number | string; author?: string }>;
+    messages: Array<{
+      id?: string;
+      fromMe?: boolean;
+      text: string;
+      at: number | string;
+      author?: string;
+      reactions?: Array<{ from: string; emoji: string; at: number | string }>;
+    }>;
   }>;
 }
 
@@ -85,7 +101,15 @@ export class PhoneHistories {
       for (const m of given.messages) {
         const id = m.id ?? newId();
         chat.messages = chat.messages.filter((old) => old.id !== id);
-        chat.messages.push({ id, fromMe: m.fromMe ?? false, text: m.text, at: seconds(m.at), ...(m.author ? { author: m.author } : {}) });
+        const reactions = m.reactions?.map((r) => ({ from: r.from, emoji: r.emoji, at: seconds(r.at) }));
+        chat.messages.push({
+          id,
+          fromMe: m.fromMe ?? false,
+          text: m.text,
+          at: seconds(m.at),
+          ...(m.author ? { author: m.author } : {}),
+          ...(reactions?.length ? { reactions } : {}),
+        });
         ids.push({ chat: jid, id });
       }
       chat.messages.sort((a, b) => a.at - b.at);
@@ -235,5 +259,24 @@ const webMessageOf = (phone: VirtualPhone, chat: PastChat, m: PastMessage): prot
     ...(!m.fromMe && !group && chat.name ? { pushName: chat.name } : {}),
     ...(m.fromMe ? { pushName: phone.name } : {}),
     status: m.fromMe ? proto.WebMessageInfo.Status.READ : proto.WebMessageInfo.Status.DELIVERY_ACK,
+    ...(m.reactions?.length ? { reactions: m.reactions.map((r) => reactionOf(chat, r)) } : {}),
+  };
+};
+
+/**
+ * A reaction a phone keeps on a message (WebMessageInfo.reactions): the key of the reactor's own
+ * reaction message (fromMe for the phone's own; in a group the reactor as participant), its emoji and time.
+ */
+const reactionOf = (chat: PastChat, r: PastReaction): proto.IReaction => {
+  const mine = r.from === 'me';
+  return {
+    key: {
+      remoteJid: chat.jid,
+      fromMe: mine,
+      id: newId(),
+      ...(chat.jid.endsWith('@g.us') && !mine ? { participant: `${r.from}@s.whatsapp.net` } : {}),
+    },
+    text: r.emoji,
+    senderTimestampMs: r.at * 1000,
   };
 };
