@@ -1,4 +1,4 @@
-import { BufferJSON, initAuthCreds } from 'baileys';
+import { BufferJSON, initAuthCreds, proto } from 'baileys';
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from 'baileys';
 
 /**
@@ -16,7 +16,12 @@ export const memoryAuth = (
         const out: { [id: string]: SignalDataTypeMap[T] } = {};
         for (const id of ids) {
           const v = keys.get(`${type}:${id}`);
-          if (v) out[id] = JSON.parse(v, BufferJSON.reviver) as SignalDataTypeMap[T];
+          if (!v) continue;
+          const value: unknown = JSON.parse(v, BufferJSON.reviver);
+          // As rc14's useMultiFileAuthState: an app state key was kept as its protobuf's JSON (bytes as base64).
+          out[id] = (
+            type === 'app-state-sync-key' ? proto.Message.AppStateSyncKeyData.fromObject(value as object) : value
+          ) as SignalDataTypeMap[T];
         }
         return out;
       },

@@ -58,6 +58,19 @@ const traceBody = z.object({ enabled: z.boolean() });
 const readBody = z
   .object({ ids: z.array(z.string().min(1)).min(1).optional(), chat: z.string().min(1).optional() })
   .refine((b) => b.ids || b.chat, { message: 'give ids (message ids) or chat (a number, JID or group id)' });
+const readChatBody = z.object({ chat: z.string().min(1) });
+const chatActionBody = z
+  .object({
+    chat: z.string().min(1),
+    archive: z.boolean().optional(),
+    pin: z.boolean().optional(),
+    /** muted until this time (ms since the epoch); null unmutes */
+    mute: z.number().int().min(0).nullable().optional(),
+    markRead: z.boolean().optional(),
+  })
+  .refine((b) => [b.archive, b.pin, b.mute, b.markRead].filter((v) => v !== undefined).length === 1, {
+    message: 'give exactly one of archive, pin, mute (ms since the epoch, or null) or markRead',
+  });
 const presenceBody = z.object({
   to: z.string().min(1),
   presence: z.enum(['available', 'unavailable', 'composing', 'recording', 'paused']),
@@ -184,6 +197,15 @@ export const startControlApi = async (
   });
   app.post('/phones/:number/read', (req, res) => {
     res.json(control.read(number(req), readBody.parse(req.body ?? {})));
+  });
+  app.post('/phones/:number/read-chat', (req, res) => {
+    res.json(control.readChat(number(req), readChatBody.parse(req.body ?? {}).chat));
+  });
+  app.post('/phones/:number/chat-action', async (req, res) => {
+    const { chat, archive, pin, mute, markRead } = chatActionBody.parse(req.body ?? {});
+    const action =
+      archive !== undefined ? { archive } : pin !== undefined ? { pin } : mute !== undefined ? { mute } : { markRead: markRead ?? true };
+    res.json(await control.chatAction(number(req), chat, action));
   });
   app.post('/phones/:number/play', (req, res) => {
     res.json(control.play(number(req), playBody.parse(req.body ?? {}).ids));

@@ -2,6 +2,7 @@ import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto
 import { getMediaKeys, proto } from 'baileys';
 import type { InboxEntry, VirtualPhone } from './directory.ts';
 import type { AccountPresence, CallView, PhonePresence, ReadMark, TypingSeen } from './chats.ts';
+import type { PhoneChatAction } from './app-state.ts';
 import type { GroupView } from './groups.ts';
 import type { HistoryInput, SentChunk } from './history.ts';
 import type { PictureView } from './pictures.ts';
@@ -348,6 +349,38 @@ export class SandboxControl {
     const missing = (which.ids ?? []).filter((id) => !entries.some((e) => e.id === id));
     if (missing.length > 0) throw new Error(`${number} did not receive ${missing.join(', ')}`);
     return { ids: entries.map((e) => e.id), receipts: this.network.router.markAs(phone, entries, 'read') };
+  }
+
+  /**
+   * The phone's user reads a chat in the app (a number, a JID or a group id): the account's linked
+   * devices get a `read-self` receipt for the messages phones sent the account there.
+   */
+  readChat(number: string, chat: string): { ids: string[]; receipts: number } {
+    const phone = this.network.requirePhone(number);
+    return this.network.router.readSelf(phone, chat.includes('@') ? chat : `${chat}@s.whatsapp.net`);
+  }
+
+  /**
+   * The phone's user archives, pins, mutes a chat or marks it read or unread in the app: the phone
+   * writes an app state patch and the network tells the account's linked devices (server_sync).
+   */
+  async chatAction(
+    number: string,
+    chat: string,
+    action: PhoneChatAction,
+  ): Promise<{ chat: string; collection: string; version: number; notified: number }> {
+    const phone = this.network.requirePhone(number);
+    const jid = this.appStateJid(chat);
+    const write = await this.network.appStates.phoneAction(phone, jid, action);
+    return { chat: jid, collection: write.name, version: write.version, notified: this.network.announceAppState(phone, write) };
+  }
+
+  /** A chat as the app state names it: a group by its JID, a person by the address the network gives them (their LID on a lid network). */
+  private appStateJid(chat: string): string {
+    if (chat.endsWith('@g.us')) return chat;
+    const peer = this.network.directory.find(chat.includes('@') ? chat : `${chat}@s.whatsapp.net`);
+    if (!peer) throw new Error(`${chat} is not on the sandbox network`);
+    return this.network.addressing.userJid(peer);
   }
 
   /** The phone plays voice notes it received: `played` receipts (which mean read too) to their senders. */

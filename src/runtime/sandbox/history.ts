@@ -1,6 +1,6 @@
-import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { getMediaKeys, proto } from 'baileys';
+import { proto } from 'baileys';
 import type { Directory, VirtualPhone } from './directory.ts';
 import type { MediaHost } from './media.ts';
 
@@ -218,23 +218,14 @@ export class PhoneHistories {
             })),
           };
     const deflated = deflateSync(proto.HistorySync.encode(sync).finish());
-    const mediaKey = randomBytes(32);
-    const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, 'md-msg-hist');
-    const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
-    const enc = Buffer.concat([cipher.update(deflated), cipher.final()]);
-    const mac = createHmac('sha256', macKey ?? Buffer.alloc(32))
-      .update(Buffer.concat([iv, enc]))
-      .digest()
-      .subarray(0, 10);
-    const file = Buffer.concat([enc, mac]);
-    const { directPath } = this.media.put(file);
+    const { mediaKey, directPath, fileSha256, fileEncSha256, fileLength } = await this.media.putEncrypted(deflated, 'md-msg-hist');
     const log = this.sent.get(phone.number) ?? [];
     log.push({ syncType, chunkOrder, progress, messages: messages.length, bytes: deflated.length });
     this.sent.set(phone.number, log);
     return {
-      fileSha256: createHash('sha256').update(deflated).digest(),
-      fileEncSha256: createHash('sha256').update(file).digest(),
-      fileLength: deflated.length,
+      fileSha256,
+      fileEncSha256,
+      fileLength,
       mediaKey,
       directPath,
       syncType: proto.Message.HistorySyncType[syncType],

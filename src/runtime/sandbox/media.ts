@@ -1,4 +1,4 @@
-import { createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { Agent, createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
@@ -90,6 +90,34 @@ export class MediaHost {
     const id = randomBytes(12).toString('hex');
     this.blobs.set(id, encrypted);
     return { url: `https://${this.hostname}/m/${id}`, directPath: `/m/${id}` };
+  }
+
+  /**
+   * Encrypts a file as a phone encrypts what it uploads (AES-256-CBC with keys from a fresh media key for
+   * `type`, then the first 10 bytes of an HMAC-SHA256 over iv and ciphertext; Utils/messages-media.js),
+   * stores it, and answers what a message or blob reference points at it with.
+   */
+  async putEncrypted(
+    plain: Buffer,
+    type: MediaType,
+  ): Promise<{ mediaKey: Buffer; directPath: string; fileSha256: Buffer; fileEncSha256: Buffer; fileLength: number }> {
+    const mediaKey = randomBytes(32);
+    const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, type);
+    const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
+    const enc = Buffer.concat([cipher.update(plain), cipher.final()]);
+    const mac = createHmac('sha256', macKey ?? Buffer.alloc(32))
+      .update(Buffer.concat([iv, enc]))
+      .digest()
+      .subarray(0, 10);
+    const file = Buffer.concat([enc, mac]);
+    const { directPath } = this.put(file);
+    return {
+      mediaKey,
+      directPath,
+      fileSha256: createHash('sha256').update(plain).digest(),
+      fileEncSha256: createHash('sha256').update(file).digest(),
+      fileLength: plain.length,
+    };
   }
 
   /** Serves a plain (unencrypted) file, as WhatsApp's picture host does; answers its path. */

@@ -11,6 +11,8 @@ import { advSecretFromFinish, companionHello, primaryHello } from './pairing-cod
 import { storeUploadedKeys } from './prekeys.ts';
 import type { Connection } from './server.ts';
 import { newTag, SandboxServer } from './server.ts';
+import { AppStates, serverSyncNotification } from './app-state.ts';
+import type { AppStateWrite } from './app-state.ts';
 import { SandboxChats } from './chats.ts';
 import { GroupNotifier } from './group-notifications.ts';
 import { GroupService } from './groups.ts';
@@ -51,6 +53,8 @@ export class SandboxNetwork {
   readonly media = new MediaHost();
   /** phones' past chats, sent to newly linked devices as history sync */
   readonly histories: PhoneHistories;
+  /** each account's app state (archive, pin, mute, read marks...) and the key its devices share */
+  readonly appStates: AppStates;
   /** read receipts, presence and calls */
   readonly chats: SandboxChats;
   /** profile pictures of phones and groups */
@@ -72,6 +76,13 @@ export class SandboxNetwork {
     this.addressing = new Addressing(options.addressing ?? 'lid', options.revealLids ?? true);
     this.router = new Router(this);
     this.histories = new PhoneHistories(directory, this.media);
+    this.appStates = new AppStates(this.media);
+    this.extraIq.set('w:sync:app:state', async (conn, iq) => {
+      if (!conn.phone) return 'unmodelled';
+      const { content, writes } = await this.appStates.answer(conn.phone, iq);
+      for (const write of writes) this.announceAppState(conn.phone, write, conn);
+      return content;
+    });
     this.groups = new GroupService(directory, this.addressing);
     this.groupNotices = new GroupNotifier(this);
     this.extraIq.set('w:g2', (conn, iq) => {
@@ -142,10 +153,24 @@ export class SandboxNetwork {
     if (!device?.historyDue || !phone) return;
     const wish = device.historyDue;
     device.historyDue = undefined;
+    // As the primary does after pairing: the app state key first, so the device can read its app state
+    // when the history sync makes it fetch it.
+    await this.router.toOwnDevice(conn, this.appStates.keyShare(phone));
     for (const notification of await this.histories.chunksFor(phone, wish)) {
       if (conn.closed) return;
       await this.router.toOwnDevice(conn, historyMessage(notification));
     }
+  }
+
+  /** Tells the account's devices (but the one that wrote it) that a collection changed: they fetch its new patches. */
+  announceAppState(phone: VirtualPhone, write: AppStateWrite, except?: Connection): number {
+    let told = 0;
+    for (const peer of this.server.connectionsOf(phone.number)) {
+      if (peer === except) continue;
+      peer.send(serverSyncNotification(newTag(), write));
+      told += 1;
+    }
+    return told;
   }
 
   /** A device's peer data operation request to its own phone: an on-demand history request is answered with an ON_DEMAND chunk. */

@@ -611,6 +611,41 @@ export class Router {
     return sent;
   }
 
+  /**
+   * The account's own phone reads a chat (a person's number or a group's JID) in the app: each linked
+   * device gets a `read-self` receipt for the messages phones sent the account there (messages-recv.js
+   * handleReceipt reads it as a READ status of those messages, or in a group as a receipt naming the
+   * account). Answers the ids marked and the receipts sent.
+   */
+  readSelf(account: VirtualPhone, chat: string): { ids: string[]; receipts: number } {
+    const group = chat.endsWith('@g.us');
+    const peer = group ? undefined : this.directory.find(chat);
+    if (!group && !peer) throw new Error(`${chat} is not on the sandbox network`);
+    const ids: string[] = [];
+    for (const [key, sent] of this.sentByPhones) {
+      const [sender, id] = key.split('\u0000');
+      if (!id) continue;
+      if (group ? sent.to === chat && sent.recipients?.has(account.number) : sender === peer?.number && sent.to === account.number)
+        ids.push(id);
+    }
+    const [first, ...rest] = ids;
+    if (!first) return { ids, receipts: 0 };
+    const addressed: Record<string, string> = group
+      ? { from: chat, participant: this.addressing.memberJid(account) }
+      : { from: this.addressing.userJid(account), recipient: this.addressing.userJid(peer as VirtualPhone) };
+    const receipt: BinaryNode = {
+      tag: 'receipt',
+      attrs: { ...addressed, id: first, type: 'read-self', t: now() },
+      ...(rest.length > 0 ? { content: [{ tag: 'list', attrs: {}, content: rest.map((id) => ({ tag: 'item', attrs: { id } })) }] } : {}),
+    };
+    let receipts = 0;
+    for (const conn of this.network.server.connectionsOf(account.number)) {
+      conn.send(receipt);
+      receipts += 1;
+    }
+    return { ids, receipts };
+  }
+
   private chatJid(to: string): string {
     const phone = this.directory.find(to);
     return phone && !to.endsWith('@g.us') ? phone.jid : to;
