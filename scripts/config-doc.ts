@@ -106,6 +106,10 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
     ],
   },
   {
+    title: 'Event sinks (RabbitMQ, NATS JetStream)',
+    names: ['SINK_POLL_MS', 'SINK_LEASE_MS', 'SINK_RETRY_BASE_MS', 'SINK_RETRY_MAX_MS', 'SINK_BATCH'],
+  },
+  {
     title: 'Sandbox network',
     intro: 'The offline WhatsApp network the service can link to instead of WhatsApp; see [sandbox.md](sandbox.md).',
     names: ['SANDBOX_EMBEDDED', 'WA_SANDBOX_URL', 'SANDBOX_CONTROL_PORT', 'SANDBOX_ADDRESSING', 'SANDBOX_STATE_FILE'],

@@ -13,6 +13,7 @@ import type { KnownPeople } from '../runtime/ports/network.ts';
 import type { Sessions } from '../runtime/ports/sessions.ts';
 import type { IncomingMediaFiles, MessageRetentionJob, ReceivedMessages, WaitingMessages } from '../runtime/ports/incoming.ts';
 import type { Settings } from '../runtime/settings.ts';
+import type { EventSinks } from '../runtime/ports/sinks.ts';
 import type { WebhookDelivery, WebhookOutbox } from '../runtime/ports/webhooks.ts';
 
 /** What the domain logic may use, as port types; built once by runtime/root/deps.ts and passed to buildApp. */
@@ -45,6 +46,8 @@ export interface Deps {
   /** the webhook outbox: which endpoints want an event, and the rows that record it */
   webhooks: WebhookOutbox;
   webhookDelivery: WebhookDelivery;
+  /** the publisher of the account's event sinks (amqp, nats), fed by the same outbox */
+  sinks: EventSinks;
   /** free-text contact search in the database's own dialect */
   searchContacts: ContactSearch;
   /** the LID-phone number pairs the account's sessions have learnt (docs/phone-numbers-and-lids.md) */

@@ -90,7 +90,7 @@ export const writeWithEvents = async <T>(
   deps.webhooks.written(rows);
 };
 
-const eventFilter = z
+export const eventFilter = z
   .array(z.enum([...WEBHOOK_EVENT_TYPES, '*'], { message: `must be one of ${[...WEBHOOK_EVENT_TYPES, '*'].join(', ')}` }))
   .min(1, 'must name at least one event type, or "*"')
   .max(WEBHOOK_EVENT_TYPES.length + 1);

@@ -16,6 +16,7 @@ import type { Route } from './route.ts';
 import { schedulingRoutes } from './scheduling.ts';
 import { sessionsRoutes } from './sessions.ts';
 import { statusesRoutes } from './statuses.ts';
+import { sinksRoutes } from './sinks.ts';
 import { webhooksRoutes } from './webhooks.ts';
 
 /**
@@ -44,6 +45,7 @@ export const routeGroups: readonly (readonly Route[])[] = [
   messagesRoutes,
   sessionsRoutes,
   webhooksRoutes,
+  sinksRoutes,
 ];
 
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

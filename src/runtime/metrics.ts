@@ -186,6 +186,30 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
+    sinkPublished: new Counter({
+      name: `${PREFIX}sink_published_total`,
+      help: "Events an event sink's broker confirmed, by sink id",
+      labelNames: ['sink'],
+      registers,
+    }),
+    sinkRetried: new Counter({
+      name: `${PREFIX}sink_retried_total`,
+      help: "Events sent again to an event sink's broker after a failed publish, by sink id",
+      labelNames: ['sink'],
+      registers,
+    }),
+    sinkFailed: new Counter({
+      name: `${PREFIX}sink_failed_total`,
+      help: "Events a publish to an event sink's broker did not get confirmed (refused, or lost with a connection; they wait and are sent again), by sink id",
+      labelNames: ['sink'],
+      registers,
+    }),
+    sinkLag: new Gauge({
+      name: `${PREFIX}sink_lag_seconds`,
+      help: 'Age of the oldest event waiting for an event sink (0: none waits), on the node publishing for it, by sink id',
+      labelNames: ['sink'],
+      registers,
+    }),
     forwarded: new Counter({
       name: `${PREFIX}cluster_forwarded_requests_total`,
       help: 'Requests sent on to the node that owns their session, by outcome (forwarded; unavailable: no owner reachable, answered 409 with Retry-After)',

@@ -351,6 +351,41 @@ export const settingsSchema = z.object({
     .describe(
       'finished webhook deliveries (delivered or given up), with their events and attempt logs, are deleted this long after the event (checked hourly)',
     ),
+  SINK_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(1_000)
+    .describe(
+      "how often an event sink's publisher looks for events written by other nodes (those written on its own node wake it at once)",
+    ),
+  SINK_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(15_000)
+    .describe(
+      'how long a node holds an event sink without renewing it: after a crash, another node publishes for the sink after at most this long',
+    ),
+  SINK_RETRY_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1_000)
+    .describe("first delay after an event sink's broker refused or dropped a publish, doubling (with jitter) up to `SINK_RETRY_MAX_MS`"),
+  SINK_RETRY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(60_000)
+    .describe("longest delay between two tries of an event sink's broker; its events wait (in order) meanwhile"),
+  SINK_BATCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe('events an event sink publishes at once at most (sent together, then their confirmations awaited)'),
 });
 
 export type Settings = z.output<typeof settingsSchema>;

@@ -13,6 +13,7 @@ import './channels.ts';
 import './chats.ts';
 import './pacing.ts';
 import './webhooks.ts';
+import './sinks.ts';
 import './conversations.ts';
 import './message-search.ts';
 import './retention.ts';

@@ -77,6 +77,7 @@ export const startTestApp = async (
       await app.close();
       await deps.jobs.stop();
       await deps.webhookDelivery.stop();
+      await deps.sinks.stop();
       deps.incomingMedia.stop();
       deps.messageRetention.stop();
       await deps.sessions.closeAll();

@@ -1,4 +1,4 @@
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Ownership } from './cluster.ts';
 import type { Db } from './db.ts';
 import type { Incoming } from './incoming.ts';
@@ -29,6 +29,12 @@ export interface Metrics {
   jobLateness: Histogram<'kind'>;
   webhookAttempts: Counter<'outcome'>;
   webhookSeconds: Histogram;
+  /** event sinks (amqp, nats), by sink id: events confirmed by the broker, sent again after a failure, refused or lost with a connection */
+  sinkPublished: Counter<'sink'>;
+  sinkRetried: Counter<'sink'>;
+  sinkFailed: Counter<'sink'>;
+  /** seconds since the oldest event waiting for the sink was recorded, on the node publishing it */
+  sinkLag: Gauge<'sink'>;
   /** several nodes: requests sent on to the node that owns their session, by outcome */
   forwarded: Counter<'outcome'>;
   /** what the scrape reads from the running service; set once the session manager exists */

@@ -4,6 +4,8 @@ export interface EndpointRef {
   id: string;
   events: string[];
   sessionId: string | null;
+  /** an event sink (amqp, nats: runtime/sinks) instead of a webhook endpoint */
+  sink?: boolean;
 }
 
 /** What one event adds to the outbox: one delivery row per matching endpoint, each with the event's type and data. */
@@ -18,6 +20,8 @@ export interface OutboxRows {
     nextAttemptAt: Date;
     createdAt: Date;
   }>;
+  /** one row per matching event sink (runtime/sinks), published by the node that holds the sink */
+  sinkDeliveries?: Array<{ id: string; sinkId: string }>;
 }
 
 export interface OutboxEvent {
@@ -46,7 +50,7 @@ export interface WebhookHandoff {
 
 /** The webhook outbox (runtime/webhooks/outbox.ts): which endpoints want an event, and the rows that record it. */
 export interface WebhookOutbox {
-  /** Endpoints of the account that want this event; answered from memory while the account's list is fresh. */
+  /** Endpoints and event sinks of the account that want this event; answered from memory while the account's lists are fresh. */
   matching: (accountId: string, type: string, sessionId: string | null) => Promise<EndpointRef[]>;
   /** The rows for one event, or null when no endpoint wants it (then nothing is written). */
   rowsFor: (event: OutboxEvent, endpoints?: EndpointRef[]) => Promise<OutboxRows | null>;
@@ -61,9 +65,11 @@ export interface WebhookOutbox {
    */
   onWritten: (listener: (unclaimedIds?: string[]) => void) => void;
   written: (rows?: OutboxRows[]) => void;
+  /** the sink publisher registers here: told which sinks got rows once their transaction committed */
+  onSinkRows: (listener: (sinkIds: string[]) => void) => void;
   /** the delivery loop offers to take what is written here (see WebhookHandoff) */
   handoff: (loop: WebhookHandoff) => void;
-  /** Forget an account's cached list after one of its endpoints changed. */
+  /** Forget an account's cached lists after one of its endpoints or sinks changed. */
   invalidate: (accountId: string) => void;
 }
 

@@ -32,6 +32,7 @@ import { RecentWaiting } from '../received-messages.ts';
 import { routeLibsignalConsole } from '../libsignal-console.ts';
 import { JobScheduler } from '../jobs/scheduler.ts';
 import { WebhookDeliveryLoop } from '../jobs/webhook-delivery.ts';
+import { SinkPublisher } from '../sinks/publisher.ts';
 import { createWebhookOutbox } from '../webhooks/outbox.ts';
 import { createMediaFetcher } from '../media-fetch.ts';
 import { LATE_AFTER_SECONDS, createMetrics } from '../metrics.ts';
@@ -296,6 +297,26 @@ export const createDeps = (options: DepsOptions): Deps => {
     },
   });
   webhookDelivery.start();
+  const sinks = new SinkPublisher({
+    db,
+    logger,
+    provider,
+    outbox: webhooks,
+    now,
+    pollMs: settings.SINK_POLL_MS,
+    leaseMs: settings.SINK_LEASE_MS,
+    retryBaseMs: settings.SINK_RETRY_BASE_MS,
+    retryMaxMs: settings.SINK_RETRY_MAX_MS,
+    batch: settings.SINK_BATCH,
+    metrics: {
+      published: (sink, n) => metrics.sinkPublished.inc({ sink }, n),
+      retried: (sink, n) => metrics.sinkRetried.inc({ sink }, n),
+      failed: (sink, n) => metrics.sinkFailed.inc({ sink }, n),
+      lag: (sink, seconds) => metrics.sinkLag.set({ sink }, seconds),
+      forget: (sink) => metrics.sinkLag.remove({ sink }),
+    },
+  });
+  sinks.start();
   const deps: Deps = {
     db,
     outgoing,
@@ -317,6 +338,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     metrics,
     webhooks,
     webhookDelivery,
+    sinks,
     searchContacts: (client, query) => searchContacts(client, provider, query),
     knownPeople: (accountId, jids) => knownPeople(db, accountId, jids),
     ownership,

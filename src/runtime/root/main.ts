@@ -156,6 +156,7 @@ const shutdown = async (signal: string) => {
     await closing;
     await deps.jobs.stop();
     await deps.webhookDelivery.stop();
+    await deps.sinks.stop();
     deps.incomingMedia.stop();
     deps.messageRetention.stop();
     await deps.sessions.closeAll();

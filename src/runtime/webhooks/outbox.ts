@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
 import type { EndpointRef, OutboxRows, WebhookHandoff, WebhookOutbox } from '../ports/webhooks.ts';
 import { groupCommit } from '../db/group-commit.ts';
@@ -54,6 +55,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // change sees it once its entry is older than cacheMs.
   const cache = new Map<string, { loadedAt: number; endpoints: Promise<EndpointRef[]> }>();
   const listeners: Array<(unclaimedIds?: string[]) => void> = [];
+  const sinkListeners: Array<(sinkIds: string[]) => void> = [];
   let loop: WebhookHandoff | null = null;
   // rows written already claimed by this node's loop, until their transaction committed (or was dropped)
   const taken = new WeakSet<OutboxRows>();
@@ -62,9 +64,14 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     const at = Date.now();
     const hit = cache.get(accountId);
     if (hit && at - hit.loadedAt < options.cacheMs) return hit.endpoints;
-    const endpoints = db.webhookEndpoint
-      .findMany({ where: { accountId, enabled: true }, select: { id: true, events: true, sessionId: true } })
-      .then((rows) => rows.map((r) => ({ id: r.id, sessionId: r.sessionId, events: JSON.parse(r.events) as string[] })));
+    // Paused sinks are matched too: their events wait for them instead of being lost.
+    const endpoints = Promise.all([
+      db.webhookEndpoint.findMany({ where: { accountId, enabled: true }, select: { id: true, events: true, sessionId: true } }),
+      db.eventSink.findMany({ where: { accountId }, select: { id: true, events: true, sessionId: true } }),
+    ]).then(([hooks, sinks]) => [
+      ...hooks.map((r) => ({ id: r.id, sessionId: r.sessionId, events: JSON.parse(r.events) as string[] })),
+      ...sinks.map((r) => ({ id: r.id, sessionId: r.sessionId, events: JSON.parse(r.events) as string[], sink: true })),
+    ]);
     endpoints.catch(() => cache.delete(accountId));
     cache.set(accountId, { loadedAt: at, endpoints });
     return endpoints;
@@ -87,15 +94,20 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
         data: JSON.stringify(event.data ?? {}),
         createdAt,
       },
-      deliveries: endpoints.map((e) => ({
-        id: `${id}_${e.id}`,
-        eventId: id,
-        endpointId: e.id,
-        accountId: event.accountId,
-        sessionId: event.sessionId,
-        nextAttemptAt: createdAt,
-        createdAt,
-      })),
+      deliveries: endpoints
+        .filter((e) => !e.sink)
+        .map((e) => ({
+          id: `${id}_${e.id}`,
+          eventId: id,
+          endpointId: e.id,
+          accountId: event.accountId,
+          sessionId: event.sessionId,
+          nextAttemptAt: createdAt,
+          createdAt,
+        })),
+      ...(endpoints.some((e) => e.sink)
+        ? { sinkDeliveries: endpoints.filter((e) => e.sink).map((e) => ({ id: `${id}_${e.id}`, sinkId: e.id })) }
+        : {}),
     };
   };
 
@@ -114,8 +126,38 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     ['claimedUntil', 'timestamp'],
     ['createdAt', 'timestamp'],
   ]);
+  const sinkTable = jsonRows(options.provider, [
+    ['id', 'text'],
+    ['eventId', 'text'],
+    ['sinkId', 'text'],
+    ['accountId', 'text'],
+    ['sessionId', 'text'],
+    ['type', 'text'],
+    ['data', 'text'],
+    ['createdAt', 'timestamp'],
+  ]);
+  const sinkWrites = (rows: OutboxRows[]): Array<Prisma.PrismaPromise<unknown>> => {
+    const cells = rows.flatMap(({ event, sinkDeliveries }) =>
+      (sinkDeliveries ?? []).map((d) => [
+        d.id,
+        event.id,
+        d.sinkId,
+        event.accountId,
+        event.sessionId,
+        event.type,
+        event.data,
+        event.createdAt,
+      ]),
+    );
+    if (cells.length === 0) return [];
+    return [
+      db.$executeRaw`INSERT INTO "SinkDelivery" ("id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt")
+        SELECT "id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt" FROM (${sinkTable(cells)}) AS d`,
+    ];
+  };
   const writes: WebhookOutbox['writes'] = (rows) => {
     if (rows.length === 0) return [];
+    if (!rows.some((r) => r.deliveries.length > 0)) return sinkWrites(rows);
     const lease = loop?.accepts(rows.flatMap((r) => r.deliveries)) ?? null;
     if (lease) for (const r of rows) taken.add(r);
     const deliveries = deliveryTable(
@@ -137,6 +179,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     return [
       db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
         SELECT "id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d`,
+      ...sinkWrites(rows),
     ];
   };
 
@@ -145,6 +188,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
       for (const listener of listeners) listener();
       return;
     }
+    const sinkIds = new Set<string>();
+    for (const r of rows) for (const d of r.sinkDeliveries ?? []) sinkIds.add(d.sinkId);
+    if (sinkIds.size > 0) for (const listener of sinkListeners) listener([...sinkIds]);
     const mine: OutboxRows[] = [];
     const unclaimed: string[] = [];
     for (const r of rows) {
@@ -174,6 +220,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
       listeners.push(listener);
     },
     written,
+    onSinkRows: (listener) => {
+      sinkListeners.push(listener);
+    },
     handoff: (given) => {
       loop = given;
     },
