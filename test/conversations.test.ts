@@ -18,6 +18,7 @@ const LEE = '15557780003';
 const ANA = '15557780004';
 const BO = '15557780005';
 const CY = '15557780006';
+const DEE = '15557780007';
 const OTHER = '15557780009';
 
 const jid = (n: string) => `${n}@s.whatsapp.net`;
@@ -68,7 +69,7 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
     otherSessionId = await linkSession({ app, sandbox, key: otherKey }, OTHER);
     sandbox.control.addPhone(KIM, 'Kim');
     sandbox.control.addPhone(LEE, 'Lee');
-    for (const n of [ANA, BO, CY]) sandbox.control.addPhone(n, `Phone ${n.slice(-1)}`);
+    for (const n of [ANA, BO, CY, DEE]) sandbox.control.addPhone(n, `Phone ${n.slice(-1)}`);
   }, 90_000);
   afterAll(async () => {
     await app?.close();
@@ -434,5 +435,44 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       for (const stop of stops) stop();
       await client.dispose();
     }
+  });
+
+  it("shows the phone's archive, pin and mute, and its read marks, on the chat (app state and read-self from the network)", async () => {
+    for (const text of ['first from Dee', 'second from Dee']) await stored(sessionId, (await sandbox.control.sendText(DEE, ME, text)).id);
+    const dee = async () => ((await call('GET', `${S()}/chats?limit=200`)).body.chats as Json[]).find((c) => c.id === jid(DEE));
+    expect(await dee()).toMatchObject({ unreadCount: 2, archived: false, pinned: false, muted: false, lastReadAt: null });
+
+    // The user archives, pins and mutes the chat on the phone: app state patches the link fetches.
+    await sandbox.control.chatAction(ME, DEE, { archive: true });
+    await sandbox.control.chatAction(ME, DEE, { pin: true });
+    await sandbox.control.chatAction(ME, DEE, { mute: Date.now() + 3600_000 });
+    await waitUntil(dee, (c) => c?.archived === true && c.pinned === true && c.muted === true);
+    const archived = await gql(
+      app.baseUrl,
+      key,
+      'query($s: ID!) { session(id: $s) { chats(archived: true) { totalCount edges { node { id archived pinned muted unreadCount } } } } }',
+      { s: sessionId },
+    );
+    expect(archived.errors).toBeUndefined();
+    expect(((archived.data as Json).session as Json).chats).toEqual({
+      totalCount: 1,
+      edges: [{ node: { id: jid(DEE), archived: true, pinned: true, muted: true, unreadCount: 2 } }],
+    });
+    const rest = await call('GET', `${S()}/chats?archived=true`);
+    expect((rest.body.chats as Json[]).map((c) => c.id)).toEqual([jid(DEE)]);
+
+    // The user opens the chat on the phone: a read-self receipt clears the count and keeps when.
+    expect(sandbox.control.readChat(ME, DEE).receipts).toBeGreaterThan(0);
+    await waitUntil(dee, (c) => c?.unreadCount === 0);
+    expect(await dee()).toMatchObject({ unreadCount: 0, lastReadAt: expect.any(String), archived: true });
+
+    // Marked unread, then read, and unarchived, unpinned and unmuted, from the app's menus.
+    await sandbox.control.chatAction(ME, DEE, { markRead: false });
+    await waitUntil(dee, (c) => c?.unreadCount === 1);
+    await sandbox.control.chatAction(ME, DEE, { markRead: true });
+    await waitUntil(dee, (c) => c?.unreadCount === 0);
+    for (const action of [{ archive: false }, { pin: false }, { mute: null }]) await sandbox.control.chatAction(ME, DEE, action);
+    await waitUntil(dee, (c) => c?.archived === false && c.pinned === false && c.muted === false);
+    expect((await call('GET', `${S()}/chats?archived=true`)).body.chats).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Chat, Message, MessageReaction, MessageReceipt, OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
 import type { MessageUpdate } from '../runtime/ports/events.ts';
 import type { IncomingItem, IncomingMediaView } from '../runtime/ports/incoming.ts';
+import type { ChatEvent } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, toJid } from './jids.ts';
@@ -508,13 +509,43 @@ export const storedMessageViewOf = async (
  * A chat read (through the API, or on another device of the account): nothing unread, the time kept.
  * Returns whether a stored chat changed.
  */
-export const chatRead = async (deps: Pick<Deps, 'db' | 'events' | 'now'>, sessionId: string, chatId: string): Promise<boolean> => {
-  const { count } = await deps.db.chat.updateMany({
-    where: { sessionId, OR: [{ chatId }, { chatLid: chatId }] },
-    data: { unreadCount: 0, lastReadAt: deps.now() },
+export const chatRead = async (deps: Pick<Deps, 'db' | 'events' | 'now'>, sessionId: string, chatId: string): Promise<boolean> =>
+  chatStateChanged(deps, sessionId, { chatJid: chatId, chatLid: null, read: true });
+
+/** The fields of a chat-state change that move a stored chat (ports/network.ts ChatEvent `chat-state`). */
+export type ChatStateChange = Omit<Extract<ChatEvent, { kind: 'chat-state' }>, 'kind'>;
+
+/**
+ * The account's own state of a chat, as it set it here or on another of its devices (docs/conversations.md,
+ * Chats): archived, pinned, muted; read (nothing unread, the time kept); marked unread (one unread when
+ * none was). The chat is found by its JID or its LID; each stored chat that changed is pushed to
+ * chatUpdates. Returns whether one changed.
+ */
+export const chatStateChanged = async (
+  deps: Pick<Deps, 'db' | 'events' | 'now'>,
+  sessionId: string,
+  change: ChatStateChange,
+): Promise<boolean> => {
+  const names = [change.chatJid, ...(change.chatLid ? [change.chatLid] : [])];
+  const rows = await deps.db.chat.findMany({
+    where: { sessionId, OR: [{ chatId: { in: names } }, { chatLid: { in: names } }] },
+    select: { chatId: true },
   });
-  if (count > 0) deps.events.publish('chatUpdates', sessionId, { sessionId, chatId });
-  return count > 0;
+  if (rows.length === 0) return false;
+  const where = { sessionId, chatId: { in: rows.map((r) => r.chatId) } };
+  const flags = {
+    ...(change.archived !== undefined ? { archived: change.archived } : {}),
+    ...(change.pinned !== undefined ? { pinned: change.pinned } : {}),
+    ...(change.muted !== undefined ? { muted: change.muted } : {}),
+  };
+  const data = change.read ? { ...flags, unreadCount: 0, lastReadAt: deps.now() } : flags;
+  let count = 0;
+  if (Object.keys(data).length > 0) count += (await deps.db.chat.updateMany({ where, data })).count;
+  if (change.markedUnread)
+    count += (await deps.db.chat.updateMany({ where: { ...where, unreadCount: 0 }, data: { unreadCount: 1 } })).count;
+  if (count === 0) return false;
+  for (const { chatId } of rows) deps.events.publish('chatUpdates', sessionId, { sessionId, chatId });
+  return true;
 };
 
 /* ---------------------------------------------------------------- subscriptions */

@@ -80,9 +80,9 @@ const chat = z
     lastActivity: date,
     unreadCount: z.number().int(),
     lastReadAt: nullableDate,
-    archived: z.boolean().describe("app state: false until the account's app state is read"),
-    pinned: z.boolean(),
-    muted: z.boolean(),
+    archived: z.boolean().describe('archived on a device of the account (app state, once the link has synced it)'),
+    pinned: z.boolean().describe('pinned on a device of the account (app state, once the link has synced it)'),
+    muted: z.boolean().describe('muted on a device of the account, when the change came (app state, once the link has synced it)'),
   })
   .meta({ id: 'Chat' });
 

@@ -134,9 +134,11 @@ ChatRef.implement({
     lastActivity: t.field({ type: 'DateTime', description: 'the time of its latest message', resolve: (c) => dateOf(c.lastActivity) }),
     unreadCount: t.exposeInt('unreadCount', { description: 'messages received since the chat was last read or written in' }),
     lastReadAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => dateOrNull(c.lastReadAt) }),
-    archived: t.exposeBoolean('archived', { description: "app state: false until the account's app state is read" }),
-    pinned: t.exposeBoolean('pinned', { description: "app state: false until the account's app state is read" }),
-    muted: t.exposeBoolean('muted', { description: "app state: false until the account's app state is read" }),
+    archived: t.exposeBoolean('archived', { description: 'archived on a device of the account (app state, once the link has synced it)' }),
+    pinned: t.exposeBoolean('pinned', { description: 'pinned on a device of the account (app state, once the link has synced it)' }),
+    muted: t.exposeBoolean('muted', {
+      description: 'muted on a device of the account, when the change came (app state, once the link has synced it)',
+    }),
     messages: t.connection(
       {
         type: StoredMessage,

@@ -1,5 +1,6 @@
 import './libsignal-fix.ts';
 import NodeCache from '@cacheable/node-cache';
+import { isOwn, watchChatStates } from './baileys-chat-state.ts';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -374,6 +375,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       const me = sock.user ?? auth.state.creds.me;
       return { jid: me?.id, lid: me?.lid };
     };
+    const chatStates = watchChatStates({ ev: sock.ev, lids, own: ownAddresses, onEvent: (event) => callbacks.onChatEvent?.(event), log });
 
     sock.ev.on('creds.update', () => {
       auth.saveCreds().catch((err: unknown) => log.error({ err }, 'saving credentials failed'));
@@ -431,12 +433,16 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       for (const { key, update } of updates) refused(key, update.status, update.messageStubParameters);
       receipts(receiptsFromUpdates(updates));
     });
-    sock.ev.on('message-receipt.update', (updates) => receipts(receiptsFromUserReceipts(updates)));
+    // A group receipt naming the account itself is a read mark on another of its devices (watchChatStates).
+    sock.ev.on('message-receipt.update', (updates) =>
+      receipts(receiptsFromUserReceipts(updates.filter((u) => !isOwn(u.receipt.userJid, ownAddresses())))),
+    );
     sock.ev.on('messaging-history.set', (set) => {
       historyChunk(set, history, ownAddresses(), lids)
         .then((event) => {
           learn(event.messages.flatMap((m) => [personOf(m.chatId, m.chatLid), personOf(m.from, m.fromLid)]));
           callbacks.onChatEvent?.(event);
+          chatStates.fromHistory(set.chats);
         })
         .catch((err: unknown) => log.error({ err }, 'reading a history sync chunk failed'));
     });

@@ -241,6 +241,23 @@ export type ChatEvent =
       messageTimestamp: number;
     }
   | {
+      /**
+       * The account's own state of a chat as another of its devices set it: archived, pinned, muted or
+       * marked read / unread there (app state), or read there (a read-self receipt). Only what changed is set.
+       */
+      kind: 'chat-state';
+      /** the chat: a person's phone-number JID where known (else the LID JID), or a group's JID */
+      chatJid: string;
+      chatLid: string | null;
+      archived?: boolean;
+      pinned?: boolean;
+      muted?: boolean;
+      /** read on another device: nothing unread since */
+      read?: boolean;
+      /** marked unread on another device */
+      markedUnread?: boolean;
+    }
+  | {
       /** one chunk of the phone's history sync: its messages are stored as history, with no per-message events */
       kind: 'history';
       syncType: HistorySyncKind;

@@ -42,6 +42,7 @@ import { knownPeople } from '../network/known-people.ts';
 import { onFirstUse } from '../network/on-first-use.ts';
 import { createRemoteNetwork } from '../network/remote-network.ts';
 import { SessionManager } from '../network/session-manager.ts';
+import { chatStateChanged } from '../../resolvers/conversations.ts';
 import { storeHistory } from '../../resolvers/history.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
 import { createRateLimiter } from '../rate-limit.ts';
@@ -164,6 +165,8 @@ export const createDeps = (options: DepsOptions): Deps => {
   // off the send path.
   const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
   const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks, outgoing: writes }, batch), { delayMs: 20 });
+  /** per session, the storing of its latest history chunk, which its chat-state changes wait for */
+  const historyStored = new Map<string, Promise<unknown>>();
   const sessions = new SessionManager({
     db,
     logger,
@@ -206,9 +209,21 @@ export const createDeps = (options: DepsOptions): Deps => {
     },
     onChatEvent: (sessionId, event) => {
       if (event.kind === 'history') {
-        storeHistory({ webhooks, messages: received, logger }, accountOf, sessionId, event).catch((err: unknown) =>
+        const stored = storeHistory({ webhooks, messages: received, logger }, accountOf, sessionId, event).catch((err: unknown) =>
           logger.error({ err, sessionId, syncType: event.syncType, chunkOrder: event.chunkOrder }, 'storing a history sync chunk failed'),
         );
+        historyStored.set(sessionId, stored);
+        void stored.then(() => {
+          if (historyStored.get(sessionId) === stored) historyStored.delete(sessionId);
+        });
+        return;
+      }
+      if (event.kind === 'chat-state') {
+        // After the history chunk before it is stored: the app state that follows a chunk names its chats.
+        const { kind: _kind, ...change } = event;
+        void (historyStored.get(sessionId) ?? Promise.resolve())
+          .then(() => chatStateChanged({ db, events, now }, sessionId, change))
+          .catch((err: unknown) => logger.error({ err, sessionId, chatId: event.chatJid }, 'recording a chat state change failed'));
         return;
       }
       if (event.kind === 'waiting') {
