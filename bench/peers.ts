@@ -83,7 +83,7 @@ export const armDeadline = (name: string, minutes: number, knob: string): (() =>
   watchdog.unref();
   return () => clearTimeout(watchdog);
 };
-const waitUntil = async (what: string | (() => string), check: () => boolean | Promise<boolean>, ms: number, every = 50) => {
+export const waitUntil = async (what: string | (() => string), check: () => boolean | Promise<boolean>, ms: number, every = 50) => {
   const until = Math.min(Date.now() + ms, deadline);
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`${benchName}: timed out waiting for ${typeof what === 'string' ? what : what()}`);
@@ -115,7 +115,7 @@ const quantile = (values: number[], q: number) => {
 export const median = (values: number[]) => quantile(values, 0.5);
 
 type Json = Record<string, unknown>;
-const request = async (
+export const request = async (
   url: string,
   method = 'GET',
   body?: unknown,
@@ -136,7 +136,7 @@ const request = async (
   }
   return { status: res.status, body: parsed };
 };
-const expectOk = async (what: string, answer: Promise<{ status: number; body: Json }>) => {
+export const expectOk = async (what: string, answer: Promise<{ status: number; body: Json }>) => {
   const { status, body } = await answer;
   if (status < 200 || status > 299) throw new Error(`${benchName}: ${what} answered ${status}: ${JSON.stringify(body).slice(0, 300)}`);
   return body;
@@ -394,6 +394,9 @@ export const startLoader = async (baseUrl: string, headers: Record<string, strin
 
 export interface Product {
   name: ProductName;
+  /** where its API answers, and the headers every request to it carries (its key) */
+  baseUrl: string;
+  headers: Record<string, string>;
   /** processes whose CPU and memory are this product's */
   pids: () => number[];
   link: (number: string) => Promise<void>;
@@ -456,7 +459,7 @@ export const startOurs = async (
   controlUrl: string,
   receiver: Receiver,
   dir: string,
-  options: { env?: Record<string, string>; inFlight?: number } = {},
+  options: { env?: Record<string, string>; inFlight?: number; webhook?: boolean } = {},
 ): Promise<Product> => {
   const service: ServiceProcess = await spawnService({
     DATABASE_URL: `file:${join(dir, 'app.db')}`,
@@ -475,11 +478,14 @@ export const startOurs = async (
   started.add(service.child);
   const api = (path: string, method = 'GET', body?: unknown) =>
     request(`${service.baseUrl}${path}`, method, body, { 'x-api-key': OUR_KEY });
-  await expectOk('creating the webhook endpoint', api('/v1/webhooks', 'POST', { url: `${receiver.url}/ours`, events: OUR_EVENTS }));
+  if (options.webhook !== false)
+    await expectOk('creating the webhook endpoint', api('/v1/webhooks', 'POST', { url: `${receiver.url}/ours`, events: OUR_EVENTS }));
   const sessionIds = new Map<string, string>();
   const scan = control(controlUrl).scan;
   return {
     name: 'ours',
+    baseUrl: service.baseUrl,
+    headers: { 'x-api-key': OUR_KEY },
     pids: () => [service.child.pid as number],
     link: async (number) => {
       const created = await expectOk('creating a session', api('/v1/sessions', 'POST', { name: number }));
@@ -519,7 +525,13 @@ export const peerPaths = (peerDir: string) => ({
   entry: join(peerDir, 'src', 'index.ts'),
 });
 
-const startPeer = async (peerDir: string, socketUrl: string, controlUrl: string, receiver: Receiver, dir: string): Promise<Product> => {
+export const startPeer = async (
+  peerDir: string,
+  socketUrl: string,
+  controlUrl: string,
+  receiver: Receiver,
+  dir: string,
+): Promise<Product> => {
   const { bun, entry } = peerPaths(peerDir);
   const redisPort = await freePort();
   const redis = await spawnUntil(
@@ -578,6 +590,8 @@ const startPeer = async (peerDir: string, socketUrl: string, controlUrl: string,
   };
   return {
     name: 'peer',
+    baseUrl,
+    headers: { 'x-api-key': apiKey },
     pids: () => [peer.child.pid as number, redis.child.pid as number],
     link: async (number) => {
       const open = new Promise<void>((r) => opened.set(number, r));

@@ -2,6 +2,7 @@ import '../src/runtime/node-version.ts';
 import { cpus } from 'node:os';
 import { benchContacts, printContactBench } from './contacts.ts';
 import { benchFailover, printFailoverBench } from './failover.ts';
+import { benchMemory, printMemoryBench } from './memory.ts';
 import { benchMessages, printMessageBench } from './messages.ts';
 import { benchPacing, printPacingBenches } from './pacing.ts';
 import { benchPeers, printPeersBench } from './peers.ts';
@@ -40,6 +41,14 @@ if (only.includes('peers')) {
     process.exit(1);
   });
   printPeersBench(result);
+}
+// Issue 48's load on one session, ours before and after beside the peer (PEER_DIR): only when named.
+if (only.includes('memory')) {
+  const result = await benchMemory().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  });
+  printMemoryBench(result);
 }
 // The send pacer idle beside SEND_PACING=off (issue 35): only when named.
 if (only.includes('pacing')) {

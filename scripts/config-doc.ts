@@ -88,7 +88,15 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
   {
     title: 'Links to the network',
     intro: "Where the sessions' Baileys sockets run and how they use memory; see [sessions.md](sessions.md).",
-    names: ['NETWORK_MODE', 'NETWORK_THREAD', 'RELINK_CONCURRENCY', 'DEVICE_LIST_TTL_MS', 'V8_MEMORY_SAVER', 'MEMORY_RECLAIM'],
+    names: [
+      'NETWORK_MODE',
+      'NETWORK_THREAD',
+      'RELINK_CONCURRENCY',
+      'DEVICE_LIST_TTL_MS',
+      'V8_MEMORY_SAVER',
+      'V8_SEMI_SPACE_MB',
+      'MEMORY_RECLAIM',
+    ],
   },
   {
     title: 'Webhooks',

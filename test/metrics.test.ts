@@ -53,6 +53,9 @@ describe('GET /metrics (Prometheus)', () => {
     // The process figures: event-loop lag and the main thread's heap.
     expect(ok.body).toMatch(/^wa_nodejs_eventloop_lag_seconds \d/m);
     expect(ok.body).toMatch(/^wa_nodejs_heap_size_used_bytes \d/m);
+    // V8's heap by space, and the ArrayBuffers and Buffers within external memory (the memory benchmark reads them).
+    expect(ok.body).toMatch(/^wa_nodejs_heap_space_size_used_bytes\{space="new"\} \d/m);
+    expect(ok.body).toMatch(/^wa_nodejs_array_buffers_bytes [1-9]\d*$/m);
   });
 
   it('counts sessions by status, sends by kind and outcome with their latency, scheduled jobs, incoming messages and the network thread heap', async () => {

@@ -15,6 +15,17 @@ export const createMetrics = (options: { process: boolean }): Metrics => {
   let sources: MetricSources | undefined;
   let dropsSeen = 0;
   const registers = [registry];
+  // prom-client reports external memory but not the part of it held by ArrayBuffers and Buffers
+  // (sockets' and SQLite's buffers, media): what tells a leak of buffers from other native memory.
+  if (options.process)
+    new Gauge({
+      name: `${PREFIX}nodejs_array_buffers_bytes`,
+      help: "Memory of the main thread's ArrayBuffers and Buffers (part of nodejs_external_memory_bytes)",
+      registers,
+      collect() {
+        this.set(process.memoryUsage().arrayBuffers);
+      },
+    });
 
   new Gauge({
     name: `${PREFIX}sessions`,

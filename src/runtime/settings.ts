@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/**
+ * V8_SEMI_SPACE_MB's default, read before the settings are (root/malloc-tunables.ts): issue 48's load
+ * measured in one run with V8's own sizing (benchmarks.md, Memory under load).
+ */
+export const DEFAULT_V8_SEMI_SPACE_MB = 8;
+
 const intFrom = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
 export const settingsSchema = z.object({
@@ -229,6 +235,14 @@ export const settingsSchema = z.object({
     .default(false)
     .describe(
       "`true` runs the network process (or, with `NETWORK_MODE=thread`, the whole process) in V8's memory saver mode: smaller heaps, at about 1.4x the CPU time (fewer sends answered in time on a busy machine)",
+    ),
+  V8_SEMI_SPACE_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(DEFAULT_V8_SEMI_SPACE_MB)
+    .describe(
+      "the largest size of each of V8's two semi-spaces (MB), where every new object starts: the service starts itself again at once (same process id) with `--max-semi-space-size` set to it, unless Node's options already set one; `0` leaves V8's own, which grows them under sustained load to 32 MB each. Smaller means less memory under load and more frequent young collections; measured in benchmarks.md (Memory under load)",
     ),
   MEMORY_RECLAIM: z
     .stringbool()

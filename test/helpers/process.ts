@@ -10,8 +10,8 @@ export interface ServiceProcess {
 
 /** Runs the service as `npm start` does (the compiled dist/runtime/root/main.js), on a free port, and waits until it listens. */
 export const spawnService = async (env: Record<string, string>): Promise<ServiceProcess> => {
-  // SERVICE_NODE_ARGS: options for the service's Node.js alone (a benchmark's --cpu-prof, which NODE_OPTIONS refuses).
-  const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // SERVICE_NODE_ARGS (in `env`, else this process's): options for the service's Node.js alone (a benchmark's --cpu-prof, which NODE_OPTIONS refuses).
+  const nodeArgs = (env.SERVICE_NODE_ARGS ?? process.env.SERVICE_NODE_ARGS)?.split(' ').filter(Boolean) ?? [];
   // SERVICE_RUNTIME: another JavaScript runtime for the service (the peers benchmark's Bun evaluation).
   // Sends leave at once unless a test turns the pacer on (test/pacing.test.ts).
   const child = spawn(process.env.SERVICE_RUNTIME ?? process.execPath, [...nodeArgs, 'dist/runtime/root/main.js'], {
@@ -27,7 +27,11 @@ export const spawnService = async (env: Record<string, string>): Promise<Service
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 30_000);
+    // On a machine shared with other work, migrating a fresh database alone took 7 s.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start:\n${out}`));
+    }, 60_000);
     const check = () => {
       const match = /"port":(\d+),[^\n]*"msg":"listening"/.exec(out);
       if (match) {

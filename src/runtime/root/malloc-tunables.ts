@@ -1,3 +1,5 @@
+import { DEFAULT_V8_SEMI_SPACE_MB } from '../settings.ts';
+
 /**
  * glibc's malloc keeps what a burst of work freed: blocks above its mmap threshold move that threshold
  * up (to 32 MB at most), so later large blocks come from the heap and stay mapped after they are freed.
@@ -21,12 +23,32 @@ const glibcVersion = (): string | undefined => {
 };
 
 /**
- * glibc reads its tunables once, when the process starts: the same process (same pid, same stdio)
- * becomes a fresh Node.js with the variable set, given the same options and arguments. Returns when
- * nothing is to change.
+ * V8 sizes its young generation once, when the process starts: the `--max-semi-space-size` option for
+ * V8_SEMI_SPACE_MB (its default when unset), or null when it is `0` (V8's own sizing), not a whole number
+ * (the settings refuse it once loaded), or when the operator set the option in Node's own options.
+ */
+export const semiSpaceOption = (env: NodeJS.ProcessEnv, execArgv: string[]): string | null => {
+  const raw = env.V8_SEMI_SPACE_MB?.trim();
+  const mb = raw ? Number(raw) : DEFAULT_V8_SEMI_SPACE_MB;
+  if (!Number.isInteger(mb) || mb <= 0) return null;
+  const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+  if (given.some((option) => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(option))) return null;
+  return `--max-semi-space-size=${mb}`;
+};
+
+/**
+ * glibc reads its tunables once, when the process starts, and V8 its young generation's limit: the
+ * same process (same pid, same stdio) becomes a fresh Node.js with the variable and the option set,
+ * given the same options and arguments. Returns when nothing is to change.
  */
 export const restartWithMallocTunables = (): void => {
   if (!process.execve) return;
   const env = tunedEnvironment(process.env, glibcVersion());
-  if (env) process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], env);
+  const semiSpace = semiSpaceOption(process.env, process.execArgv);
+  if (env || semiSpace)
+    process.execve(
+      process.execPath,
+      [process.execPath, ...(semiSpace ? [semiSpace] : []), ...process.execArgv, ...process.argv.slice(1)],
+      env ?? { ...process.env },
+    );
 };
