@@ -197,7 +197,6 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
     const pick = (field: TimeField) => (fields.has(field) ? target[field] : null);
     times.push({ id: target.id, deliveredAt: pick('deliveredAt'), readAt: pick('readAt'), playedAt: pick('playedAt') });
   }
-  if (times.length > 0) writes.push(deps.outgoing.receiptTimes(times));
   const created: Prisma.MessageReceiptCreateManyInput[] = [];
   const seen = new Set<Member>();
   for (const [key, member] of members) {
@@ -218,11 +217,17 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
     if (member.set.size > 0) writes.push(deps.db.messageReceipt.updateMany({ where: { messageId, recipient, ...where }, data }));
   }
   if (created.length > 0) writes.push(deps.db.messageReceipt.createMany({ data: created }));
-  if (writes.length === 0) return;
+  if (writes.length === 0 && times.length === 0) return;
   const outbox = (await Promise.all(events.map((e) => deps.webhooks.rowsFor(e)))).filter((r): r is OutboxRows => r !== null);
-  // One statement needs no transaction (Prisma's costs more than the statement).
-  if (writes.length === 1 && outbox.length === 0) await writes[0];
-  else await deps.db.$transaction([...writes, ...deps.webhooks.writes(outbox)]);
+  // 1:1 receipts (no group member rows) write their times and events as raw statements, cheaper than a
+  // Prisma transaction; one statement alone needs no transaction at all.
+  if (writes.length === 0) await deps.outgoing.receiptTimesWithEvents(times, outbox);
+  else
+    await deps.db.$transaction([
+      ...(times.length > 0 ? [deps.outgoing.receiptTimes(times)] : []),
+      ...writes,
+      ...deps.webhooks.writes(outbox),
+    ]);
   if (outbox.length > 0) deps.webhooks.written(outbox);
 };
 

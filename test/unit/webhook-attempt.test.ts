@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer } from '../../src/runtime/webhooks/attempt.ts';
-import { failureOf, payloadOf, post, retryDelay } from '../../src/runtime/webhooks/attempt.ts';
+import { failureOf, payloadOf, post, retryDelay, signerOf } from '../../src/runtime/webhooks/attempt.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const at = new Date('2026-11-25T12:00:00.000Z');
@@ -32,6 +33,19 @@ describe('a webhook attempt', () => {
   it('sends the stored data as it is, inside the Standard Webhooks payload', () => {
     const body = payloadOf({ type: 'message.received', data: '{"content":"a \\"quoted\\" 👋"}', createdAt: at });
     expect(JSON.parse(body)).toEqual({ type: 'message.received', timestamp: at.toISOString(), data: { content: 'a "quoted" 👋' } });
+  });
+
+  it('signs with the same bytes as the standardwebhooks package', () => {
+    const secrets = [
+      `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+      `whsec_${Buffer.from('a shorter secret!!!!!!!!').toString('base64')}`,
+    ];
+    const bodies = ['{}', payloadOf({ type: 'message.sent', data: '{"content":"a \\"quoted\\" 👋 ünïcødé"}', createdAt: at })];
+    for (const secret of secrets)
+      for (const body of bodies)
+        for (const sentAt of [at, new Date(at.getTime() + 999), new Date(at.getTime() + 1_000)]) {
+          expect(signerOf(secret)('msg_0abc', sentAt, body)).toBe(new Webhook(secret).sign('msg_0abc', sentAt, body));
+        }
   });
 
   it('retries a failure later, starting the endpoint failing now', () => {

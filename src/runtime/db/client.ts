@@ -6,6 +6,8 @@ import type { SqlDriverAdapter } from '@prisma/driver-adapter-utils';
 import { PrismaClient as PostgresClient } from '../../generated/postgres/client.ts';
 import { PrismaClient as SqliteClient } from '../../generated/sqlite/client.ts';
 import { providerOf } from './migrate.ts';
+import { registerSqliteConnection } from './raw-writes.ts';
+import type { AdapterLock, SqliteConnection } from './raw-writes.ts';
 
 import type { Db } from '../ports/db.ts';
 
@@ -76,21 +78,47 @@ const sameConnectionTransaction = async (client: Client, mode: TransactionMode =
  * libsql's own option.
  */
 class TunedLibSql extends PrismaLibSql {
+  /** the connection and the adapter's lock, for raw-writes.ts */
+  connection: SqliteConnection | null = null;
+  private client: Client | null = null;
+
   override createClient(config: Config): Client {
     const client = super.createClient({ ...config, timeout: BUSY_TIMEOUT_MS });
     client.transaction = (mode?: TransactionMode) => sameConnectionTransaction(client, mode);
+    this.client = client;
     return client;
   }
 
   override async connect(): Promise<SqlDriverAdapter> {
     const adapter = await super.connect();
     await adapter.executeScript('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+    const lock = adapterLock(adapter);
+    if (this.client && lock) this.connection = { client: this.client, lock };
     return adapter;
   }
 }
 
+/**
+ * The adapter's lock: a private symbol-keyed async-mutex Mutex of @prisma/adapter-libsql's queryable. Not found (a
+ * change of the adapter), raw writes go through Prisma; test/unit/raw-writes.test.ts fails then.
+ */
+const adapterLock = (adapter: SqlDriverAdapter): AdapterLock | null => {
+  const record = adapter as unknown as Record<symbol, unknown>;
+  for (const key of Object.getOwnPropertySymbols(adapter)) {
+    const value = record[key] as Partial<Record<'acquire' | 'runExclusive' | 'isLocked', unknown>> | null;
+    if (value && typeof value.acquire === 'function' && typeof value.runExclusive === 'function' && typeof value.isLocked === 'function')
+      return value as unknown as AdapterLock;
+  }
+  return null;
+};
+
 export const createPrisma = (databaseUrl: string): Db => {
-  if (providerOf(databaseUrl) === 'sqlite') return new SqliteClient({ adapter: new TunedLibSql({ url: databaseUrl }) });
+  if (providerOf(databaseUrl) === 'sqlite') {
+    const adapter = new TunedLibSql({ url: databaseUrl });
+    const db = new SqliteClient({ adapter });
+    registerSqliteConnection(db, () => adapter.connection);
+    return db;
+  }
   // Both clients are generated from the same models (prisma/schema.base.prisma), so their APIs match;
   // only TypeScript's nominal identity of the two classes differs, hence this one cast.
   // PostgreSQL's default random_page_cost (4) prices a page read as a disk seek, which makes a trigram

@@ -6,6 +6,7 @@ import { Prisma } from '../../generated/sqlite/client.ts';
 import { groupCommit } from './group-commit.ts';
 import { jsonRows, notIndexed } from './json-rows.ts';
 import { providerOf } from './migrate.ts';
+import { rawWrites } from './raw-writes.ts';
 import { chatUpsert } from '../message-store.ts';
 import type { Provider } from './migrate.ts';
 
@@ -104,45 +105,47 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
     ['playedAt', 'timestamp'],
   ]);
 
+  // The hot batch writes run as raw statements, several in one transaction (raw-writes.ts: Prisma's
+  // $transaction and $executeRaw cost more CPU than the statements).
+  const raw = rawWrites(db);
   const inserts = groupCommit<PendingRecord>(async (records) => {
     const rows = pendingTable(
       records.map((r) => [r.id, r.accountId, r.sessionId, r.toNumber, r.content, r.kind, r.payload, r.waMessageId, r.createdAt]),
     );
-    await db.$executeRaw`INSERT INTO "OutgoingMessage" ("id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", "status", "waMessageId", "createdAt")
-      SELECT "id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", 'PENDING', "waMessageId", "createdAt" FROM (${rows}) AS r`;
+    await raw([
+      Prisma.sql`INSERT INTO "OutgoingMessage" ("id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", "status", "waMessageId", "createdAt")
+      SELECT "id", "accountId", "sessionId", "toNumber", "content", "kind", "payload", 'PENDING', "waMessageId", "createdAt" FROM (${rows}) AS r`,
+    ]);
   });
 
   const marks = groupCommit<SentMark>(
     async (sent) => {
-      const update = db.$executeRaw(markSent(sent));
-      // The message store's rows of the records just marked: in the mark's transaction, so a SENT record has its row.
-      const stored = storeSent(sent.map((m) => m.id)).map((sql) => db.$executeRaw(sql));
       // Accounts without a matching endpoint (the in-memory index says so) add nothing to the statement.
       const outbox = webhooks
         ? (await Promise.all(sent.flatMap((m) => (m.events ?? []).map((e) => webhooks.rowsFor(e))))).filter((r) => r !== null)
         : [];
-      if (outbox.length === 0 || !webhooks) {
-        await db.$transaction([update, ...stored]);
-        return;
-      }
-      await db.$transaction([update, ...stored, ...webhooks.writes(outbox)]);
-      webhooks.written(outbox);
+      // The message store's rows of the records just marked: in the mark's transaction, so a SENT record has its row.
+      await raw([markSent(sent), ...storeSent(sent.map((m) => m.id)), ...(webhooks ? webhooks.writeSql(outbox) : [])]);
+      if (outbox.length > 0) webhooks?.written(outbox);
     },
     { delayMs: SENT_MARK_DELAY_MS },
   );
 
   // A Prisma updateMany per record cost a compiled statement per message (the main thread's largest
   // database item while sending); one raw statement carries a whole batch.
-  const receiptTimes = (rows: ReceiptTimesRow[]) => {
+  const receiptTimesSql = (rows: ReceiptTimesRow[]) => {
     const values = receiptTable(rows.map((r) => [r.id, r.deliveredAt, r.readAt, r.playedAt]));
-    return db.$executeRaw`UPDATE "OutgoingMessage" SET "deliveredAt" = COALESCE("OutgoingMessage"."deliveredAt", v."deliveredAt"),
+    return Prisma.sql`UPDATE "OutgoingMessage" SET "deliveredAt" = COALESCE("OutgoingMessage"."deliveredAt", v."deliveredAt"),
       "readAt" = COALESCE("OutgoingMessage"."readAt", v."readAt"), "playedAt" = COALESCE("OutgoingMessage"."playedAt", v."playedAt")
       FROM (${values}) AS v WHERE "OutgoingMessage"."id" = v."id"`;
   };
 
   return {
     pending: inserts.add,
-    receiptTimes,
+    receiptTimes: (rows) => db.$executeRaw(receiptTimesSql(rows)),
+    receiptTimesWithEvents: async (rows, outbox) => {
+      await raw([receiptTimesSql(rows), ...(webhooks ? webhooks.writeSql(outbox) : [])]);
+    },
     storeSent: (ids) => db.$transaction(storeSent(ids).map((sql) => db.$executeRaw(sql))).then(() => undefined),
     sent: (mark) => {
       marks

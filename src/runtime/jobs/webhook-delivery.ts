@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { Webhook } from 'standardwebhooks';
 import { Agent } from 'undici';
 import { Prisma } from '../../generated/sqlite/client.ts';
 import type { WebhookEndpoint } from '../../generated/sqlite/client.ts';
@@ -9,11 +8,13 @@ import type { OutboxRows, WebhookDelivery, WebhookOutbox } from '../ports/webhoo
 import { groupCommit } from '../db/group-commit.ts';
 import type { GroupCommit } from '../db/group-commit.ts';
 import { jsonRows, notIndexed } from '../db/json-rows.ts';
+import { rawWrites } from '../db/raw-writes.ts';
 import type { Provider } from '../db/migrate.ts';
 import { providerOf } from '../db/migrate.ts';
 import { guardedLookup } from '../media-fetch.ts';
 import type { Answer } from '../webhooks/attempt.ts';
-import { failureOf, isSuccess, payloadOf, post } from '../webhooks/attempt.ts';
+import { failureOf, isSuccess, payloadOf, post, signerOf } from '../webhooks/attempt.ts';
+import type { Signer } from '../webhooks/attempt.ts';
 import { EndpointFailureLog } from '../webhooks/failure-log.ts';
 import { newSortableId } from '../webhooks/outbox.ts';
 
@@ -180,7 +181,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   private looking = false;
   /** the claim running began with nothing written here known to wait in the database: the handoff may take meanwhile */
   private lookOnly = false;
-  private readonly signers = new Map<string, Webhook>();
+  private readonly signers = new Map<string, Signer>();
   /** successes whose record is still being written */
   private unrecorded = 0;
   /** counts the moments something may have become due, so a claim that overlapped one does not set `exhausted` */
@@ -263,34 +264,41 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
       ['excerpt', 'text'],
       ['at', 'timestamp'],
     ]);
+    const raw = rawWrites(options.db);
     this.outcomes = groupCommit(
       async (batch) => {
-        const { db } = options;
         const failed = batch.flatMap((o) => ('failed' in o ? [o.failed] : []));
-        const attempts = attemptTable(
-          failed.map((a) => [
-            newSortableId('att_', a.at),
-            a.deliveryId,
-            a.endpointId,
-            a.eventId,
-            a.statusCode,
-            a.latencyMs,
-            a.responseExcerpt,
-            a.error,
-            a.at,
-          ]),
-        );
-        // A plain INSERT: a createMany is compiled anew for each number of rows.
-        if (failed.length > 0)
-          await db.$executeRaw`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`;
-        // Successes, the common case, share one statement and write no log row of their own.
+        // Successes, the common case, share one statement and write no log row of their own; a failure's
+        // log row comes before its delivery's change (the follow-ups).
         const delivered = batch.flatMap((o) => ('delivered' in o ? [o.delivered] : []));
+        const statements: Prisma.Sql[] = [];
+        if (failed.length > 0) {
+          const attempts = attemptTable(
+            failed.map((a) => [
+              newSortableId('att_', a.at),
+              a.deliveryId,
+              a.endpointId,
+              a.eventId,
+              a.statusCode,
+              a.latencyMs,
+              a.responseExcerpt,
+              a.error,
+              a.at,
+            ]),
+          );
+          // A plain INSERT: a createMany is compiled anew for each number of rows.
+          statements.push(
+            Prisma.sql`INSERT INTO "WebhookAttempt" ("id", "deliveryId", "endpointId", "eventId", "statusCode", "latencyMs", "responseExcerpt", "error", "at") ${attempts}`,
+          );
+        }
         if (delivered.length > 0) {
           const rows = deliveredTable(delivered.map((d) => [d.id, d.attempts, d.lastStatus, d.latencyMs, d.excerpt, d.at]));
-          await db.$executeRaw`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v."attempts", "lastStatus" = v."lastStatus",
+          statements.push(Prisma.sql`UPDATE "WebhookDelivery" SET "status" = 'DELIVERED', "attempts" = v."attempts", "lastStatus" = v."lastStatus",
           "lastError" = NULL, "deliveredAt" = v."at", "claimedUntil" = NULL, "successLatencyMs" = v."latencyMs", "successExcerpt" = v."excerpt"
-          FROM (${rows}) AS v WHERE "WebhookDelivery"."id" = v."id"`;
+          FROM (${rows}) AS v WHERE "WebhookDelivery"."id" = v."id"`);
         }
+        // each on its own (see above): one raw statement costs less than Prisma's
+        for (const statement of statements) await raw([statement]);
         for (const statement of batch.flatMap((o) => o.followUps)) await statement;
       },
       { delayMs: OUTCOME_DELAY_MS },
@@ -412,11 +420,11 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
   }
 
   /** A signer per secret: making one decodes its key. */
-  private signer(secret: string): Webhook {
+  private signer(secret: string): Signer {
     let signer = this.signers.get(secret);
     if (!signer) {
       if (this.signers.size >= 1_000) this.signers.clear();
-      signer = new Webhook(secret);
+      signer = signerOf(secret);
       this.signers.set(secret, signer);
     }
     return signer;
@@ -777,7 +785,7 @@ export class WebhookDeliveryLoop implements WebhookDelivery {
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > sentAt)
       secrets.push(endpoint.previousSecret);
-    const signature = secrets.map((s) => this.signer(s).sign(event.id, sentAt, body)).join(' ');
+    const signature = secrets.map((s) => this.signer(s)(event.id, sentAt, body)).join(' ');
     const rules = this.options.urlRules;
     // A literal address connects without a lookup, so the guard of the connections never sees it.
     let answer: Answer;

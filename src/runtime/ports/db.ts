@@ -1,7 +1,10 @@
-import type { PrismaClient } from '../../generated/sqlite/client.ts';
+import type { Prisma, PrismaClient } from '../../generated/sqlite/client.ts';
 
 /** The client type the code is written against; the PostgreSQL client has the same API. */
 export type Db = PrismaClient;
+
+/** Raw statements written in one transaction (runtime/db/raw-writes.ts); one statement runs alone. */
+export type RawWrites = (statements: Prisma.Sql[]) => Promise<void>;
 
 export interface ContactSearchQuery {
   accountId: string;

@@ -1,5 +1,5 @@
 import type { Prisma } from '../../generated/sqlite/client.ts';
-import type { OutboxEvent } from './webhooks.ts';
+import type { OutboxEvent, OutboxRows } from './webhooks.ts';
 
 export interface PendingRecord {
   id: string;
@@ -50,6 +50,11 @@ export interface OutgoingWrites {
    * repeated or late receipt changes nothing. Not run until awaited or passed to `$transaction`.
    */
   receiptTimes: (rows: ReceiptTimesRow[]) => Prisma.PrismaPromise<number>;
+  /**
+   * The same statement and the outbox rows of its events (WebhookOutbox.rowsFor) in one transaction of raw
+   * statements, cheaper than Prisma's; the caller tells the outbox `written` once it resolves.
+   */
+  receiptTimesWithEvents: (rows: ReceiptTimesRow[], outbox: OutboxRows[]) => Promise<void>;
   /**
    * The message store's rows of SENT records (direction out, outgoingId set) and their chats, in one
    * transaction; a record stored before changes nothing. The SENT marks write theirs in their own

@@ -56,6 +56,8 @@ export interface WebhookOutbox {
   rowsFor: (event: OutboxEvent, endpoints?: EndpointRef[]) => Promise<OutboxRows | null>;
   /** The statements that write rows, to run inside the transaction of the change that caused them. */
   writes: (rows: OutboxRows[]) => Array<Prisma.PrismaPromise<unknown>>;
+  /** The same statements as raw SQL, for a transaction of raw statements (RawWrites); the same once-per-row rules as `writes`. */
+  writeSql: (rows: OutboxRows[]) => Prisma.Sql[];
   /** Writes one event on its own (for changes that are not database writes of ours) and wakes the delivery loop. */
   emit: (event: OutboxEvent) => Promise<void>;
   /**

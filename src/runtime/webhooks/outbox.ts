@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Prisma } from '../../generated/sqlite/client.ts';
 import type { Db } from '../ports/db.ts';
 import type { EndpointRef, OutboxRows, WebhookHandoff, WebhookOutbox } from '../ports/webhooks.ts';
+import { Prisma } from '../../generated/sqlite/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
+import { rawWrites } from '../db/raw-writes.ts';
 import { jsonRows } from '../db/json-rows.ts';
 import type { Provider } from '../db/migrate.ts';
 
@@ -136,7 +137,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     ['data', 'text'],
     ['createdAt', 'timestamp'],
   ]);
-  const sinkWrites = (rows: OutboxRows[]): Array<Prisma.PrismaPromise<unknown>> => {
+  const sinkWrites = (rows: OutboxRows[]): Prisma.Sql[] => {
     const cells = rows.flatMap(({ event, sinkDeliveries }) =>
       (sinkDeliveries ?? []).map((d) => [
         d.id,
@@ -151,11 +152,11 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     );
     if (cells.length === 0) return [];
     return [
-      db.$executeRaw`INSERT INTO "SinkDelivery" ("id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt")
+      Prisma.sql`INSERT INTO "SinkDelivery" ("id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt")
         SELECT "id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt" FROM (${sinkTable(cells)}) AS d`,
     ];
   };
-  const writes: WebhookOutbox['writes'] = (rows) => {
+  const writeSql: WebhookOutbox['writeSql'] = (rows) => {
     if (rows.length === 0) return [];
     if (!rows.some((r) => r.deliveries.length > 0)) return sinkWrites(rows);
     const lease = loop?.accepts(rows.flatMap((r) => r.deliveries)) ?? null;
@@ -177,11 +178,12 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
       ),
     );
     return [
-      db.$executeRaw`INSERT INTO "WebhookDelivery" ("id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
+      Prisma.sql`INSERT INTO "WebhookDelivery" ("id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
         SELECT "id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d`,
       ...sinkWrites(rows),
     ];
   };
+  const writes: WebhookOutbox['writes'] = (rows) => writeSql(rows).map((sql) => db.$executeRaw(sql));
 
   const written = (rows?: OutboxRows[]) => {
     if (!rows) {
@@ -203,8 +205,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
 
   // Events that are not part of another write are grouped with those raised at the same moment; `emit`
   // resolves once they are on disk.
+  const raw = rawWrites(db);
   const standalone = groupCommit<OutboxRows>(async (batch) => {
-    for (const statement of writes(batch)) await statement;
+    await raw(writeSql(batch));
     written(batch);
   });
 
@@ -212,6 +215,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     matching,
     rowsFor,
     writes,
+    writeSql,
     emit: async (event) => {
       const rows = await rowsFor(event);
       if (rows) await standalone.add(rows);
