@@ -13,14 +13,15 @@ const cpuMs = () => {
 };
 
 // A job: `count` POSTs to `path`; `expect` is the status every answer should have (the HTTP-only
-// rounds post bodies the route refuses). Answers with the failures and the CPU this thread spent on it.
+// rounds post bodies the route refuses); `field` names the text's field (`message` for /send, `text` for
+// the sandbox's control API, whose phones send). Answers with the failures and the CPU this thread spent on it.
 parentPort.on('message', async (job) => {
   if (job === 'close') {
     for (const connection of connections) connection.close();
     parentPort.close();
     return;
   }
-  const { path, to, prefix, count, expect } = job;
+  const { path, to, prefix, count, expect, field = 'message' } = job;
   const from = cpuMs();
   let next = 0;
   const failures = [];
@@ -28,7 +29,7 @@ parentPort.on('message', async (job) => {
     connections.map(async (connection) => {
       while (next < count) {
         const i = next++;
-        const { status } = await connection.request('POST', path, { 'x-api-key': key }, { to, message: `${prefix}${i}` });
+        const { status } = await connection.request('POST', path, { 'x-api-key': key }, { to, [field]: `${prefix}${i}` });
         if (status !== expect) failures.push(status);
       }
     }),

@@ -1,6 +1,5 @@
 import { once } from 'node:events';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -9,6 +8,7 @@ import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { sandboxAddress } from '../src/runtime/sandbox/sandbox.ts';
 import { linkSession, startWithSandbox } from '../test/helpers/sandbox.ts';
 import type { BareReport, BareRequest } from './bare-socket.ts';
+import { nowUs, profileMarks } from './marks.ts';
 
 const WARM = 2000;
 const SENDS = 600;
@@ -42,15 +42,9 @@ const sampleAllocations = async <T>(file: string, work: () => Promise<T>): Promi
     session.disconnect();
   }
 };
-const marks: Record<string, Array<[number, number]>> = {};
-const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-const mark = (name: string, from: number) => {
-  marks[name] ??= [];
-  marks[name].push([from, nowUs()]);
-  if (PROFILE_DIR) writeFileSync(join(PROFILE_DIR, 'marks.json'), JSON.stringify(marks, null, 1));
-};
+const mark = profileMarks(PROFILE_DIR);
 
-const quantile = (values: number[], q: number) => {
+export const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 };
@@ -80,7 +74,7 @@ const threadCpu = (): Map<string, number> => {
 };
 
 /** When the main thread last went idle: the start of the first 10 ms in which it was busy under 5% of the time. */
-const idleSince = async (): Promise<number> => {
+export const idleSince = async (): Promise<number> => {
   for (;;) {
     const start = performance.now();
     const before = performance.eventLoopUtilization();
@@ -93,14 +87,14 @@ const idleSince = async (): Promise<number> => {
  * The load generator's thread (http-load.mjs), started once: `post` sends `count` requests and resolves,
  * once every answer is in, with the CPU (ms) that thread spent on them.
  */
-const startLoader = async (workerData: { baseUrl: string; key: string; concurrency: number }) => {
+export const startLoader = async (workerData: { baseUrl: string; key: string; concurrency: number }) => {
   const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { name: 'load', workerData });
   await new Promise<void>((resolve, reject) => {
     worker.once('message', () => resolve());
     worker.once('error', reject);
   });
   return {
-    post: (job: { path: string; to: string; prefix: string; count: number; expect: number }) =>
+    post: (job: { path: string; to: string; prefix: string; count: number; expect: number; field?: string }) =>
       new Promise<number>((resolve, reject) => {
         const onError = (err: Error) => reject(err);
         worker.once('error', onError);

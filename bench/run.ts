@@ -10,6 +10,7 @@ import { benchFloor, printFloorBench } from './runtime-floor.ts';
 import { benchScheduling, printSchedulingBench } from './scheduling.ts';
 import { benchScale, printScaleBench } from './scale.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
+import { benchStore, printStoreBench } from './store.ts';
 import { benchWebhooks, printWebhookBench } from './webhooks.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
@@ -30,6 +31,10 @@ if (wants('sessions')) printSessionBench(await benchSessions());
 if (wants('messages')) printMessageBench(await benchMessages());
 if (wants('scheduling')) printSchedulingBench(await benchScheduling());
 if (wants('webhooks')) printWebhookBench(await benchWebhooks());
+// The message store (issue 45): CPU with it on and off, pages, history sync, bytes per message.
+if (wants('store')) {
+  for (const kind of dbKinds as DbKind[]) printStoreBench(await benchStore(kind));
+}
 // Minutes at its default 2,000 sessions: only when named.
 if (only.includes('scale')) printScaleBench(await benchScale());
 // Beside the peer product fazer-ai/baileys-api (PEER_DIR, see docs/benchmarks-peers.md): only when named.

@@ -46,7 +46,8 @@ export const waitUntil = async <T>(read: () => Promise<T>, check: (value: T) => 
 export const linkThroughQr = async (
   baseUrl: string,
   key: string,
-  sandbox: Sandbox,
+  /** the sandbox, or anything that scans a QR code on its phones (its control API, for one in another process) */
+  sandbox: { control: Pick<Sandbox['control'], 'scanQr'> },
   number: string,
   name = 'main',
   ms = 15_000,
