@@ -11,6 +11,7 @@ import { benchScheduling, printSchedulingBench } from './scheduling.ts';
 import { benchScale, printScaleBench } from './scale.ts';
 import { benchSessions, printSessionBench } from './sessions.ts';
 import { benchStore, printStoreBench } from './store.ts';
+import { benchSinks, printSinksBench } from './sinks.ts';
 import { benchWebhooks, printWebhookBench } from './webhooks.ts';
 import type { DbKind } from '../test/helpers/app.ts';
 import { dbKinds } from '../test/helpers/app.ts';
@@ -35,6 +36,8 @@ if (wants('webhooks')) printWebhookBench(await benchWebhooks());
 if (wants('store')) {
   for (const kind of dbKinds as DbKind[]) printStoreBench(await benchStore(kind));
 }
+// Into the machine's RabbitMQ and NATS (docs/sinks.md): only when named.
+if (only.includes('sinks')) printSinksBench(await benchSinks());
 // Minutes at its default 2,000 sessions: only when named.
 if (only.includes('scale')) printScaleBench(await benchScale());
 // Beside the peer product fazer-ai/baileys-api (PEER_DIR, see docs/benchmarks-peers.md): only when named.

@@ -115,6 +115,7 @@ const GROUPS: Array<{ title: string; intro?: string; names: string[] }> = [
   },
   {
     title: 'Event sinks (RabbitMQ, NATS JetStream)',
+    intro: 'See [sinks.md](sinks.md).',
     names: ['SINK_POLL_MS', 'SINK_LEASE_MS', 'SINK_RETRY_BASE_MS', 'SINK_RETRY_MAX_MS', 'SINK_BATCH'],
   },
   {

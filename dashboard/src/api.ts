@@ -489,3 +489,48 @@ export const ReplayWebhook = graphql(`
     replayWebhook(id: $id, eventId: $eventId, since: $since)
   }
 `);
+
+export const SinksQuery = graphql(`
+  query Sinks {
+    sinks {
+      id
+      kind
+      url
+      exchange
+      stream
+      subjectPrefix
+      events
+      enabled
+      status {
+        state
+        lastError
+        failingSince
+        pending
+        lastPublishedAt
+      }
+    }
+  }
+`);
+
+export const CreateSink = graphql(`
+  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {
+    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {
+      id
+    }
+  }
+`);
+
+export const UpdateSinkEnabled = graphql(`
+  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {
+    updateSink(id: $id, enabled: $enabled) {
+      id
+      enabled
+    }
+  }
+`);
+
+export const DeleteSink = graphql(`
+  mutation DeleteSink($id: ID!) {
+    deleteSink(id: $id)
+  }
+`);

@@ -26,7 +26,11 @@ export interface Consumed {
   body: { type: string; timestamp: string; data: Record<string, unknown> };
   /** AMQP: the message's properties; NATS: its headers */
   meta: Record<string, unknown>;
+  /** when the consumer got it (performance.timeOrigin + performance.now(), ms) */
+  receivedAt: number;
 }
+
+const clock = () => performance.timeOrigin + performance.now();
 
 /**
  * A durable topic exchange of the test's own, a queue bound to all of it and a consumer on the queue
@@ -47,6 +51,7 @@ export const amqpConsumer = async (options: { consume?: boolean; queueArgs?: Rec
       { queue, queueOptions: { durable: true, arguments: options.queueArgs }, qos: { prefetchCount: 500 } },
       (msg: AsyncMessage) => {
         received.push({
+          receivedAt: clock(),
           key: msg.routingKey,
           eventId: String(msg.messageId),
           type: String(msg.type),
@@ -98,6 +103,7 @@ export const natsConsumer = async (url = NATS_URL, options: { consume?: boolean 
         const headers: Record<string, string> = {};
         for (const [k] of m.headers ?? []) headers[k] = m.headers?.get(k) ?? '';
         received.push({
+          receivedAt: clock(),
           key: m.subject,
           eventId: headers['Nats-Msg-Id'],
           type: headers['Event-Type'],

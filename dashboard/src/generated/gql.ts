@@ -58,6 +58,10 @@ type Documents = {
     "\n  mutation SendTestWebhook($id: ID!) {\n    sendTestWebhook(id: $id)\n  }\n": typeof types.SendTestWebhookDocument,
     "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": typeof types.WebhookDeliveriesDocument,
     "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": typeof types.ReplayWebhookDocument,
+    "\n  query Sinks {\n    sinks {\n      id\n      kind\n      url\n      exchange\n      stream\n      subjectPrefix\n      events\n      enabled\n      status {\n        state\n        lastError\n        failingSince\n        pending\n        lastPublishedAt\n      }\n    }\n  }\n": typeof types.SinksDocument,
+    "\n  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {\n    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {\n      id\n    }\n  }\n": typeof types.CreateSinkDocument,
+    "\n  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {\n    updateSink(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n": typeof types.UpdateSinkEnabledDocument,
+    "\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n": typeof types.DeleteSinkDocument,
 };
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n": types.MeDocument,
@@ -104,6 +108,10 @@ const documents: Documents = {
     "\n  mutation SendTestWebhook($id: ID!) {\n    sendTestWebhook(id: $id)\n  }\n": types.SendTestWebhookDocument,
     "\n  query WebhookDeliveries($id: ID!, $status: WebhookDeliveryStatus, $limit: Int) {\n    webhookDeliveries(id: $id, status: $status, limit: $limit) {\n      id\n      eventId\n      type\n      status\n      attempts\n      lastStatus\n      lastError\n      createdAt\n      deliveredAt\n    }\n  }\n": types.WebhookDeliveriesDocument,
     "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n": types.ReplayWebhookDocument,
+    "\n  query Sinks {\n    sinks {\n      id\n      kind\n      url\n      exchange\n      stream\n      subjectPrefix\n      events\n      enabled\n      status {\n        state\n        lastError\n        failingSince\n        pending\n        lastPublishedAt\n      }\n    }\n  }\n": types.SinksDocument,
+    "\n  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {\n    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {\n      id\n    }\n  }\n": types.CreateSinkDocument,
+    "\n  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {\n    updateSink(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n": types.UpdateSinkEnabledDocument,
+    "\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n": types.DeleteSinkDocument,
 };
 
 /**
@@ -296,6 +304,22 @@ export function graphql(source: "\n  query WebhookDeliveries($id: ID!, $status: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"): (typeof documents)["\n  mutation ReplayWebhook($id: ID!, $eventId: String, $since: DateTime) {\n    replayWebhook(id: $id, eventId: $eventId, since: $since)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Sinks {\n    sinks {\n      id\n      kind\n      url\n      exchange\n      stream\n      subjectPrefix\n      events\n      enabled\n      status {\n        state\n        lastError\n        failingSince\n        pending\n        lastPublishedAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query Sinks {\n    sinks {\n      id\n      kind\n      url\n      exchange\n      stream\n      subjectPrefix\n      events\n      enabled\n      status {\n        state\n        lastError\n        failingSince\n        pending\n        lastPublishedAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {\n    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {\n      id\n    }\n  }\n"): (typeof documents)["\n  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {\n    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {\n    updateSink(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n"): (typeof documents)["\n  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {\n    updateSink(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

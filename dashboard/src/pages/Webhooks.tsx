@@ -1,6 +1,18 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { CreateWebhook, DeleteWebhook, ReplayWebhook, SendTestWebhook, WebhookDeliveriesQuery, WebhooksQuery } from '../api.ts';
+import {
+  CreateSink,
+  CreateWebhook,
+  DeleteSink,
+  DeleteWebhook,
+  ReplayWebhook,
+  SendTestWebhook,
+  SinksQuery,
+  UpdateSinkEnabled,
+  WebhookDeliveriesQuery,
+  WebhooksQuery,
+} from '../api.ts';
+import type { SinkKind } from '../generated/graphql.ts';
 import type { WebhookDeliveryStatus } from '../generated/graphql.ts';
 import { ConfirmButton, ErrorBox, Field, formatTime, Section, Select, StatusBadge, TableWrap } from '../ui.tsx';
 
@@ -87,6 +99,95 @@ const Deliveries = ({ id }: { id: string }) => {
   );
 };
 
+const SINK_LIST = { additionalTypenames: ['Sink'] };
+
+/** RabbitMQ and NATS JetStream sinks (docs/sinks.md): the same events, published into a broker. */
+const Sinks = () => {
+  const [sinks, refetch] = useQuery({ query: SinksQuery, context: SINK_LIST });
+  const [kind, setKind] = useState('amqp');
+  const [url, setUrl] = useState('');
+  const [target, setTarget] = useState('');
+  const [prefix, setPrefix] = useState('');
+  const [events, setEvents] = useState('*');
+  const [created, create] = useMutation(CreateSink);
+  const [changed, change] = useMutation(UpdateSinkEnabled);
+  const [deleted, remove] = useMutation(DeleteSink);
+  return (
+    <Section title="Event sinks (RabbitMQ, NATS JetStream)">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const list = events
+            .split(',')
+            .map((ev) => ev.trim())
+            .filter(Boolean);
+          const where = kind === 'amqp' ? { exchange: target.trim() } : { stream: target.trim(), subjectPrefix: prefix.trim() };
+          void create({ kind: kind as SinkKind, url: url.trim(), events: list, ...where }, SINK_LIST);
+        }}
+      >
+        <Select
+          label="Broker"
+          value={kind}
+          onChange={setKind}
+          options={[
+            ['amqp', 'RabbitMQ (AMQP)'],
+            ['nats', 'NATS JetStream'],
+          ]}
+        />
+        <Field label="Broker URL" value={url} onChange={setUrl} required />
+        <Field label={kind === 'amqp' ? 'Exchange' : 'Stream'} value={target} onChange={setTarget} required />
+        {kind === 'nats' ? <Field label="Subject prefix" value={prefix} onChange={setPrefix} required /> : null}
+        <Field label="Sink events (comma-separated)" value={events} onChange={setEvents} required />
+        <button type="submit" className="primary">
+          Add sink
+        </button>
+      </form>
+      <ErrorBox error={created.error ?? sinks.error ?? changed.error ?? deleted.error} />
+      <button type="button" onClick={() => refetch({ requestPolicy: 'network-only' })}>
+        Refresh sinks
+      </button>
+      <TableWrap label="Event sinks table">
+        <table>
+          <caption className="sr-only">Event sinks</caption>
+          <thead>
+            <tr>
+              <th scope="col">Sink</th>
+              <th scope="col">Status</th>
+              <th scope="col">Waiting</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sinks.data?.sinks.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  {s.url}
+                  <div className="muted">
+                    {s.kind === 'amqp' ? `exchange ${s.exchange}` : `stream ${s.stream}, subjects ${s.subjectPrefix}.>`} ·{' '}
+                    {s.events.join(', ')}
+                  </div>
+                </td>
+                <td>
+                  {s.status.state}
+                  {s.status.failingSince ? <span className="last-error"> · failing since {formatTime(s.status.failingSince)}</span> : null}
+                  {s.status.lastError && s.status.state === 'failing' ? <div className="last-error">{s.status.lastError}</div> : null}
+                </td>
+                <td>{s.status.pending}</td>
+                <td>
+                  <button type="button" onClick={() => void change({ id: s.id, enabled: !s.enabled }, SINK_LIST)}>
+                    {s.enabled ? 'Pause' : 'Resume'}
+                  </button>
+                  <ConfirmButton label="Delete" question={`Delete sink ${s.url}?`} onConfirm={() => void remove({ id: s.id }, SINK_LIST)} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+    </Section>
+  );
+};
+
 export const WebhooksPage = () => {
   const [webhooks] = useQuery({ query: WebhooksQuery, context: WEBHOOK_LIST });
   const [url, setUrl] = useState('');
@@ -155,6 +256,7 @@ export const WebhooksPage = () => {
           {open === w.id ? <Deliveries id={w.id} /> : null}
         </Section>
       ))}
+      <Sinks />
     </>
   );
 };

@@ -72,6 +72,13 @@ class SinkWorker {
   private checked = false;
   private lastStatusWrite = 0;
   private lastPublishedWrite = 0;
+  /**
+   * The last event confirmed here: the next round reads after it while the confirmed ones are deleted
+   * behind (off the path of the next publish). A round that finds nothing after it reads from the head
+   * again, once those deletes are done, so an event whose transaction committed late is still sent.
+   */
+  private after: string | null = null;
+  private deleting: Promise<void> = Promise.resolve();
   readonly running: Promise<void>;
   private readonly client: BrokerClient;
 
@@ -94,6 +101,7 @@ class SinkWorker {
     this.stopped = true;
     this.wake();
     await this.running;
+    await this.deleting;
     await this.client.close();
   }
 
@@ -133,7 +141,14 @@ class SinkWorker {
           await this.client.check();
           this.checked = true;
         }
-        const rows = await this.owner.next(this.target.id, options.batch);
+        // After a failure the head goes alone until the broker takes it: a batch could be refused at its
+        // head and taken further on (a full queue being drained meanwhile), which would put later events first.
+        const rows = await this.owner.next(this.target.id, this.failures > 0 ? 1 : options.batch, this.after);
+        if (rows.length === 0 && this.after !== null) {
+          await this.deleting;
+          this.after = null;
+          continue;
+        }
         if (rows.length === 0) {
           options.metrics?.lag(this.target.id, 0);
           await this.sleep(options.pollMs);
@@ -155,8 +170,18 @@ class SinkWorker {
         const outcomes = await this.client.publish(messages);
         const firstFailure = outcomes.findIndex((e) => e !== null);
         const confirmed = firstFailure === -1 ? rows.length : firstFailure;
-        if (confirmed > 0) await this.owner.done(rows.slice(0, confirmed).map((r) => r.id));
-        if (confirmed > 0) options.metrics?.published(this.target.id, confirmed);
+        if (confirmed > 0) {
+          const ids = rows.slice(0, confirmed).map((r) => r.id);
+          this.after = rows[confirmed - 1].eventId;
+          // a failed delete leaves the events to be sent again (same ids) when the head is read next
+          this.deleting = this.deleting.then(() =>
+            this.owner.done(ids).catch((err: unknown) => {
+              this.after = null;
+              options.logger.warn({ err, sinkId: this.target.id }, 'deleting published sink events failed; they are published again');
+            }),
+          );
+          options.metrics?.published(this.target.id, confirmed);
+        }
         if (firstFailure === -1) {
           await this.succeeded();
           continue;
@@ -165,6 +190,7 @@ class SinkWorker {
         await this.failed(outcomes[firstFailure] ?? new Error('refused'));
       } catch (err) {
         if (this.stopped) return;
+        this.after = null;
         await this.failed(err instanceof Error ? err : new Error(String(err)));
       }
     }
@@ -290,9 +316,10 @@ export class SinkPublisher implements EventSinks {
   }
 
   /** The next events of a sink, oldest first. */
-  async next(sinkId: string, limit: number): Promise<PendingRow[]> {
+  async next(sinkId: string, limit: number, after: string | null): Promise<PendingRow[]> {
+    const from = after === null ? Prisma.empty : Prisma.sql`AND "eventId" > ${after}`;
     return this.options.db.$queryRaw<PendingRow[]>`SELECT "id", "eventId", "accountId", "sessionId", "type", "data", "createdAt"
-      FROM "SinkDelivery" WHERE "sinkId" = ${sinkId} ORDER BY "eventId" LIMIT ${limit}`;
+      FROM "SinkDelivery" WHERE "sinkId" = ${sinkId} ${from} ORDER BY "eventId" LIMIT ${limit}`;
   }
 
   /** Events the broker confirmed leave the outbox. */
