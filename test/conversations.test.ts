@@ -475,4 +475,122 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
     await waitUntil(dee, (c) => c?.archived === false && c.pinned === false && c.muted === false);
     expect((await call('GET', `${S()}/chats?archived=true`)).body.chats).toEqual([]);
   });
+
+  it('a message sent through the API is pushed live: the message, its chat moved to it, then its delivery receipt', async () => {
+    const client = createClient({
+      url: `${app.baseUrl.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { 'x-api-key': key },
+    });
+    const chats: Json[] = [];
+    const messages: Json[] = [];
+    const stops = [
+      client.subscribe(
+        {
+          query: 'subscription($s: ID!) { chatUpdates(sessionId: $s) { id unreadCount lastMessage { text fromMe } } }',
+          variables: { s: sessionId },
+        },
+        { next: (f) => void chats.push((f.data as Json).chatUpdates), error: () => undefined, complete: () => undefined },
+      ),
+      client.subscribe(
+        {
+          query:
+            'subscription($s: ID!, $c: String) { storedMessageUpdates(sessionId: $s, chatId: $c) { id waMessageId text direction receipts { status deliveredAt } } }',
+          variables: { s: sessionId, c: jid(CY) },
+        },
+        { next: (f) => void messages.push((f.data as Json).storedMessageUpdates), error: () => undefined, complete: () => undefined },
+      ),
+    ];
+    try {
+      // Subscribed once a received message is seen on both (the subscriptions start asynchronously): sent again until then.
+      await waitUntil(
+        async () => {
+          const probe = await sandbox.control.sendText(CY, ME, 'ready?');
+          await stored(sessionId, probe.id);
+          await new Promise((r) => setTimeout(r, 200));
+          return messages.some((m) => m.waMessageId === probe.id) && chats.some((c) => c.lastMessage?.text === 'ready?');
+        },
+        (seen) => seen,
+      );
+      const reply = await call('POST', `${S()}/send`, { to: CY, message: 'sent live from the API' });
+      expect(reply.status).toBe(200);
+      const pushed = await waitUntil(
+        async () => messages.find((m) => m.text === 'sent live from the API'),
+        (m) => m !== undefined,
+      );
+      expect(pushed).toMatchObject({ id: reply.body.id, direction: 'out', receipts: { status: 'SENT' } });
+      const moved = await waitUntil(
+        async () => chats.find((c) => c.lastMessage?.text === 'sent live from the API'),
+        (c) => c !== undefined,
+      );
+      // The account wrote in the chat: nothing unread.
+      expect(moved).toEqual({ id: jid(CY), unreadCount: 0, lastMessage: { text: 'sent live from the API', fromMe: true } });
+      // The phone's delivery receipt changes the message: pushed again with it.
+      const delivered = await waitUntil(
+        async () => messages.find((m) => m.id === reply.body.id && (m.receipts as Json | null)?.deliveredAt),
+        (m) => m !== undefined,
+      );
+      expect(delivered?.receipts).toMatchObject({ status: 'SENT', deliveredAt: expect.any(String) });
+    } finally {
+      for (const stop of stops) stop();
+      await client.dispose();
+    }
+  });
+
+  it("a group's chat is named by the group's subject, and renamed when the subject changes", async () => {
+    const created = await call(
+      'POST',
+      `/v1/sessions/${otherSessionId}/groups`,
+      { subject: 'Book club', participants: [ME, KIM] },
+      otherKey,
+    );
+    expect(created.status).toBe(200);
+    const groupId: string = created.body.id;
+    const said = await sandbox.control.sendText(KIM, groupId, 'chapter 3 tonight');
+    await stored(sessionId, said.id);
+    await stored(otherSessionId, said.id);
+    const groupChat = async (session: string, as: string) =>
+      ((await call('GET', `/v1/sessions/${session}/chats?kind=group`, undefined, as)).body.chats as Json[]).find((c) => c.id === groupId);
+    // Asked of the network once the chat is stored, so read again until the answer is in.
+    expect(
+      await waitUntil(
+        () => groupChat(sessionId, key),
+        (c) => typeof c?.name === 'string',
+      ),
+    ).toMatchObject({
+      id: groupId,
+      kind: 'group',
+      name: 'Book club',
+      unreadCount: 1,
+      lastMessage: { text: 'chapter 3 tonight' },
+    });
+    expect(
+      (
+        await waitUntil(
+          () => groupChat(otherSessionId, otherKey),
+          (c) => typeof c?.name === 'string',
+        )
+      )?.name,
+    ).toBe('Book club');
+
+    // Another member changes the subject: the network tells this session, whose chat takes it.
+    const renamed = await call('PATCH', `/v1/sessions/${otherSessionId}/groups/${groupId}`, { subject: 'Book club (fiction)' }, otherKey);
+    expect(renamed.status).toBe(200);
+    expect(
+      (
+        await waitUntil(
+          () => groupChat(sessionId, key),
+          (c) => c?.name === 'Book club (fiction)',
+        )
+      )?.name,
+    ).toBe('Book club (fiction)');
+    // The member that changed it is not told by the network; its own chat is renamed by the change.
+    expect((await groupChat(otherSessionId, otherKey))?.name).toBe('Book club (fiction)');
+    const graph = await gql(app.baseUrl, key, 'query($s: ID!, $c: String!) { session(id: $s) { chat(id: $c) { name kind } } }', {
+      s: sessionId,
+      c: groupId,
+    });
+    expect(((graph.data as Json).session as Json).chat).toEqual({ name: 'Book club (fiction)', kind: 'group' });
+  });
 });

@@ -580,6 +580,140 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     await shoot(page, 'webhooks');
   });
 
+  it('the inbox: chats with unread badges, a thread that marks them read and updates live, replies that reach the phone, search', {
+    timeout: 180_000,
+  }, async () => {
+    const DANA = '15557100004';
+    const ERIN = '15557100005';
+    ctx.sandbox.control.addPhone(DANA, 'Dana');
+    ctx.sandbox.control.addPhone(ERIN, 'Erin');
+    const chatsOf = async () =>
+      (await http(ctx.app.baseUrl, 'GET', `/v1/sessions/${sessionId}/chats?limit=200`, { key: ctx.key })).body.chats as Array<{
+        id: string;
+        unreadCount: number;
+      }>;
+    const unreadOf = async (jid: string) => (await chatsOf()).find((c) => c.id === jid)?.unreadCount;
+    // Opening a chat marks it read (markChatRead), which sends read receipts: the session's setting allows them.
+    const settings = await http(ctx.app.baseUrl, 'PATCH', `/v1/sessions/${sessionId}/settings`, {
+      key: ctx.key,
+      body: { sendReadReceipts: true },
+    });
+    expect(settings.status).toBe(200);
+    // Erin's chat holds more than a page (25) of messages; Dana writes last, twice.
+    for (let i = 1; i <= 35; i += 1) await ctx.sandbox.control.sendText(ERIN, ME, `note ${i}`);
+    await ctx.sandbox.control.sendText(DANA, ME, 'hi from Dana');
+    await ctx.sandbox.control.sendText(DANA, ME, 'are you there?');
+    await waitUntil(
+      () => unreadOf(`${DANA}@s.whatsapp.net`),
+      (n) => n === 2,
+      30_000,
+    );
+    await waitUntil(
+      () => unreadOf(`${ERIN}@s.whatsapp.net`),
+      (n) => n === 35,
+      30_000,
+    );
+
+    await page.goto(`${ctx.app.baseUrl}/#/sessions/${sessionId}`);
+    await page.getByRole('link', { name: 'Inbox: chats and conversations' }).click();
+    await page.getByRole('heading', { name: 'Inbox', exact: true }).waitFor();
+    const list = page.getByRole('list', { name: 'Chats, latest first' });
+    const chat = (number: string) => list.locator(`li[data-chat-id="${number}@s.whatsapp.net"]`);
+    const firstChat = () => list.getByRole('listitem').first().getAttribute('data-chat-id');
+    // Latest activity first, with its name, its last message and its unread count.
+    await expect.poll(() => firstChat()).toBe(`${DANA}@s.whatsapp.net`);
+    expect(await chat(DANA).innerText()).toMatch(/^Dana\s[\s\S]*are you there\?\s*2\s*unread$/);
+    expect(await chat(ERIN).getByTestId('unread').innerText()).toMatch(/^35\s*unread$/);
+    await shoot(page, 'inbox');
+
+    // Opening the chat shows its thread, newest at the bottom, and marks it read: the badge goes.
+    await chat(DANA).getByRole('link').click();
+    const thread = page.getByRole('region', { name: 'Messages with Dana' });
+    const bubbles = thread.locator('li[data-message-id]');
+    await expect
+      .poll(() => bubbles.allInnerTexts())
+      .toEqual([expect.stringMatching(/^hi from Dana/), expect.stringMatching(/^are you there\?/)]);
+    await expect.poll(() => chat(DANA).getAttribute('data-unread')).toBe('0');
+    expect(await chat(DANA).getByTestId('unread').count()).toBe(0);
+    expect(await unreadOf(`${DANA}@s.whatsapp.net`)).toBe(0);
+
+    // A new message in the open chat appears without a reload (and is read); one in another chat moves
+    // that chat to the top with a larger badge.
+    const live = await ctx.sandbox.control.sendText(DANA, ME, 'a live one');
+    await expect.poll(() => bubbles.last().innerText(), { timeout: 30_000 }).toMatch(/^a live one/);
+    const bobBefore = Number(await chat(BOB).getAttribute('data-unread'));
+    await ctx.sandbox.control.sendText(BOB, ME, 'Bob again');
+    await expect.poll(() => firstChat(), { timeout: 30_000 }).toBe(`${BOB}@s.whatsapp.net`);
+    await expect.poll(() => chat(BOB).getAttribute('data-unread')).toBe(String(bobBefore + 1));
+    expect(await chat(BOB).innerText()).toContain('Bob again');
+    await expect.poll(() => unreadOf(`${DANA}@s.whatsapp.net`)).toBe(0);
+
+    // A reply quoting the live message, typed in the box: the phone receives it with the quote, and the
+    // thread shows it with the quoted message, then its receipts and the phone's reaction.
+    await thread.getByRole('button', { name: 'Reply to “a live one”' }).click();
+    await page.getByText('Replying to “a live one”').waitFor();
+    await page.getByLabel('Message', { exact: true }).fill('answer from the inbox');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const answer = await waitUntil(
+      async () => ctx.sandbox.control.inbox(DANA).find((e) => e.content === 'answer from the inbox'),
+      (e) => e !== undefined,
+      30_000,
+    );
+    const context = ((answer?.raw ?? {}) as { extendedTextMessage?: { contextInfo?: { stanzaId?: string } } }).extendedTextMessage
+      ?.contextInfo;
+    expect(context?.stanzaId).toBe(live.id);
+    const mine = thread.locator(`li[data-wa-id="${answer?.id}"]`);
+    await expect.poll(() => mine.innerText(), { timeout: 30_000 }).toMatch(/^Dana a live one\s+answer from the inbox/);
+    expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('');
+    expect(await page.getByText('Replying to').count()).toBe(0);
+    await expect.poll(() => mine.locator('[data-receipt]').getAttribute('data-receipt'), { timeout: 30_000 }).toBe('Delivered');
+    ctx.sandbox.control.read(DANA, { ids: [answer?.id ?? ''] });
+    await expect.poll(() => mine.locator('[data-receipt]').getAttribute('data-receipt'), { timeout: 30_000 }).toBe('Read');
+    await ctx.sandbox.control.react(DANA, ME, answer?.id ?? '', '❤️');
+    await expect.poll(() => mine.getByRole('list', { name: 'Reactions' }).innerText(), { timeout: 30_000 }).toMatch(/^❤️/);
+
+    // The phone edits and deletes its messages, and sends a picture: each shows as it happens.
+    await ctx.sandbox.control.edit(DANA, ME, live.id, 'a live one, edited');
+    const edited = thread.locator(`li[data-wa-id="${live.id}"]`);
+    await expect.poll(() => edited.innerText(), { timeout: 30_000 }).toMatch(/^a live one, edited\s[\s\S]*edited/);
+    const gone = await ctx.sandbox.control.sendText(DANA, ME, 'oops, wrong chat');
+    const deleted = thread.locator(`li[data-wa-id="${gone.id}"]`);
+    await expect.poll(() => deleted.innerText(), { timeout: 30_000 }).toMatch(/^oops, wrong chat/);
+    await ctx.sandbox.control.revoke(DANA, ME, gone.id);
+    await expect.poll(() => deleted.innerText(), { timeout: 30_000 }).toMatch(/^This message was deleted/);
+    await ctx.sandbox.control.sendMedia(DANA, ME, {
+      type: 'image',
+      data: sampleImage(),
+      mimetype: 'image/png',
+      caption: 'a photo from Dana',
+    });
+    const picture = thread.getByRole('img', { name: /image from Dana/ });
+    await picture.waitFor({ timeout: 30_000 });
+    await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(96);
+    await shoot(page, 'inbox-thread');
+
+    // Older messages come a page at a time through the cursor, above the ones shown.
+    await chat(ERIN).getByRole('link').click();
+    const erin = page.getByRole('region', { name: 'Messages with Erin' });
+    const notes = erin.locator('li[data-message-id] .text');
+    await expect.poll(() => notes.count()).toBe(25);
+    expect(await notes.first().innerText()).toBe('note 11');
+    expect(await notes.last().innerText()).toBe('note 35');
+    await erin.getByRole('button', { name: 'Older messages' }).click();
+    await expect.poll(() => notes.count()).toBe(35);
+    expect(await notes.allInnerTexts()).toEqual(Array.from({ length: 35 }, (_, i) => `note ${i + 1}`));
+    expect(await erin.getByRole('button', { name: 'Older messages' }).count()).toBe(0);
+    await expect.poll(() => chat(ERIN).getAttribute('data-unread')).toBe('0');
+
+    // Search finds a message by a word's start; its result opens the chat.
+    await page.getByLabel('Search messages').fill('answ inbox');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const results = page.getByRole('region', { name: 'Search results' });
+    await expect.poll(() => results.getByRole('status').innerText()).toMatch(/^1 message found for “answ inbox”/);
+    await results.getByRole('link', { name: /answer from the inbox/ }).click();
+    await page.getByRole('region', { name: 'Messages with Dana' }).waitFor();
+  });
+
   it('serves a favicon to every page: the dashboard names it, and /favicon.ico answers for the others', async () => {
     expect(await page.locator('link[rel="icon"]').evaluateAll((links) => links.map((l) => l.getAttribute('href')))).toEqual([
       '/favicon.svg',
@@ -597,11 +731,13 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
 
   it('fits a 375 px wide screen without sideways scrolling, and axe finds no WCAG 2 AA violation', { timeout: 120_000 }, async () => {
     await page.setViewportSize({ width: 375, height: 760 });
-    for (const hash of ['#/sessions', `#/sessions/${sessionId}`, '#/contacts', '#/scheduling', '#/webhooks']) {
+    const inbox = `#/sessions/${sessionId}/inbox`;
+    const thread = `${inbox}/15557100004%40s.whatsapp.net`;
+    for (const hash of ['#/sessions', `#/sessions/${sessionId}`, inbox, thread, '#/contacts', '#/scheduling', '#/webhooks']) {
       await page.goto(`${ctx.app.baseUrl}/${hash}`);
       await page.reload();
       await page.locator('main h1').first().waitFor();
-      await page.locator('main .card').first().waitFor();
+      await page.locator('main .card').filter({ visible: true }).first().waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(375);
       if (hash === `#/sessions/${sessionId}`) {
         await page.locator('tr[data-message-id]').first().waitFor();
@@ -611,6 +747,17 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
         expect(layout.broken).toEqual([]);
         expect(layout.cells.every((n) => n === layout.columns)).toBe(true);
         await shoot(page, 'session-mobile');
+      }
+      // On a narrow screen the inbox shows the chats, or the open chat with a way back to them.
+      if (hash === inbox) {
+        await page.getByRole('list', { name: 'Chats, latest first' }).getByRole('listitem').first().waitFor();
+        expect(await page.getByRole('region', { name: 'Conversation' }).isVisible()).toBe(false);
+      }
+      if (hash === thread) {
+        await page.getByRole('region', { name: 'Messages with Dana' }).locator('li[data-message-id]').first().waitFor();
+        expect(await page.getByRole('region', { name: 'Chats', exact: true }).isVisible()).toBe(false);
+        expect(await page.getByRole('link', { name: '← All chats' }).isVisible()).toBe(true);
+        await shoot(page, 'inbox-mobile');
       }
       expect(await accessibilityViolations(page), hash).toEqual([]);
     }

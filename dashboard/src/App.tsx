@@ -3,6 +3,7 @@ import { Provider, useQuery } from 'urql';
 import { MeQuery } from './api.ts';
 import { createApi, storedKey, storeKey } from './client.ts';
 import { ContactsPage } from './pages/Contacts.tsx';
+import { InboxPage } from './pages/Inbox.tsx';
 import { SchedulingPage } from './pages/Scheduling.tsx';
 import { SessionPage } from './pages/Session.tsx';
 import { SessionsPage } from './pages/Sessions.tsx';
@@ -27,7 +28,8 @@ const Shell = ({ onSignOut }: { onSignOut: () => void }) => {
     if (me.error?.graphQLErrors.some((e) => e.extensions?.code === 'UNAUTHENTICATED')) onSignOut();
   }, [me.error, onSignOut]);
   let page = <SessionsPage />;
-  if (section === 'sessions' && route[1]) page = <SessionPage id={route[1]} />;
+  if (section === 'sessions' && route[1] && route[2] === 'inbox') page = <InboxPage id={route[1]} chatId={route[3] ?? null} />;
+  else if (section === 'sessions' && route[1]) page = <SessionPage id={route[1]} />;
   else if (section === 'contacts') page = <ContactsPage />;
   else if (section === 'scheduling') page = <SchedulingPage />;
   else if (section === 'webhooks') page = <WebhooksPage />;

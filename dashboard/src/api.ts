@@ -534,3 +534,157 @@ export const DeleteSink = graphql(`
     deleteSink(id: $id)
   }
 `);
+
+// The inbox (pages/Inbox.tsx): a session's chats, one chat's thread, search, live updates.
+export const ChatFields = graphql(`
+  fragment ChatFields on Chat {
+    id
+    kind
+    name
+    unreadCount
+    lastActivity
+    lastMessage {
+      id
+      kind
+      text
+      editedText
+      deletedAt
+      fromMe
+    }
+  }
+`);
+
+// Lean: each field of a thread's page weighs 1.5^5 in the cost limit (session → chat → messages → edges →
+// node); a quoted message is found among those shown, or read on its own (QuotedMessageQuery).
+export const ThreadMessageFields = graphql(`
+  fragment ThreadMessageFields on Message {
+    id
+    waMessageId
+    sender
+    fromMe
+    kind
+    text
+    editedText
+    deletedAt
+    timestamp
+    quotedId
+    media {
+      url
+      mimetype
+      fileName
+      size
+    }
+    reactions {
+      reactor
+      emoji
+    }
+    receipts {
+      status
+      deliveredAt
+      readAt
+      playedAt
+    }
+  }
+`);
+
+export const QuotedMessageQuery = graphql(`
+  query QuotedMessage($sessionId: ID!, $id: String!) {
+    storedMessage(sessionId: $sessionId, id: $id) {
+      id
+      kind
+      text
+      editedText
+      deletedAt
+      fromMe
+      sender
+    }
+  }
+`);
+
+export const ChatsQuery = graphql(`
+  query Chats($sessionId: ID!, $first: Int, $after: String) {
+    session(id: $sessionId) {
+      id
+      chats(first: $first, after: $after) {
+        totalCount
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+        edges {
+          node {
+            ...ChatFields
+          }
+        }
+      }
+    }
+  }
+`);
+
+export const ThreadQuery = graphql(`
+  query Thread($sessionId: ID!, $chatId: String!, $first: Int, $after: String) {
+    session(id: $sessionId) {
+      id
+      chat(id: $chatId) {
+        ...ChatFields
+        messages(first: $first, after: $after) {
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
+          edges {
+            node {
+              ...ThreadMessageFields
+            }
+          }
+        }
+      }
+    }
+  }
+`);
+
+export const ChatUpdates = graphql(`
+  subscription ChatUpdates($sessionId: ID!) {
+    chatUpdates(sessionId: $sessionId) {
+      ...ChatFields
+    }
+  }
+`);
+
+export const ThreadUpdates = graphql(`
+  subscription ThreadUpdates($sessionId: ID!, $chatId: String) {
+    storedMessageUpdates(sessionId: $sessionId, chatId: $chatId) {
+      ...ThreadMessageFields
+    }
+  }
+`);
+
+export const MarkChatRead = graphql(`
+  mutation MarkChatRead($sessionId: ID!, $chatId: String!) {
+    markChatRead(sessionId: $sessionId, chatId: $chatId) {
+      chatId
+    }
+  }
+`);
+
+export const SearchMessagesQuery = graphql(`
+  query SearchMessages($sessionId: ID!, $query: String!, $first: Int) {
+    session(id: $sessionId) {
+      id
+      searchMessages(query: $query, first: $first) {
+        totalCount
+        edges {
+          node {
+            id
+            waMessageId
+            chatId
+            fromMe
+            kind
+            text
+            timestamp
+          }
+        }
+      }
+    }
+  }
+`);

@@ -13,4 +13,10 @@ export const PAGE_SIZES = {
   queue: 20,
   /** the address book */
   contacts: 20,
+  /** the inbox's chat list, each "More chats" adding as many */
+  chats: 30,
+  /** a thread's messages, each "Older messages" adding as many (a page of 30 would cost over half the limit) */
+  thread: 25,
+  /** search results shown */
+  search: 20,
 } as const;

@@ -82,7 +82,7 @@ export interface ChatView {
   id: string;
   lid: string | null;
   kind: ChatKind;
-  /** the account's saved contact name, else the person's push name; null when neither is known */
+  /** the account's saved contact name, else the person's push name; a group's subject; null when none is known */
   name: string | null;
   lastMessage: StoredMessageView | null;
   lastActivity: string;
@@ -584,4 +584,37 @@ export const announceStored = (deps: Pick<Deps, 'events'>, item: IncomingItem, u
     change: 'stored',
   });
   deps.events.publish('chatUpdates', item.sessionId, { sessionId: item.sessionId, chatId: item.chatId });
+};
+
+/** A message this API sent, as its stored row names it. */
+export interface SentRef {
+  sessionId: string;
+  /** the record's recipient (toNumber): the stored message's chat */
+  chatId: string;
+  waMessageId: string;
+}
+
+/** A sent message's row changed (stored, or a receipt): pushed to storedMessageUpdates. */
+const announceSentChange = (deps: Pick<Deps, 'events'>, ref: SentRef, change: 'stored' | 'receipt'): void => {
+  const { sessionId, chatId, waMessageId } = ref;
+  deps.events.publish('storedMessages', sessionId, { sessionId, chatId, waMessageId, change });
+};
+
+/**
+ * Messages this API sent, once their rows are stored (the SENT mark's transaction, or a scheduled send's
+ * storeSent): each message, then each chat it moved, to the same subscriptions as a received one. A
+ * message the store did not keep (a status, an account in specOnly mode) has no row and pushes nothing.
+ */
+export const announceSent = (deps: Pick<Deps, 'events'>, sent: SentRef[]): void => {
+  const chats = new Map<string, SentRef>();
+  for (const ref of sent) {
+    announceSentChange(deps, ref, 'stored');
+    chats.set(`${ref.sessionId}\u0000${ref.chatId}`, ref);
+  }
+  for (const { sessionId, chatId } of chats.values()) deps.events.publish('chatUpdates', sessionId, { sessionId, chatId });
+};
+
+/** Receipts changed these sent messages' first times or members' rows: their views change. */
+export const announceReceipts = (deps: Pick<Deps, 'events'>, changed: SentRef[]): void => {
+  for (const ref of changed) announceSentChange(deps, ref, 'receipt');
 };

@@ -298,6 +298,8 @@ export const deliverNow = async (
   };
   ctx.outgoing.sent({
     id: record.id,
+    sessionId: record.sessionId,
+    chatId: record.toNumber,
     sentAt,
     waMessageId: sent.waMessageId,
     remoteJid: sent.remoteJid,

@@ -3,6 +3,7 @@ import type { GroupInfo, GroupMember, NetworkLink, ParticipantAction } from '../
 import type { RequestContext } from './context.ts';
 import { deliverNow, requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
+import { groupSubject } from './group-names.ts';
 import { JID_MESSAGE, jidSchema, toJid } from './jids.ts';
 import type { SendAnswer } from './messages.ts';
 import { replyContext, replyFields } from './message-actions.ts';
@@ -129,7 +130,11 @@ export const updateGroup = async (
   const groupId = groupJidFrom(groupIdParam);
   const body = parseInput(patchSchema, input);
   const link = await connectedLink(ctx, sessionId);
-  if (body.subject !== undefined) await onNetwork('change the subject', () => link.groups.setSubject(groupId, body.subject ?? ''));
+  if (body.subject !== undefined) {
+    await onNetwork('change the subject', () => link.groups.setSubject(groupId, body.subject ?? ''));
+    // The network tells the other members' devices, not the one that made the change: its chat is named here.
+    await groupSubject(ctx, sessionId, groupId, body.subject);
+  }
   if (body.description !== undefined) {
     await onNetwork('change the description', () => link.groups.setDescription(groupId, body.description ?? ''));
   }

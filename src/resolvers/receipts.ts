@@ -3,6 +3,7 @@ import type { Receipt, ReceiptKind } from '../runtime/ports/network.ts';
 import type { ReceiptTimesRow } from '../runtime/ports/outgoing.ts';
 import type { OutboxEvent, OutboxRows } from '../runtime/ports/webhooks.ts';
 import type { Deps, RequestContext } from './context.ts';
+import { announceReceipts } from './conversations.ts';
 import { notFound } from './errors.ts';
 import { messageView } from './messages.ts';
 import type { MessageRecordView } from './messages.ts';
@@ -101,7 +102,10 @@ const onlyEmpty = (fields: Set<TimeField>, times: ReceiptTimes) => ({
  * Batches run one at a time (see the group commit in deps.ts), and a session's link lives on one node,
  * so reading first and writing what changed is race-free; the conditional writes keep it idempotent anyway.
  */
-export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgoing'>, batch: SessionReceipt[]): Promise<void> => {
+export const recordReceipts = async (
+  deps: Pick<Deps, 'db' | 'webhooks' | 'outgoing'> & Partial<Pick<Deps, 'events'>>,
+  batch: SessionReceipt[],
+): Promise<void> => {
   const idsBySession = new Map<string, Set<string>>();
   for (const { sessionId, receipt } of batch) {
     const ids = idsBySession.get(sessionId) ?? new Set<string>();
@@ -199,11 +203,13 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
   }
   const created: Prisma.MessageReceiptCreateManyInput[] = [];
   const seen = new Set<Member>();
+  const touched = new Set<string>(changedTargets.keys());
   for (const [key, member] of members) {
     const renamed = member.stored && (member.stored.recipient !== member.recipient || member.stored.recipientLid !== member.recipientLid);
     if ((member.set.size === 0 && !renamed) || seen.has(member)) continue;
     seen.add(member);
     const [messageId = ''] = key.split('\u0000');
+    touched.add(messageId);
     const { recipient, recipientLid } = member;
     if (member.isNew) {
       created.push({ messageId, recipient, recipientLid, ...member.row });
@@ -229,6 +235,13 @@ export const recordReceipts = async (deps: Pick<Deps, 'db' | 'webhooks' | 'outgo
       ...deps.webhooks.writes(outbox),
     ]);
   if (outbox.length > 0) deps.webhooks.written(outbox);
+  if (deps.events) {
+    // The stored messages whose receipts changed, for the storedMessageUpdates subscription.
+    const refs = [...targets.values()].flatMap((t) =>
+      touched.has(t.id) && t.waMessageId ? [{ sessionId: t.sessionId, chatId: t.toNumber, waMessageId: t.waMessageId }] : [],
+    );
+    announceReceipts({ events: deps.events }, refs);
+  }
 };
 
 export interface ReceiptView {

@@ -19,6 +19,7 @@ import type { StatusPayload } from './statuses.ts';
 import { parseInput } from './validate.ts';
 import { claimOccurrence, registerRecurring } from './recurring.ts';
 import { campaignTopic } from './topics.ts';
+import { announceSent } from './conversations.ts';
 import { admit, earlierAttempt, recordIdFor } from './idempotency.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 import { announceResumed, inChatOrder, isRateAnswer, QUEUE_ORDER, showTyping, slotFor } from './pacing.ts';
@@ -293,7 +294,10 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
         ]);
       });
     }
-    if (data.status === 'SENT') await deps.outgoing.storeSent([row.id]);
+    if (data.status === 'SENT') {
+      await deps.outgoing.storeSent([row.id]);
+      if (data.waMessageId) announceSent(deps, [{ sessionId: row.sessionId, chatId: row.toNumber, waMessageId: data.waMessageId }]);
+    }
     const spacingMs = spacingOf(row);
     if (spacingMs > 0) await armNextOfCampaign(deps, row, spacingMs, data.sentAt ?? deps.now());
     if (row.campaignId && progress) deps.events.publish('campaign', campaignTopic(row.accountId, row.campaignId), progress);

@@ -128,7 +128,7 @@ ChatRef.implement({
     kind: t.field({ type: ChatKindEnum, resolve: (c) => c.kind }),
     name: t.exposeString('name', {
       nullable: true,
-      description: "the account's saved contact name, else the person's push name; null when neither is known",
+      description: "the account's saved contact name, else the person's push name; a group's subject; null when none is known",
     }),
     lastMessage: t.field({ type: StoredMessage, nullable: true, resolve: (c) => c.lastMessage }),
     lastActivity: t.field({ type: 'DateTime', description: 'the time of its latest message', resolve: (c) => dateOf(c.lastActivity) }),
@@ -234,7 +234,7 @@ builder.subscriptionFields((t) => ({
   storedMessageUpdates: t.field({
     type: StoredMessage,
     description:
-      "A session's stored messages as they are stored or change (a reaction, an edit, a delete); optionally of one chat. Each is the message as it is now.",
+      "A session's stored messages as they are stored (received, or sent through the API) or change (a reaction, an edit, a delete, a receipt of ours); optionally of one chat. Each is the message as it is now.",
     args: { sessionId: t.arg.id({ required: true }), chatId: t.arg.string() },
     subscribe: async (_root, args, ctx) => {
       const sessionId = String(args.sessionId);

@@ -62,6 +62,15 @@ type Documents = {
     "\n  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {\n    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {\n      id\n    }\n  }\n": typeof types.CreateSinkDocument,
     "\n  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {\n    updateSink(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n": typeof types.UpdateSinkEnabledDocument,
     "\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n": typeof types.DeleteSinkDocument,
+    "\n  fragment ChatFields on Chat {\n    id\n    kind\n    name\n    unreadCount\n    lastActivity\n    lastMessage {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n    }\n  }\n": typeof types.ChatFieldsFragmentDoc,
+    "\n  fragment ThreadMessageFields on Message {\n    id\n    waMessageId\n    sender\n    fromMe\n    kind\n    text\n    editedText\n    deletedAt\n    timestamp\n    quotedId\n    media {\n      url\n      mimetype\n      fileName\n      size\n    }\n    reactions {\n      reactor\n      emoji\n    }\n    receipts {\n      status\n      deliveredAt\n      readAt\n      playedAt\n    }\n  }\n": typeof types.ThreadMessageFieldsFragmentDoc,
+    "\n  query QuotedMessage($sessionId: ID!, $id: String!) {\n    storedMessage(sessionId: $sessionId, id: $id) {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n      sender\n    }\n  }\n": typeof types.QuotedMessageDocument,
+    "\n  query Chats($sessionId: ID!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chats(first: $first, after: $after) {\n        totalCount\n        pageInfo {\n          hasNextPage\n          endCursor\n        }\n        edges {\n          node {\n            ...ChatFields\n          }\n        }\n      }\n    }\n  }\n": typeof types.ChatsDocument,
+    "\n  query Thread($sessionId: ID!, $chatId: String!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chat(id: $chatId) {\n        ...ChatFields\n        messages(first: $first, after: $after) {\n          pageInfo {\n            hasNextPage\n            endCursor\n          }\n          edges {\n            node {\n              ...ThreadMessageFields\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ThreadDocument,
+    "\n  subscription ChatUpdates($sessionId: ID!) {\n    chatUpdates(sessionId: $sessionId) {\n      ...ChatFields\n    }\n  }\n": typeof types.ChatUpdatesDocument,
+    "\n  subscription ThreadUpdates($sessionId: ID!, $chatId: String) {\n    storedMessageUpdates(sessionId: $sessionId, chatId: $chatId) {\n      ...ThreadMessageFields\n    }\n  }\n": typeof types.ThreadUpdatesDocument,
+    "\n  mutation MarkChatRead($sessionId: ID!, $chatId: String!) {\n    markChatRead(sessionId: $sessionId, chatId: $chatId) {\n      chatId\n    }\n  }\n": typeof types.MarkChatReadDocument,
+    "\n  query SearchMessages($sessionId: ID!, $query: String!, $first: Int) {\n    session(id: $sessionId) {\n      id\n      searchMessages(query: $query, first: $first) {\n        totalCount\n        edges {\n          node {\n            id\n            waMessageId\n            chatId\n            fromMe\n            kind\n            text\n            timestamp\n          }\n        }\n      }\n    }\n  }\n": typeof types.SearchMessagesDocument,
 };
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      email\n    }\n  }\n": types.MeDocument,
@@ -112,6 +121,15 @@ const documents: Documents = {
     "\n  mutation CreateSink($kind: SinkKind!, $url: String!, $exchange: String, $stream: String, $subjectPrefix: String, $events: [String!]!) {\n    createSink(kind: $kind, url: $url, exchange: $exchange, stream: $stream, subjectPrefix: $subjectPrefix, events: $events) {\n      id\n    }\n  }\n": types.CreateSinkDocument,
     "\n  mutation UpdateSinkEnabled($id: ID!, $enabled: Boolean!) {\n    updateSink(id: $id, enabled: $enabled) {\n      id\n      enabled\n    }\n  }\n": types.UpdateSinkEnabledDocument,
     "\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n": types.DeleteSinkDocument,
+    "\n  fragment ChatFields on Chat {\n    id\n    kind\n    name\n    unreadCount\n    lastActivity\n    lastMessage {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n    }\n  }\n": types.ChatFieldsFragmentDoc,
+    "\n  fragment ThreadMessageFields on Message {\n    id\n    waMessageId\n    sender\n    fromMe\n    kind\n    text\n    editedText\n    deletedAt\n    timestamp\n    quotedId\n    media {\n      url\n      mimetype\n      fileName\n      size\n    }\n    reactions {\n      reactor\n      emoji\n    }\n    receipts {\n      status\n      deliveredAt\n      readAt\n      playedAt\n    }\n  }\n": types.ThreadMessageFieldsFragmentDoc,
+    "\n  query QuotedMessage($sessionId: ID!, $id: String!) {\n    storedMessage(sessionId: $sessionId, id: $id) {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n      sender\n    }\n  }\n": types.QuotedMessageDocument,
+    "\n  query Chats($sessionId: ID!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chats(first: $first, after: $after) {\n        totalCount\n        pageInfo {\n          hasNextPage\n          endCursor\n        }\n        edges {\n          node {\n            ...ChatFields\n          }\n        }\n      }\n    }\n  }\n": types.ChatsDocument,
+    "\n  query Thread($sessionId: ID!, $chatId: String!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chat(id: $chatId) {\n        ...ChatFields\n        messages(first: $first, after: $after) {\n          pageInfo {\n            hasNextPage\n            endCursor\n          }\n          edges {\n            node {\n              ...ThreadMessageFields\n            }\n          }\n        }\n      }\n    }\n  }\n": types.ThreadDocument,
+    "\n  subscription ChatUpdates($sessionId: ID!) {\n    chatUpdates(sessionId: $sessionId) {\n      ...ChatFields\n    }\n  }\n": types.ChatUpdatesDocument,
+    "\n  subscription ThreadUpdates($sessionId: ID!, $chatId: String) {\n    storedMessageUpdates(sessionId: $sessionId, chatId: $chatId) {\n      ...ThreadMessageFields\n    }\n  }\n": types.ThreadUpdatesDocument,
+    "\n  mutation MarkChatRead($sessionId: ID!, $chatId: String!) {\n    markChatRead(sessionId: $sessionId, chatId: $chatId) {\n      chatId\n    }\n  }\n": types.MarkChatReadDocument,
+    "\n  query SearchMessages($sessionId: ID!, $query: String!, $first: Int) {\n    session(id: $sessionId) {\n      id\n      searchMessages(query: $query, first: $first) {\n        totalCount\n        edges {\n          node {\n            id\n            waMessageId\n            chatId\n            fromMe\n            kind\n            text\n            timestamp\n          }\n        }\n      }\n    }\n  }\n": types.SearchMessagesDocument,
 };
 
 /**
@@ -320,6 +338,42 @@ export function graphql(source: "\n  mutation UpdateSinkEnabled($id: ID!, $enabl
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n"): (typeof documents)["\n  mutation DeleteSink($id: ID!) {\n    deleteSink(id: $id)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ChatFields on Chat {\n    id\n    kind\n    name\n    unreadCount\n    lastActivity\n    lastMessage {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n    }\n  }\n"): (typeof documents)["\n  fragment ChatFields on Chat {\n    id\n    kind\n    name\n    unreadCount\n    lastActivity\n    lastMessage {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ThreadMessageFields on Message {\n    id\n    waMessageId\n    sender\n    fromMe\n    kind\n    text\n    editedText\n    deletedAt\n    timestamp\n    quotedId\n    media {\n      url\n      mimetype\n      fileName\n      size\n    }\n    reactions {\n      reactor\n      emoji\n    }\n    receipts {\n      status\n      deliveredAt\n      readAt\n      playedAt\n    }\n  }\n"): (typeof documents)["\n  fragment ThreadMessageFields on Message {\n    id\n    waMessageId\n    sender\n    fromMe\n    kind\n    text\n    editedText\n    deletedAt\n    timestamp\n    quotedId\n    media {\n      url\n      mimetype\n      fileName\n      size\n    }\n    reactions {\n      reactor\n      emoji\n    }\n    receipts {\n      status\n      deliveredAt\n      readAt\n      playedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query QuotedMessage($sessionId: ID!, $id: String!) {\n    storedMessage(sessionId: $sessionId, id: $id) {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n      sender\n    }\n  }\n"): (typeof documents)["\n  query QuotedMessage($sessionId: ID!, $id: String!) {\n    storedMessage(sessionId: $sessionId, id: $id) {\n      id\n      kind\n      text\n      editedText\n      deletedAt\n      fromMe\n      sender\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Chats($sessionId: ID!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chats(first: $first, after: $after) {\n        totalCount\n        pageInfo {\n          hasNextPage\n          endCursor\n        }\n        edges {\n          node {\n            ...ChatFields\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Chats($sessionId: ID!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chats(first: $first, after: $after) {\n        totalCount\n        pageInfo {\n          hasNextPage\n          endCursor\n        }\n        edges {\n          node {\n            ...ChatFields\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Thread($sessionId: ID!, $chatId: String!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chat(id: $chatId) {\n        ...ChatFields\n        messages(first: $first, after: $after) {\n          pageInfo {\n            hasNextPage\n            endCursor\n          }\n          edges {\n            node {\n              ...ThreadMessageFields\n            }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Thread($sessionId: ID!, $chatId: String!, $first: Int, $after: String) {\n    session(id: $sessionId) {\n      id\n      chat(id: $chatId) {\n        ...ChatFields\n        messages(first: $first, after: $after) {\n          pageInfo {\n            hasNextPage\n            endCursor\n          }\n          edges {\n            node {\n              ...ThreadMessageFields\n            }\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ChatUpdates($sessionId: ID!) {\n    chatUpdates(sessionId: $sessionId) {\n      ...ChatFields\n    }\n  }\n"): (typeof documents)["\n  subscription ChatUpdates($sessionId: ID!) {\n    chatUpdates(sessionId: $sessionId) {\n      ...ChatFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ThreadUpdates($sessionId: ID!, $chatId: String) {\n    storedMessageUpdates(sessionId: $sessionId, chatId: $chatId) {\n      ...ThreadMessageFields\n    }\n  }\n"): (typeof documents)["\n  subscription ThreadUpdates($sessionId: ID!, $chatId: String) {\n    storedMessageUpdates(sessionId: $sessionId, chatId: $chatId) {\n      ...ThreadMessageFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation MarkChatRead($sessionId: ID!, $chatId: String!) {\n    markChatRead(sessionId: $sessionId, chatId: $chatId) {\n      chatId\n    }\n  }\n"): (typeof documents)["\n  mutation MarkChatRead($sessionId: ID!, $chatId: String!) {\n    markChatRead(sessionId: $sessionId, chatId: $chatId) {\n      chatId\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SearchMessages($sessionId: ID!, $query: String!, $first: Int) {\n    session(id: $sessionId) {\n      id\n      searchMessages(query: $query, first: $first) {\n        totalCount\n        edges {\n          node {\n            id\n            waMessageId\n            chatId\n            fromMe\n            kind\n            text\n            timestamp\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SearchMessages($sessionId: ID!, $query: String!, $first: Int) {\n    session(id: $sessionId) {\n      id\n      searchMessages(query: $query, first: $first) {\n        totalCount\n        edges {\n          node {\n            id\n            waMessageId\n            chatId\n            fromMe\n            kind\n            text\n            timestamp\n          }\n        }\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

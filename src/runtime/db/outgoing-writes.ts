@@ -14,7 +14,7 @@ import type { Provider } from './migrate.ts';
 const SENT_MARK_DELAY_MS = 20;
 
 /** The statement that marks a batch SENT: only records still PENDING, so a FAILED set meanwhile stays. */
-export const sentMarks = (provider: Provider): ((marks: SentMark[]) => Prisma.Sql) => {
+export const sentMarks = (provider: Provider): ((marks: Array<Omit<SentMark, 'sessionId' | 'chatId'>>) => Prisma.Sql) => {
   const table = jsonRows(provider, [
     ['id', 'text'],
     ['sentAt', 'timestamp'],
@@ -82,7 +82,17 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
   };
 };
 
-export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger, webhooks?: WebhookOutbox): OutgoingWrites => {
+/**
+ * `stored` hears each batch of SENT marks once their transaction committed (their message store rows
+ * with it): the composition root pushes them to the chatUpdates and storedMessageUpdates subscriptions.
+ */
+export const createOutgoingWrites = (
+  db: Db,
+  databaseUrl: string,
+  logger: Logger,
+  webhooks?: WebhookOutbox,
+  stored?: (marks: SentMark[]) => void,
+): OutgoingWrites => {
   // Each batch is one statement whose rows are one JSON parameter (json-rows.ts).
   const provider = providerOf(databaseUrl);
   const pendingTable = jsonRows(provider, [
@@ -127,6 +137,7 @@ export const createOutgoingWrites = (db: Db, databaseUrl: string, logger: Logger
       // The message store's rows of the records just marked: in the mark's transaction, so a SENT record has its row.
       await raw([markSent(sent), ...storeSent(sent.map((m) => m.id)), ...(webhooks ? webhooks.writeSql(outbox) : [])]);
       if (outbox.length > 0) webhooks?.written(outbox);
+      stored?.(sent);
     },
     { delayMs: SENT_MARK_DELAY_MS },
   );

@@ -400,7 +400,19 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     });
     sock.ws.on('frame', () => callbacks.onActivity());
     sock.ev.on('groups.update', (updates) => {
-      for (const update of updates) groupCache.forget(update.id);
+      for (const update of updates) {
+        groupCache.forget(update.id);
+        // A subject change (a w:gp2 subject notification) names the group's chat.
+        if (update.id && typeof update.subject === 'string') {
+          callbacks.onChatEvent?.({ kind: 'group', groupJid: update.id, subject: update.subject });
+        }
+      }
+    });
+    // This account made or joined a group (a w:gp2 create notification, with the group's metadata).
+    sock.ev.on('groups.upsert', (groups) => {
+      for (const group of groups) {
+        if (group.id && group.subject) callbacks.onChatEvent?.({ kind: 'group', groupJid: group.id, subject: group.subject });
+      }
     });
     sock.ev.on('group-participants.update', ({ id }) => groupCache.forget(id));
     // A receipt from a LID names the phone number when the mapping store knows it; one batch at a time, so they keep their order.

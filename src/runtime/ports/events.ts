@@ -110,7 +110,7 @@ export interface StoredMessageChange {
   chatId: string;
   /** the network id of the stored message */
   waMessageId: string;
-  change: 'stored' | 'reaction' | 'edited' | 'deleted';
+  change: 'stored' | 'reaction' | 'edited' | 'deleted' | 'receipt';
 }
 
 export type Topics = {

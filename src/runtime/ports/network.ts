@@ -258,6 +258,12 @@ export type ChatEvent =
       markedUnread?: boolean;
     }
   | {
+      /** a group's subject as the network told it: when it changed, or when this account joined or made the group */
+      kind: 'group';
+      groupJid: string;
+      subject: string;
+    }
+  | {
       /** one chunk of the phone's history sync: its messages are stored as history, with no per-message events */
       kind: 'history';
       syncType: HistorySyncKind;

@@ -15,6 +15,9 @@ export interface PendingRecord {
 
 export interface SentMark {
   id: string;
+  sessionId: string;
+  /** the record's recipient as shown (toNumber): the stored message's chat */
+  chatId: string;
   sentAt: Date;
   waMessageId: string;
   remoteJid: string;

@@ -5,6 +5,8 @@ import type { Deps } from '../../resolvers/context.ts';
 import { handleSendError } from '../../resolvers/delivery.ts';
 import { announceReceived, announceWaiting } from '../../resolvers/message-actions.ts';
 import { announcePollVote } from '../../resolvers/polls.ts';
+import { announceSent } from '../../resolvers/conversations.ts';
+import { groupSubject, nameGroupChats } from '../../resolvers/group-names.ts';
 import { recordReceipts } from '../../resolvers/receipts.ts';
 import { learnLids } from '../../resolvers/contacts.ts';
 import { announceChatEvent, ignoresChat } from '../../resolvers/chats.ts';
@@ -161,10 +163,22 @@ export const createDeps = (options: DepsOptions): Deps => {
   });
   const messageRetention = new MessageRetention({ purge: () => purgeExpiredMessages({ db, now, logger }), logger });
   messageRetention.start();
+  /** Group chats stored without a name ask the network for their subject (resolvers/group-names.ts), off the write's path. */
+  const nameGroups = (sessionId: string, chatIds: string[]) => {
+    if (!chatIds.some((id) => id.endsWith('@g.us'))) return;
+    nameGroupChats({ db, events, sessions, logger }, sessionId, chatIds).catch((err: unknown) =>
+      logger.error({ err, sessionId }, 'naming group chats failed'),
+    );
+  };
   // Two or three receipts follow every sent message: they are written together, at most 20 ms behind,
-  // off the send path.
-  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks);
-  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks, outgoing: writes }, batch), { delayMs: 20 });
+  // off the send path. Once a batch is stored, its messages and chats are pushed to the subscriptions.
+  const writes = createOutgoingWrites(db, settings.DATABASE_URL, logger, webhooks, (marks) => {
+    announceSent({ events }, marks);
+    for (const mark of marks) nameGroups(mark.sessionId, [mark.chatId]);
+  });
+  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks, outgoing: writes, events }, batch), {
+    delayMs: 20,
+  });
   /** per session, the storing of its latest history chunk, which its chat-state changes wait for */
   const historyStored = new Map<string, Promise<unknown>>();
   const sessions = new SessionManager({
@@ -187,6 +201,7 @@ export const createDeps = (options: DepsOptions): Deps => {
       const accountId = await accountOf(item.sessionId);
       await announceReceived({ db, webhooks, events }, accountId, item, message);
       await announcePollVote({ db, webhooks, events }, accountId, item, message);
+      nameGroups(item.sessionId, [item.chatId]);
     },
     onSendError: (sessionId, waMessageId, reason, code) => {
       handleSendError(deps, sessionId, waMessageId, reason, code).catch((err: unknown) =>
@@ -224,6 +239,12 @@ export const createDeps = (options: DepsOptions): Deps => {
         void (historyStored.get(sessionId) ?? Promise.resolve())
           .then(() => chatStateChanged({ db, events, now }, sessionId, change))
           .catch((err: unknown) => logger.error({ err, sessionId, chatId: event.chatJid }, 'recording a chat state change failed'));
+        return;
+      }
+      if (event.kind === 'group') {
+        groupSubject({ db, events }, sessionId, event.groupJid, event.subject).catch((err: unknown) =>
+          logger.error({ err, sessionId, groupJid: event.groupJid }, "naming a group's chat failed"),
+        );
         return;
       }
       if (event.kind === 'waiting') {
