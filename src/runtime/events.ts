@@ -4,6 +4,9 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { EventBus, Topics } from './ports/events.ts';
 
+/** At most one warning this often while publishing to Redis fails (each counts the events missed since the last). */
+const PUBLISH_WARN_EVERY_MS = 10_000;
+
 /** Dates travel tagged, so only what was a Date comes back as one (ISO strings in payloads stay strings). */
 const DATE_TAG = '$date';
 
@@ -37,11 +40,29 @@ export const createEventBus = (redisUrl?: string, logger?: Logger): EventBusHand
   const subscribeClient = new Redis(redisUrl);
   // ioredis reconnects by itself; an error without a listener would end the process.
   for (const client of [publishClient, subscribeClient]) client.on('error', (err) => logger?.warn({ err }, 'Redis (events) failed'));
-  const eventTarget = createRedisEventTarget({
+  const redisTarget = createRedisEventTarget({
     publishClient,
     subscribeClient,
     serializer: { stringify: serializeEvent, parse: parseEvent },
   });
+  // The library's dispatchEvent drops the publish's promise: a publish that fails (Redis away past the
+  // client's retries, or the client closed while a stopping node still hands over received messages)
+  // was an unhandled rejection, which ended the process (exit 1, its leases left to lapse). Subscribers miss that event; it is logged.
+  let warnedAt = Number.NEGATIVE_INFINITY;
+  let missed = 0;
+  const eventTarget: typeof redisTarget = {
+    ...redisTarget,
+    dispatchEvent: (event) => {
+      publishClient.publish(event.type, event.detail === undefined ? '' : serializeEvent(event.detail)).catch((err: unknown) => {
+        missed += 1;
+        if (Date.now() - warnedAt < PUBLISH_WARN_EVERY_MS) return;
+        warnedAt = Date.now();
+        logger?.warn({ err, missed }, 'publishing an event to Redis failed; its subscribers miss it');
+        missed = 0;
+      });
+      return true;
+    },
+  };
   return {
     events: createPubSub<Topics>({ eventTarget }),
     close: async () => {
