@@ -257,10 +257,15 @@ export const announceReceived = async (
   message: ReceivedMessage,
 ): Promise<void> => {
   const { eventId: _eventId, ...data } = item;
-  if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data });
+  // A message the network delivers again (the next owner's link after a planned move, before the old
+  // link's receipt went out) is announced under the same webhook-id, which the outbox writes once.
+  const once = (type: string) =>
+    item.waMessageId ? { once: { key: `${item.sessionId}\u0000${item.waMessageId}\u0000${type}`, at: item.messageTimestamp } } : {};
+  if (accountId)
+    await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: 'message.received', data, ...once('message.received') });
   const update = await messageUpdateOf(deps, item, message);
   announceStored(deps, item, update);
   if (!update) return;
-  if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: update.type, data: update });
+  if (accountId) await deps.webhooks.emit({ accountId, sessionId: item.sessionId, type: update.type, data: update, ...once(update.type) });
   deps.events.publish('messageUpdates', item.sessionId, update);
 };

@@ -142,10 +142,14 @@ export const announcePollVote = async (
   const votedAt = new Date(vote.votedAt || Date.parse(item.receivedAt));
   const earlier = await deps.db.pollVote.findUnique({
     where: { messageId_voterKey: { messageId: poll.id, voterKey } },
-    select: { votedAt: true },
+    select: { votedAt: true, options: true },
   });
   if (earlier && earlier.votedAt > votedAt) return;
-  const fields = { voter: item.from, voterLid: item.fromLid, options: JSON.stringify(vote.selectedOptions), votedAt };
+  const options = JSON.stringify(vote.selectedOptions);
+  // The same vote on record: written with its event, so delivered again (another node after a planned
+  // move, before the first link's receipt) it was announced already.
+  if (earlier && earlier.votedAt.getTime() === votedAt.getTime() && earlier.options === options) return;
+  const fields = { voter: item.from, voterLid: item.fromLid, options, votedAt };
   const event: PollVoteEvent = {
     sessionId: item.sessionId,
     messageId: poll.id,

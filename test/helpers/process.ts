@@ -9,7 +9,7 @@ export interface ServiceProcess {
 }
 
 /** Runs the service as `npm start` does (the compiled dist/runtime/root/main.js), on a free port, and waits until it listens. */
-export const spawnService = async (env: Record<string, string>): Promise<ServiceProcess> => {
+export const spawnService = async (env: Record<string, string>, options: { startMs?: number } = {}): Promise<ServiceProcess> => {
   // SERVICE_NODE_ARGS (in `env`, else this process's): options for the service's Node.js alone (a benchmark's --cpu-prof, which NODE_OPTIONS refuses).
   const nodeArgs = (env.SERVICE_NODE_ARGS ?? process.env.SERVICE_NODE_ARGS)?.split(' ').filter(Boolean) ?? [];
   // SERVICE_RUNTIME: another JavaScript runtime for the service (the peers benchmark's Bun evaluation).
@@ -31,7 +31,7 @@ export const spawnService = async (env: Record<string, string>): Promise<Service
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`service did not start:\n${out}`));
-    }, 60_000);
+    }, options.startMs ?? 60_000);
     const check = () => {
       const match = /"port":(\d+),[^\n]*"msg":"listening"/.exec(out);
       if (match) {

@@ -22,6 +22,8 @@ export interface OutboxRows {
   }>;
   /** one row per matching event sink (runtime/sinks), published by the node that holds the sink */
   sinkDeliveries?: Array<{ id: string; sinkId: string }>;
+  /** written once: its event id comes from OutboxEvent.once, and a second write of it adds nothing */
+  once?: true;
 }
 
 export interface OutboxEvent {
@@ -29,6 +31,13 @@ export interface OutboxEvent {
   sessionId: string | null;
   type: string;
   data: unknown;
+  /**
+   * An event about something the network may hand over again (a received message delivered again to the
+   * next owner after a planned move, before the old one's receipt went out): its id is derived from `key`
+   * and `at` (the network's seconds, the same on every delivery), so the second write of it adds no row
+   * and the receiver sees one webhook-id. Only through `emit`, which knows which rows were new.
+   */
+  once?: { key: string; at: number };
 }
 
 /**

@@ -262,6 +262,11 @@ export const startControlApi = async (
   app.get('/channels/:jid', (req, res) => {
     res.json(control.channel(String(req.params.jid)));
   });
+  app.post('/phones/:number/receipt-lag', (req, res) => {
+    const body = z.object({ ms: z.number().int().min(0).max(600_000) }).parse(req.body ?? {});
+    control.setReceiptLag(number(req), body.ms);
+    res.json({ ms: body.ms });
+  });
   app.post('/phones/:number/acks', (req, res) => {
     const body = z.object({ delayMs: z.number().int().min(0).optional(), withhold: z.boolean().optional() }).parse(req.body ?? {});
     res.json({ devices: control.setAcks(number(req), body) });

@@ -322,6 +322,17 @@ export class SandboxControl {
     this.network.requirePhone(number).signal.undecryptable = count;
   }
 
+  /**
+   * The delivery receipts this number's linked devices send for phones' messages take `ms` to reach the
+   * network (0: at once), on every connection from now on. One still travelling when its connection closes
+   * never arrives, so the message stays unreceipted and is delivered again at the device's next login.
+   */
+  setReceiptLag(number: string, ms: number): void {
+    this.network.requirePhone(number);
+    if (ms > 0) this.network.router.receiptLagMs.set(number, ms);
+    else this.network.router.receiptLagMs.delete(number);
+  }
+
   /** Delays (ms) or withholds the server's acks and receipts for a phone's linked devices. */
   setAcks(number: string, options: { delayMs?: number; withhold?: boolean }): number {
     const conns = this.network.server.connectionsOf(number);

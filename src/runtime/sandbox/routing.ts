@@ -61,6 +61,8 @@ const UNRECEIPTED_PER_DEVICE = 5_000;
 interface Unreceipted {
   from: VirtualPhone;
   plaintext: Uint8Array;
+  /** the stanza's time when the phone sent it: WhatsApp's server keeps it on every delivery */
+  t: string;
 }
 
 /** When each linked device's delivery receipt for a message a phone sent arrived. */
@@ -242,6 +244,11 @@ export class Router {
   private readonly unreceipted = new Map<string, Map<string, Unreceipted>>();
   /** Delivery receipts from linked devices for phones' messages, by `<number>\u0000<id>` of the sending phone. */
   private readonly receiptedBy = new Map<string, Array<{ deviceId: number; at: string }>>();
+  /**
+   * Per linked account's number, how long its devices' delivery receipts take to reach the network (a
+   * slow uplink, SandboxControl.setReceiptLag): one still travelling when its connection closes never arrives.
+   */
+  readonly receiptLagMs = new Map<string, number>();
   /** Retry receipts a phone has sent, by `<number>\u0000<id>`. */
   private readonly retriesAsked = new Map<string, number>();
   /** Retry receipts a phone has answered, by `<number>\u0000<id>`. */
@@ -719,12 +726,13 @@ export class Router {
     for (const device of recipient.devices.values()) {
       if (device.loggedOut) continue;
       const pending = this.pendingFor(recipient.number, device.deviceId);
-      remember(pending, id, { from: phone, plaintext }, UNRECEIPTED_PER_DEVICE);
+      const t = now();
+      remember(pending, id, { from: phone, plaintext, t }, UNRECEIPTED_PER_DEVICE);
       for (const conn of this.network.server.connectionsOf(recipient.number).filter((c) => c.device === device)) {
         if (token) this.tellToken(conn, phone, recipient, token);
         if (spoiled) phone.signal.spoilSession(addressOf(`${recipient.number}:${device.deviceId}@s.whatsapp.net`));
         for (const listener of this.phoneMessageListeners) listener({ id, from: phone.number, to: recipient.number });
-        await this.sendToDevice(conn, phone, id, plaintext, false);
+        await this.sendToDevice(conn, phone, id, plaintext, t, false);
         delivered += 1;
       }
     }
@@ -823,8 +831,18 @@ export class Router {
     return id;
   }
 
-  /** A phone's message to one linked device, encrypted by the phone now; `offline` marks a delivery from the queue. */
-  private async sendToDevice(conn: Connection, phone: VirtualPhone, id: string, plaintext: Uint8Array, offline: boolean): Promise<void> {
+  /**
+   * A phone's message to one linked device, encrypted by the phone now, stamped with the time the phone
+   * sent it; `offline` marks a delivery from the queue.
+   */
+  private async sendToDevice(
+    conn: Connection,
+    phone: VirtualPhone,
+    id: string,
+    plaintext: Uint8Array,
+    t: string,
+    offline: boolean,
+  ): Promise<void> {
     const device = conn.device;
     const number = conn.phone?.number;
     if (!device || !number) return;
@@ -836,7 +854,7 @@ export class Router {
     }));
     conn.send({
       tag: 'message',
-      attrs: { ...this.addressing.sender(phone), id, t: now(), type: 'text', notify: phone.name, ...(offline ? { offline: '1' } : {}) },
+      attrs: { ...this.addressing.sender(phone), id, t, type: 'text', notify: phone.name, ...(offline ? { offline: '1' } : {}) },
       content: [{ tag: 'enc', attrs: { v: '2', type }, content: body }],
     });
   }
@@ -860,6 +878,17 @@ export class Router {
     const deviceId = conn.device?.deviceId;
     if (!number || deviceId === undefined) return;
     if (node.attrs.type !== undefined && node.attrs.type !== 'inactive') return;
+    const lag = this.receiptLagMs.get(number) ?? 0;
+    if (lag > 0) {
+      setTimeout(() => {
+        if (!conn.closed && conn.ws.readyState === conn.ws.OPEN) this.receiptArrived(number, deviceId, node);
+      }, lag).unref();
+      return;
+    }
+    this.receiptArrived(number, deviceId, node);
+  }
+
+  private receiptArrived(number: string, deviceId: number, node: BinaryNode): void {
     const ids = [node.attrs.id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((item) => item.attrs.id)];
     const pending = this.pendingFor(number, deviceId);
     for (const id of ids) {
@@ -888,7 +917,7 @@ export class Router {
       if (issued) this.tellToken(conn, phone, conn.phone, issued);
     }
     const pending = [...this.pendingFor(number, deviceId).entries()];
-    for (const [id, held] of pending) await this.sendToDevice(conn, held.from, id, held.plaintext, true);
+    for (const [id, held] of pending) await this.sendToDevice(conn, held.from, id, held.plaintext, held.t, true);
     return pending.length;
   }
 

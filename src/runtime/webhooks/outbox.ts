@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../ports/db.ts';
 import type { EndpointRef, OutboxRows, WebhookHandoff, WebhookOutbox } from '../ports/webhooks.ts';
 import { Prisma } from '../../generated/sqlite/client.ts';
@@ -38,6 +38,16 @@ export const newSortableId = (prefix: string, now: Date): string => {
 
 /** Standard Webhooks' `msg_` ids. */
 export const newEventId = (now: Date): string => newSortableId('msg_', now);
+
+/**
+ * The id of an event written once (OutboxEvent.once): the network's time, then a hash of the event's key,
+ * in the shape of newEventId's (sortable by time, the same length), so that every node that writes the
+ * event names it alike and the second write meets the first's rows.
+ */
+export const onceEventId = (key: string, seconds: number): string =>
+  `msg_${Math.max(0, Math.floor(seconds * 1000))
+    .toString(36)
+    .padStart(9, '0')}${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
 
 export interface WebhookOutboxOptions {
   db: Db;
@@ -85,8 +95,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     const endpoints = given ?? (await matching(event.accountId, event.type, event.sessionId));
     if (endpoints.length === 0) return null;
     const createdAt = now();
-    const id = newEventId(createdAt);
+    const id = event.once ? onceEventId(event.once.key, event.once.at) : newEventId(createdAt);
     return {
+      ...(event.once ? { once: true as const } : {}),
       event: {
         id,
         accountId: event.accountId,
@@ -137,6 +148,9 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     ['data', 'text'],
     ['createdAt', 'timestamp'],
   ]);
+  // Rows written once (OutboxRows.once) may meet those of an earlier write: those are left alone.
+  const onConflict = (rows: OutboxRows[]): Prisma.Sql =>
+    rows.some((r) => r.once) ? Prisma.sql`ON CONFLICT ("id") DO NOTHING` : Prisma.empty;
   const sinkWrites = (rows: OutboxRows[]): Prisma.Sql[] => {
     const cells = rows.flatMap(({ event, sinkDeliveries }) =>
       (sinkDeliveries ?? []).map((d) => [
@@ -153,7 +167,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     if (cells.length === 0) return [];
     return [
       Prisma.sql`INSERT INTO "SinkDelivery" ("id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt")
-        SELECT "id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt" FROM (${sinkTable(cells)}) AS d`,
+        SELECT "id", "eventId", "sinkId", "accountId", "sessionId", "type", "data", "createdAt" FROM (${sinkTable(cells)}) AS d WHERE true ${onConflict(rows)}`,
     ];
   };
   const writeSql: WebhookOutbox['writeSql'] = (rows) => {
@@ -179,7 +193,7 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
     );
     return [
       Prisma.sql`INSERT INTO "WebhookDelivery" ("id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", "status", "attempts", "nextAttemptAt", "claimedUntil", "createdAt")
-        SELECT "id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d`,
+        SELECT "id", "eventId", "type", "data", "endpointId", "accountId", "sessionId", 'PENDING', 0, "nextAttemptAt", "claimedUntil", "createdAt" FROM (${deliveries}) AS d WHERE true ${onConflict(rows)}`,
       ...sinkWrites(rows),
     ];
   };
@@ -207,7 +221,18 @@ export const createWebhookOutbox = (options: WebhookOutboxOptions): WebhookOutbo
   // resolves once they are on disk.
   const raw = rawWrites(db);
   const standalone = groupCommit<OutboxRows>(async (batch) => {
-    await raw(writeSql(batch));
+    if (!batch.some((r) => r.once) || !batch.some((r) => r.deliveries.length > 0)) {
+      await raw(writeSql(batch));
+      written(batch);
+      return;
+    }
+    // What an earlier write of an event written once put there already is neither queued nor announced
+    // here again: only the deliveries this statement added go on.
+    const [deliveries, ...sinks] = writeSql(batch) as [Prisma.Sql, ...Prisma.Sql[]];
+    const added = await db.$queryRaw<Array<{ id: string }>>`${deliveries} RETURNING "id"`;
+    if (sinks.length > 0) await raw(sinks);
+    const fresh = new Set(added.map((r) => r.id));
+    for (const r of batch) if (r.once) r.deliveries = r.deliveries.filter((d) => fresh.has(d.id));
     written(batch);
   });
 
