@@ -9,7 +9,8 @@ import { formatSoakReport, runSoak } from '../test/helpers/soak.ts';
 // does); the service runs in this process beside the load. The run stops by itself after its time or
 // message count.
 process.setSourceMapsEnabled(false);
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     mode: { type: 'string', default: 'service' },
     db: { type: 'string', default: 'sqlite' },
@@ -25,6 +26,21 @@ const { values } = parseArgs({
     sandbox: { type: 'string', default: 'process' },
   },
 });
+// `npm run soak -- cluster`: three nodes on PostgreSQL under faults (bench/cluster-soak.ts), for
+// SOAK_MINUTES (default 10) or --minutes.
+if (positionals[0] === 'cluster') {
+  const { formatClusterSoak, runClusterSoak } = await import('./cluster-soak.ts');
+  const minutes = Number(process.env.SOAK_MINUTES ?? (process.argv.includes('--minutes') ? values.minutes : 10));
+  const report = await runClusterSoak({
+    durationMs: minutes * 60_000,
+    sessions: Number(process.env.SOAK_SESSIONS ?? 6),
+    everyMs: 1_000,
+    drainMs: 90_000,
+    log: (line) => process.stdout.write(`${line}\n`),
+  });
+  process.stdout.write(`${formatClusterSoak(report)}\n`);
+  process.exit(report.broken.length === 0 ? 0 : 1);
+}
 const networkModeOf = (value: string | undefined): 'process' | 'thread' | 'inline' =>
   value === 'process' || value === 'inline' ? value : 'thread';
 const mode = values.mode === 'bare' ? 'bare' : 'service';
