@@ -534,7 +534,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     const hook = receiver as Receiver;
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('URL', { exact: true }).fill(hook.url);
-    await page.getByLabel('Events (comma-separated)').fill('message.received');
+    await page.getByLabel('Events (comma-separated)', { exact: true }).fill('message.received');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const secret = page.getByRole('status').filter({ hasText: 'Signing secret' }).locator('code');
     hook.verifyWith(await secret.innerText());
@@ -545,17 +545,18 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
       30_000,
     );
     await page.getByRole('button', { name: 'Show deliveries' }).click();
+    const deliveryLog = page.getByRole('table', { name: 'Delivery log' }).locator('tbody');
     // The receiver answers before the log records DELIVERED, so the log is read again until it does.
     await expect
       .poll(
         async () => {
           await page.getByRole('button', { name: 'Refresh', exact: true }).click();
-          return page.locator('tbody').innerText();
+          return deliveryLog.innerText();
         },
         { timeout: 30_000 },
       )
       .toMatch(/message\.received[\s\S]*DELIVERED/);
-    const row = page.locator('tbody tr', { hasText: 'message.received' });
+    const row = deliveryLog.locator('tr', { hasText: 'message.received' });
     await row.getByRole('button', { name: 'Replay' }).click();
     await page.getByRole('status').filter({ hasText: 'Replaying 1 deliveries' }).waitFor();
     await waitUntil(
