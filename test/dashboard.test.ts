@@ -602,16 +602,27 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     expect(settings.status).toBe(200);
     // Erin's chat holds more than a page (25) of messages; Dana writes last, twice.
     for (let i = 1; i <= 35; i += 1) await ctx.sandbox.control.sendText(ERIN, ME, `note ${i}`);
+    await waitUntil(
+      () => unreadOf(`${ERIN}@s.whatsapp.net`),
+      (n) => n === 35,
+      30_000,
+    );
+    // A message's time on the network is in whole seconds, and chats of the same second are ordered by
+    // their id: Dana writes in a later second than Erin's last note, so that hers is the latest chat.
+    const nextSecond = async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await waitUntil(
+        async () => Math.floor(Date.now() / 1000),
+        (second) => second > now,
+        5_000,
+      );
+    };
+    await nextSecond();
     await ctx.sandbox.control.sendText(DANA, ME, 'hi from Dana');
     await ctx.sandbox.control.sendText(DANA, ME, 'are you there?');
     await waitUntil(
       () => unreadOf(`${DANA}@s.whatsapp.net`),
       (n) => n === 2,
-      30_000,
-    );
-    await waitUntil(
-      () => unreadOf(`${ERIN}@s.whatsapp.net`),
-      (n) => n === 35,
       30_000,
     );
 
@@ -643,6 +654,7 @@ describe.runIf(hasChromium)('the dashboard at /, in headless Chromium against th
     const live = await ctx.sandbox.control.sendText(DANA, ME, 'a live one');
     await expect.poll(() => bubbles.last().innerText(), { timeout: 30_000 }).toMatch(/^a live one/);
     const bobBefore = Number(await chat(BOB).getAttribute('data-unread'));
+    await nextSecond();
     await ctx.sandbox.control.sendText(BOB, ME, 'Bob again');
     await expect.poll(() => firstChat(), { timeout: 30_000 }).toBe(`${BOB}@s.whatsapp.net`);
     await expect.poll(() => chat(BOB).getAttribute('data-unread')).toBe(String(bobBefore + 1));
