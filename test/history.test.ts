@@ -92,8 +92,8 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
   const eventsOf = (sessionId: string, type: string) =>
     receiver.received.filter((r) => r.payload?.type === type && r.payload.data.sessionId === sessionId).map((r) => r.payload.data);
 
-  it('stores the past messages as history, one history.synced per chunk and no message.received', async () => {
-    const { app, sessionId, me, ana, ben, cy, p } = await linkWithHistory({ HISTORY_SYNC_DAYS: 90 });
+  it('stores the past messages as history by default (90 days), one history.synced per chunk and no message.received', async () => {
+    const { app, sessionId, me, ana, ben, cy, p } = await linkWithHistory();
     // 4 messages within 90 days, 2 per chunk: INITIAL_BOOTSTRAP and RECENT, then PUSH_NAME
     const synced = await waitUntil(
       async () => eventsOf(sessionId, 'history.synced'),

@@ -76,7 +76,9 @@ const storeChunk = async (
     skipped: chunk.skipped,
     names: chunk.names.length,
   };
-  deps.logger.info({ ...data }, 'history sync chunk stored');
+  // A first link brings empty chunks (no chats, nothing stored): worth a line only when debugging.
+  const empty = stored === 0 && data.changes === 0 && data.names === 0 && data.chats === 0;
+  deps.logger[empty ? 'debug' : 'info']({ ...data }, 'history sync chunk stored');
   const accountId = await accountOf(sessionId);
   if (accountId) await deps.webhooks.emit({ accountId, sessionId, type: 'history.synced', data: { ...data } });
   return data;

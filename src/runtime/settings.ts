@@ -134,9 +134,9 @@ export const settingsSchema = z.object({
     .number()
     .int()
     .min(0)
-    .default(0)
+    .default(90)
     .describe(
-      'history sync from the phone at link (docs/conversations.md, History from the phone): messages up to this many days old are stored as history (90 is a usual choice); `0`, the default, turns the sync at link off (older messages of a chat asked for with fetchChatHistory still come)',
+      'history sync from the phone at link (docs/conversations.md, History from the phone): messages up to this many days old are stored as history; `0` turns the sync at link off (older messages of a chat asked for with fetchChatHistory still come)',
     ),
   HISTORY_SYNC_FULL: z
     .stringbool()
