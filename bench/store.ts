@@ -25,7 +25,7 @@ import { idleSince, quantile, startLoader } from './messages.ts';
 //     resident memory growth;
 //  4. bytes stored per message, with the search index.
 
-const ROUND = 200;
+const ROUND = Number(process.env.STORE_ROUND ?? 200);
 const PAIRS = Number(process.env.STORE_PAIRS ?? 5);
 const SEND_CONCURRENCY = 16;
 const PHONE_CONCURRENCY = 8;

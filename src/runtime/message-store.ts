@@ -2,9 +2,12 @@ import type { Logger } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
 import { Prisma } from '../generated/sqlite/client.ts';
 import type { Db } from './db/client.ts';
+import { groupCommit } from './db/group-commit.ts';
+import type { GroupCommit } from './db/group-commit.ts';
 import { jsonRows } from './db/json-rows.ts';
 import type { JsonCell } from './db/json-rows.ts';
 import type { Provider } from './db/migrate.ts';
+import { rawWrites } from './db/raw-writes.ts';
 import type { IncomingMediaStore } from './incoming-media.ts';
 import type { IncomingInput, MessageKeyRef, ReceivedMessage } from './ports/incoming.ts';
 import type { HistoryWrites, ReceivedMessages, RememberedMessage } from './ports/incoming.ts';
@@ -42,8 +45,16 @@ const timeOf = (seconds: number, now: Date): Date => (seconds > 0 ? new Date(sec
 export class MessageStore implements ReceivedMessages, HistoryWrites {
   private readonly rows: (rows: JsonCell[][]) => Prisma.Sql;
   private readonly chatRows: (rows: JsonCell[][]) => Prisma.Sql;
+  /**
+   * Received messages' statements, those that arrive together (one upsert of several, or several links
+   * in one turn of the event loop) in one transaction: a transaction per message cost more CPU than its
+   * statements (docs/benchmarks.md, The message store). A message's failure stays its own.
+   */
+  private readonly writes: GroupCommit<Prisma.Sql[]>;
 
   constructor(private readonly options: MessageStoreOptions) {
+    const raw = rawWrites(options.db);
+    this.writes = groupCommit((groups) => raw(groups.flat()), { isolateFailures: true });
     this.rows = jsonRows(options.provider, [
       ['id', 'text'],
       ['sessionId', 'text'],
@@ -90,9 +101,7 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     const kept = this.options.statusesAndChannels || !isStatusOrChannel(message.chatId);
     if (key && kept && (await (this.options.keeps?.(sessionId) ?? true))) writes.push(...this.stored(sessionId, message, key));
     if (media) writes.push(this.options.media.insert(sessionId, messageId, message.chatId, media));
-    const { db } = this.options;
-    if (writes.length === 1) await db.$executeRaw(writes[0] as Prisma.Sql);
-    else if (writes.length > 1) await db.$transaction(writes.map((sql) => db.$executeRaw(sql)));
+    if (writes.length > 0) await this.writes.add(writes);
     return withMedia;
   }
 
