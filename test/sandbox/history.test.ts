@@ -100,3 +100,64 @@ describe('sandbox: history sync to a newly linked device, read by an unmodified 
     expect(onDemand.peerDataRequestSessionId).toBe(requestId);
   });
 });
+
+/**
+ * The patch's beforeHistoryChunk socket option (patches/, docs/baileys-patch.md): the service stores a
+ * chunk before the next is downloaded and decoded, so a phone's whole history is never held in memory at
+ * once. Without the patch the option is ignored and the chunks arrive while the promise is pending.
+ */
+describe('sandbox: the patched beforeHistoryChunk holds each history notification until its promise settles', () => {
+  let sandbox: Sandbox;
+  let socket: TestSocket | undefined;
+  afterAll(async () => {
+    socket?.sock.end(undefined);
+    await sandbox?.close();
+  });
+
+  it('takes no chunk while the first call is pending, then one call per chunk', async () => {
+    const me = '15553330011';
+    const ana = '15553330012';
+    const now = Math.floor(Date.now() / 1000);
+    sandbox = await startSandbox();
+    sandbox.control.addPhone(me, 'Me');
+    sandbox.control.addPhone(ana, 'Ana');
+    sandbox.control.giveHistory(
+      me,
+      { chats: [{ with: ana, messages: [1, 2, 3].map((i) => ({ id: `GATE-${i}`, text: `note ${i}`, at: now - i * DAY })) }] },
+      1,
+    );
+    const sets: HistorySet[] = [];
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const calls: number[] = [];
+    const config = {
+      shouldSyncHistoryMessage: ({ syncType }: proto.Message.IHistorySyncNotification) => syncType !== proto.HistorySync.HistorySyncType.FULL,
+      beforeHistoryChunk: () => {
+        calls.push(sets.length);
+        return gate;
+      },
+    } as Partial<UserFacingSocketConfig>;
+    const auth = memoryAuth();
+    const first = openSocket(sandbox, auth, config);
+    const { qr } = await first.waitFor((u) => Boolean(u.qr));
+    await sandbox.control.scanQr(me, qr ?? '');
+    await first.waitFor((u) => u.connection === 'close');
+    socket = openSocket(sandbox, auth, config);
+    socket.sock.ev.on('messaging-history.set', (set) => sets.push(set));
+    await socket.waitFor((u) => u.connection === 'open');
+    await waitFor(() => calls.length > 0, 20_000);
+    // The phone sent every chunk (three of one message, and its push names) at link.
+    await waitFor(() => sandbox.control.historySent(me).length >= 4, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(calls).toEqual([0]);
+    expect(sets).toEqual([]);
+
+    open();
+    await waitFor(() => sets.some((s) => s.syncType === proto.HistorySync.HistorySyncType.PUSH_NAME), 20_000);
+    expect(sets.flatMap((s) => s.messages.map((m) => m.key.id)).sort()).toEqual(['GATE-1', 'GATE-2', 'GATE-3']);
+    // Each later chunk was taken after the chunks before it were handed over.
+    expect(calls).toEqual(sets.map((_, i) => i));
+  }, 60_000);
+});

@@ -35,6 +35,7 @@ import { receiptsFromUpdates, receiptsFromUpserts, receiptsFromUserReceipts } fr
 import { signalRepositoryFor } from './baileys-signal.ts';
 import { deviceListCache } from './baileys-target.ts';
 import { MediaGoneError } from './media-gone.ts';
+import { heapGrowthCollector } from '../memory-reclaim.ts';
 import type { MediaLocator, ReceivedMessage } from '../ports/incoming.ts';
 import type {
   ChatEvent,
@@ -78,14 +79,19 @@ const INCOMING_STORE_TIMEOUT_MS = 30_000;
 const PATCHED = [
   { file: ['Socket', 'messages-recv.js'], marker: 'config.beforeReceipt', what: 'no beforeReceipt hook' },
   { file: ['Utils', 'messages-media.js'], marker: "fetched.on('error'", what: "the media body's errors are not forwarded" },
+  { file: ['Socket', 'chats.js'], marker: 'config.beforeHistoryChunk', what: 'no beforeHistoryChunk hook' },
 ];
 
 /**
- * The socket option the patch adds (Socket/messages-recv.js), typed here rather than in Baileys'
- * declarations: awaited for each decrypted message before its delivery receipt (or ack) is sent; a
- * rejection sends a nack instead.
+ * The socket options the patch adds, typed here rather than in Baileys' declarations. beforeReceipt
+ * (Socket/messages-recv.js): awaited for each decrypted message before its delivery receipt (or ack) is
+ * sent; a rejection sends a nack instead. beforeHistoryChunk (Socket/chats.js): awaited before a history
+ * notification is downloaded and decoded; never rejects.
  */
-type PatchedSocketConfig = UserFacingSocketConfig & { beforeReceipt: (msg: WAMessage) => Promise<void> };
+type PatchedSocketConfig = UserFacingSocketConfig & {
+  beforeReceipt: (msg: WAMessage) => Promise<void>;
+  beforeHistoryChunk: () => Promise<unknown>;
+};
 
 const assertPatched = (() => {
   let checked = false;
@@ -265,6 +271,9 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     const log = logger.child({ sessionId });
     // Messages stored before their receipt, by network id: the messages.upsert that follows each is skipped.
     const storedFirst = new BoundedSet(1024);
+    /** the history chunks handed to the service so far, stored (beforeHistoryChunk waits for them) */
+    let historyHandled: Promise<unknown> = Promise.resolve();
+    const collectBetweenChunks = history.collectEveryBytes ? heapGrowthCollector(history.collectEveryBytes) : undefined;
     await stores.get(sessionId)?.flush();
     // Set once the socket exists; Baileys writes nothing before then.
     let closeFenced: (() => void) | undefined;
@@ -303,6 +312,10 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
         await within(handed.stored, storeTimeoutMs, 'storing a received message');
         if (msg.key.id) storedFirst.add(msg.key.id);
       },
+      // The next chunk is downloaded and decoded once the service has stored the ones handed over before:
+      // a phone's history (tens of thousands of messages) would otherwise be held in memory at once while
+      // the store caught up.
+      beforeHistoryChunk: () => historyHandled.then(() => collectBetweenChunks?.()),
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
       // After the target's options, which turn history off for hand-made sandbox sockets.
@@ -450,13 +463,15 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       receipts(receiptsFromUserReceipts(updates.filter((u) => !isOwn(u.receipt.userJid, ownAddresses())))),
     );
     sock.ev.on('messaging-history.set', (set) => {
-      historyChunk(set, history, ownAddresses(), lids)
+      const handled = historyChunk(set, history, ownAddresses(), lids)
         .then((event) => {
           learn(event.messages.flatMap((m) => [personOf(m.chatId, m.chatLid), personOf(m.from, m.fromLid)]));
-          callbacks.onChatEvent?.(event);
+          const stored = callbacks.onChatEvent?.(event);
           chatStates.fromHistory(set.chats);
+          return stored;
         })
         .catch((err: unknown) => log.error({ err }, 'reading a history sync chunk failed'));
+      historyHandled = Promise.all([historyHandled, handled]);
     });
     sock.ev.on('messages.upsert', ({ messages, type }) => {
       // An error ack that came while the send's own upsert was still buffered is merged into it (rc14's event buffer).

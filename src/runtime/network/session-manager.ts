@@ -94,8 +94,8 @@ export interface SessionManagerOptions {
   onReceipts?: (sessionId: string, receipts: Receipt[]) => void;
   /** the network told a person's phone number and LID together (the address book learns the LID) */
   onPeople?: (sessionId: string, people: KnownPerson[]) => void;
-  /** presence updates and calls a link heard */
-  onChatEvent?: (sessionId: string, event: ChatEvent) => void;
+  /** presence updates and calls a link heard; a history chunk's promise settles once it is stored (ports/network.ts) */
+  onChatEvent?: (sessionId: string, event: ChatEvent) => void | Promise<unknown>;
   /** whether the session's settings drop a received message of this chat (never stored, buffered or announced) */
   ignores?: (sessionId: string, chatId: string) => Promise<boolean>;
   /** a link with no traffic for this long is considered dead and restarted */
@@ -545,9 +545,7 @@ export class SessionManager implements Sessions {
         onPeople: (people) => {
           this.options.onPeople?.(sessionId, people);
         },
-        onChatEvent: (event) => {
-          if (current()) this.options.onChatEvent?.(sessionId, event);
-        },
+        onChatEvent: (event) => (current() ? this.options.onChatEvent?.(sessionId, event) : undefined),
       });
       const { onRefused } = this.options;
       live.link = onRefused

@@ -194,6 +194,8 @@ export interface HistorySettings {
   full: boolean;
   /** a chunk whose blob is larger than this is not downloaded */
   maxBytes: number;
+  /** between chunks, a full collection once the link's thread's heap grew this much (MEMORY_RECLAIM); none when absent */
+  collectEveryBytes?: number;
 }
 
 /** What a history chunk is (WAProto HistorySync.HistorySyncType, lower case). */
@@ -331,8 +333,12 @@ export interface LinkCallbacks {
   onReceipts: (receipts: Receipt[]) => void;
   /** people whose phone number and LID the network told together (each pair once per link) */
   onPeople: (people: KnownPerson[]) => void;
-  /** presence updates, calls and waiting messages (optional: a link opened only to log out hears none) */
-  onChatEvent?: (event: ChatEvent) => void;
+  /**
+   * presence updates, calls and waiting messages (optional: a link opened only to log out hears none); for
+   * a history chunk, a promise (never rejecting) that settles once it is stored: the link takes its next
+   * chunk after that (a link in another thread or process does not wait)
+   */
+  onChatEvent?: (event: ChatEvent) => void | Promise<unknown>;
 }
 
 export interface NetworkLink {

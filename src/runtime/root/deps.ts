@@ -106,7 +106,14 @@ export const createDeps = (options: DepsOptions): Deps => {
       ),
   );
   const target = options.target ?? {};
-  const history = { days: settings.HISTORY_SYNC_DAYS, full: settings.HISTORY_SYNC_FULL, maxBytes: settings.HISTORY_MAX_BYTES };
+  const history = {
+    days: settings.HISTORY_SYNC_DAYS,
+    full: settings.HISTORY_SYNC_FULL,
+    maxBytes: settings.HISTORY_MAX_BYTES,
+    // Between history chunks: a 50,000-message sync grew the heap by 357 MB of garbage without it, 20 MB with
+    // a collection per chunk (docs/benchmarks.md, The message store).
+    ...(settings.MEMORY_RECLAIM ? { collectEveryBytes: 48 * 1024 * 1024 } : {}),
+  };
   const mode = networkMode(settings);
   const network =
     mode !== 'inline'
@@ -231,7 +238,7 @@ export const createDeps = (options: DepsOptions): Deps => {
         void stored.then(() => {
           if (historyStored.get(sessionId) === stored) historyStored.delete(sessionId);
         });
-        return;
+        return stored;
       }
       if (event.kind === 'chat-state') {
         // After the history chunk before it is stored: the app state that follows a chunk names its chats.
