@@ -133,7 +133,8 @@ describe('sandbox: the patched beforeHistoryChunk holds each history notificatio
     });
     const calls: number[] = [];
     const config = {
-      shouldSyncHistoryMessage: ({ syncType }: proto.Message.IHistorySyncNotification) => syncType !== proto.HistorySync.HistorySyncType.FULL,
+      shouldSyncHistoryMessage: ({ syncType }: proto.Message.IHistorySyncNotification) =>
+        syncType !== proto.HistorySync.HistorySyncType.FULL,
       beforeHistoryChunk: () => {
         calls.push(sets.length);
         return gate;
