@@ -189,20 +189,29 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
       SELECT s.id AS "sessionId", n.address,
         (l."expiresAt" > now() AND n."expiresAt" > now()) IS TRUE AS owned
       FROM "Session" s LEFT JOIN "SessionLease" l ON l."sessionId" = s.id LEFT JOIN "ClusterNode" n ON n.id = l."nodeId"`;
+  /** what kept the sessions from settling at the last look, for the log when they never do */
+  let unsettled = '';
   /** Every session owned by a running node, and CONNECTED as that node tells it. */
   const settled = async (): Promise<boolean> => {
     const owners = await ownersOf();
     const addresses = new Set(running().map((n) => n.process.baseUrl));
-    if (owners.length < sessions.length || !owners.every((o) => o.owned && o.address && addresses.has(o.address))) return false;
-    const statuses = await Promise.all(sessions.map(async (id) => (await call('GET', `/v1/sessions/${id}/status`)).body.status));
-    return statuses.every((s) => s === 'CONNECTED');
+    const astray = owners.filter((o) => !(o.owned && o.address && addresses.has(o.address)));
+    if (owners.length < sessions.length || astray.length > 0) {
+      unsettled = `not owned by a running node: ${astray.map((o) => `${o.sessionId.slice(0, 8)} (${o.address ?? 'no lease'}${o.owned ? '' : ', lapsed'})`).join(', ')}`;
+      return false;
+    }
+    const statuses = await Promise.all(sessions.map(async (id) => (await call('GET', `/v1/sessions/${id}/status`)).body));
+    const down = statuses.flatMap((s, i) => (s.status === 'CONNECTED' ? [] : [`${sessions[i]?.slice(0, 8)} ${JSON.stringify(s)}`]));
+    unsettled = `not CONNECTED: ${down.join('; ')}`;
+    return down.length === 0;
   };
   const untilSettled = async (ms: number): Promise<number | null> => {
     const from = Date.now();
     while (Date.now() - from < ms) {
-      if (await settled().catch(() => false)) return (Date.now() - from) / 1000;
+      if (await settled().catch((err: unknown) => ((unsettled = `the check failed: ${String(err)}`), false))) return (Date.now() - from) / 1000;
       await sleep(500);
     }
+    log(`  still unsettled after ${ms / 1000} s: ${unsettled}`);
     return null;
   };
 
