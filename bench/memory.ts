@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,7 @@ const IDLE_SECONDS = setting('MEMORY_BENCH_IDLE_SECONDS', 30);
 const EVERY_SECONDS = 10;
 // MEMORY_BENCH_LOG_DIR=<dir>: each product's output and the samples (samples.json) are written there.
 const LOG_DIR = process.env.MEMORY_BENCH_LOG_DIR;
+if (LOG_DIR) mkdirSync(LOG_DIR, { recursive: true });
 const METRICS_TOKEN = 'memory-bench-metrics-token';
 
 /** `peer`, or one of our service's processes: `before`, `after`, or any other name with its own settings (below) */
