@@ -208,7 +208,11 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
   const untilSettled = async (ms: number): Promise<number | null> => {
     const from = Date.now();
     while (Date.now() - from < ms) {
-      if (await settled().catch((err: unknown) => ((unsettled = `the check failed: ${String(err)}`), false))) return (Date.now() - from) / 1000;
+      const ok = await settled().catch((err: unknown) => {
+        unsettled = `the check failed: ${String(err)}`;
+        return false;
+      });
+      if (ok) return (Date.now() - from) / 1000;
       await sleep(500);
     }
     log(`  still unsettled after ${ms / 1000} s: ${unsettled}`);
