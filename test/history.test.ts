@@ -226,6 +226,33 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
     expect(bad.status).toBe(400);
   }, 60_000);
 
+  it('notes each chunk the link takes until it is stored, and reports one an earlier process left, once, when the link is next up', async () => {
+    const { app, key, sessionId } = await linkWithHistory();
+    await waitUntil(
+      async () => eventsOf(sessionId, 'history.synced'),
+      (e) => e.some((x) => x.syncType === 'push_name'),
+      20_000,
+    );
+    // Every chunk the link took was stored: nothing is left noted.
+    const pending = async () => (await app.db.session.findUnique({ where: { id: sessionId } }))?.historyPending;
+    await waitUntil(pending, (p) => p === null);
+    expect(eventsOf(sessionId, 'history.interrupted')).toEqual([]);
+
+    // What a process that stopped between a chunk's receipt and its storing leaves (another process's mark).
+    const takenAt = '2026-11-29T10:00:00.000Z';
+    await app.db.session.update({ where: { id: sessionId }, data: { historyPending: `earlier-process recent 7 ${takenAt}` } });
+    expect((await http(app.baseUrl, 'POST', `/v1/sessions/${sessionId}/disconnect`, { key })).body.status).toBe('DISCONNECTED');
+    expect((await http(app.baseUrl, 'POST', `/v1/sessions/${sessionId}/connect`, { key })).status).toBe(200);
+    const reported = await waitUntil(
+      async () => eventsOf(sessionId, 'history.interrupted'),
+      (e) => e.length > 0,
+      20_000,
+    );
+    expect(reported).toEqual([{ sessionId, syncType: 'recent', chunkOrder: 7, takenAt }]);
+    // Forgotten once reported: a later link-up has nothing to report.
+    expect(await pending()).toBeNull();
+  }, 60_000);
+
   it('refuses a history blob over HISTORY_MAX_BYTES; the session stays CONNECTED and stores none of it', async () => {
     const { app, key, sessionId, ana, me } = await linkWithHistory({ HISTORY_SYNC_DAYS: 90, HISTORY_MAX_BYTES: 10 });
     await waitUntil(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ChatEvent } from '../runtime/ports/network.ts';
 import type { HistoryWrites, MessageKeyRef } from '../runtime/ports/incoming.ts';
@@ -51,7 +52,7 @@ export const storeHistory = (
   return turn;
 };
 
-type HistoryDeps = Pick<Deps, 'webhooks' | 'logger'> & { messages: HistoryWrites };
+type HistoryDeps = Pick<Deps, 'webhooks' | 'logger' | 'db'> & { messages: HistoryWrites };
 const inTurn = new Map<string, Promise<unknown>>();
 
 const storeChunk = async (
@@ -81,7 +82,89 @@ const storeChunk = async (
   deps.logger[empty ? 'debug' : 'info']({ ...data }, 'history sync chunk stored');
   const accountId = await accountOf(sessionId);
   if (accountId) await deps.webhooks.emit({ accountId, sessionId, type: 'history.synced', data: { ...data } });
+  await changeMarks(deps, sessionId, (marks) => {
+    const at = marks.findIndex((m) => m.startsWith(`${markOf(chunk, null)} `));
+    return at < 0 ? marks : marks.filter((_, i) => i !== at);
+  });
   return data;
+};
+
+/**
+ * This process, as the history marks name it (Session.historyPending): a mark another process left names
+ * a chunk that its stop cut off after the network's receipt.
+ */
+const PROCESS_MARK = randomUUID();
+
+type TakenChunk = Pick<HistoryChunk, 'syncType' | 'chunkOrder'>;
+
+/** "<process> <syncType> <chunkOrder> <taken at>"; without the time, the prefix its stored chunk clears. */
+const markOf = (chunk: TakenChunk, takenAt: Date | null): string =>
+  [PROCESS_MARK, chunk.syncType, chunk.chunkOrder ?? '-', ...(takenAt ? [takenAt.toISOString()] : [])].join(' ');
+
+/**
+ * Changes a session's marks (one line each) by compare-and-set: a chunk is noted while the one before it
+ * is being stored and cleared, and a node reporting them may race either.
+ */
+const changeMarks = async (deps: Pick<Deps, 'db'>, sessionId: string, change: (marks: string[]) => string[]): Promise<string[]> => {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const row = await deps.db.session.findUnique({ where: { id: sessionId }, select: { historyPending: true } });
+    if (!row) return [];
+    const marks = row.historyPending ? row.historyPending.split('\n') : [];
+    const next = change(marks);
+    if (next.length === marks.length && next.every((m, i) => m === marks[i])) return marks;
+    const written = await deps.db.session.updateMany({
+      where: { id: sessionId, historyPending: row.historyPending },
+      data: { historyPending: next.length > 0 ? next.join('\n') : null },
+    });
+    if (written.count > 0) return marks;
+  }
+  throw new Error('the history marks of the session kept changing');
+};
+
+/**
+ * A history notification the link took (receipted) and is about to download: noted on the session until
+ * its chunk is stored (storeHistory clears it).
+ */
+export const noteHistoryTaken = async (deps: Pick<Deps, 'db' | 'now'>, sessionId: string, chunk: TakenChunk): Promise<void> => {
+  const mark = markOf(chunk, deps.now());
+  await changeMarks(deps, sessionId, (marks) => [...marks, mark]);
+};
+
+/** The history.interrupted event's data (docs/events-and-webhooks.md). */
+export interface HistoryInterrupted {
+  sessionId: string;
+  syncType: string;
+  chunkOrder: number | null;
+  /** when the link took the chunk's notification (its receipt went to the network) */
+  takenAt: string;
+}
+
+/**
+ * When a session's link is up: a chunk an earlier process took and did not store (it stopped in between)
+ * is reported once, by a warning and a history.interrupted event, and forgotten. The network does not
+ * send it again; fetchChatHistory asks for a chat's older messages.
+ */
+export const reportInterruptedHistory = async (
+  deps: Pick<Deps, 'db' | 'webhooks' | 'logger'>,
+  sessionId: string,
+): Promise<HistoryInterrupted[]> => {
+  const earlier = (mark: string) => !mark.startsWith(`${PROCESS_MARK} `);
+  // Taken out in one compare-and-set, so whichever node's link comes up first reports them, once.
+  const marks = (await changeMarks(deps, sessionId, (all) => all.filter((m) => !earlier(m)))).filter(earlier);
+  if (marks.length === 0) return [];
+  const accountId = (await deps.db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }))?.accountId;
+  const lost: HistoryInterrupted[] = [];
+  for (const mark of marks) {
+    const [, syncType = 'other', order = '-', takenAt = ''] = mark.split(' ');
+    const data: HistoryInterrupted = { sessionId, syncType, chunkOrder: order === '-' ? null : Number(order), takenAt };
+    deps.logger.warn(
+      { ...data },
+      'a history sync chunk was lost: the service stopped after the network had its receipt and before it was stored',
+    );
+    if (accountId) await deps.webhooks.emit({ accountId, sessionId, type: 'history.interrupted', data: { ...data } });
+    lost.push(data);
+  }
+  return lost;
 };
 
 export const fetchHistorySchema = z.strictObject({

@@ -26,6 +26,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'campaign.progress',
   'group.participants',
   'history.synced',
+  'history.interrupted',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Sent only to the endpoint it was asked for, whatever its filter. */

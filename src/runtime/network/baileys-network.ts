@@ -85,12 +85,12 @@ const PATCHED = [
 /**
  * The socket options the patch adds, typed here rather than in Baileys' declarations. beforeReceipt
  * (Socket/messages-recv.js): awaited for each decrypted message before its delivery receipt (or ack) is
- * sent; a rejection sends a nack instead. beforeHistoryChunk (Socket/chats.js): awaited before a history
- * notification is downloaded and decoded; never rejects.
+ * sent; a rejection sends a nack instead. beforeHistoryChunk (Socket/chats.js): awaited with a history
+ * notification before it is downloaded and decoded (after its receipt); never rejects.
  */
 type PatchedSocketConfig = UserFacingSocketConfig & {
   beforeReceipt: (msg: WAMessage) => Promise<void>;
-  beforeHistoryChunk: () => Promise<unknown>;
+  beforeHistoryChunk: (notification: proto.Message.IHistorySyncNotification) => Promise<unknown>;
 };
 
 const assertPatched = (() => {
@@ -315,7 +315,21 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // The next chunk is downloaded and decoded once the service has stored the ones handed over before:
       // a phone's history (tens of thousands of messages) would otherwise be held in memory at once while
       // the store caught up.
-      beforeHistoryChunk: () => historyHandled.then(() => collectBetweenChunks?.()),
+      beforeHistoryChunk: async (notification) => {
+        // Noted as soon as it is taken (its receipt is sent): a stop from here until it is stored loses the
+        // chunk, and the next start reports it.
+        try {
+          await callbacks.onChatEvent?.({
+            kind: 'history-taken',
+            syncType: SYNC_KINDS[notification.syncType ?? -1] ?? 'other',
+            chunkOrder: notification.chunkOrder ?? null,
+          });
+        } catch (err) {
+          log.error({ err }, 'noting a history sync chunk taken failed');
+        }
+        await historyHandled;
+        collectBetweenChunks?.();
+      },
       ...(options.deviceListTtlMs ? { userDevicesCache: deviceListCache(options.deviceListTtlMs) } : {}),
       ...options.socket,
       // After the target's options, which turn history off for hand-made sandbox sockets.

@@ -266,6 +266,15 @@ export type ChatEvent =
       subject: string;
     }
   | {
+      /**
+       * A history notification the link took (its receipt went to the network, which will not send it
+       * again) and is about to download: the chunk is stored next, or lost if the process stops first.
+       */
+      kind: 'history-taken';
+      syncType: HistorySyncKind;
+      chunkOrder: number | null;
+    }
+  | {
       /** one chunk of the phone's history sync: its messages are stored as history, with no per-message events */
       kind: 'history';
       syncType: HistorySyncKind;

@@ -45,7 +45,7 @@ import { onFirstUse } from '../network/on-first-use.ts';
 import { createRemoteNetwork } from '../network/remote-network.ts';
 import { SessionManager } from '../network/session-manager.ts';
 import { chatStateChanged } from '../../resolvers/conversations.ts';
-import { storeHistory } from '../../resolvers/history.ts';
+import { noteHistoryTaken, reportInterruptedHistory, storeHistory } from '../../resolvers/history.ts';
 import type { SessionManagerOptions } from '../network/session-manager.ts';
 import { createRateLimiter } from '../rate-limit.ts';
 import { networkMode } from '../settings.ts';
@@ -223,6 +223,9 @@ export const createDeps = (options: DepsOptions): Deps => {
     },
     onConnected: (sessionId) => {
       linkOpened(deps, sessionId).catch((err: unknown) => logger.error({ err, sessionId }, 'clearing a push-back failed'));
+      reportInterruptedHistory({ db, webhooks, logger }, sessionId).catch((err: unknown) =>
+        logger.error({ err, sessionId }, 'reporting an interrupted history sync failed'),
+      );
     },
     onPeople: (sessionId, people) => {
       accountOf(sessionId)
@@ -231,7 +234,7 @@ export const createDeps = (options: DepsOptions): Deps => {
     },
     onChatEvent: (sessionId, event) => {
       if (event.kind === 'history') {
-        const stored = storeHistory({ webhooks, messages: received, logger }, accountOf, sessionId, event).catch((err: unknown) =>
+        const stored = storeHistory({ webhooks, messages: received, logger, db }, accountOf, sessionId, event).catch((err: unknown) =>
           logger.error({ err, sessionId, syncType: event.syncType, chunkOrder: event.chunkOrder }, 'storing a history sync chunk failed'),
         );
         historyStored.set(sessionId, stored);
@@ -239,6 +242,11 @@ export const createDeps = (options: DepsOptions): Deps => {
           if (historyStored.get(sessionId) === stored) historyStored.delete(sessionId);
         });
         return stored;
+      }
+      if (event.kind === 'history-taken') {
+        return noteHistoryTaken({ db, now }, sessionId, event).catch((err: unknown) =>
+          logger.error({ err, sessionId, syncType: event.syncType }, 'noting a history sync chunk taken failed'),
+        );
       }
       if (event.kind === 'chat-state') {
         // After the history chunk before it is stored: the app state that follows a chunk names its chats.
