@@ -49,6 +49,8 @@ const MAX_MINUTES = setting('PEERS_MAX_MINUTES', 45);
 // What our service's webhook endpoint subscribes to: the peer cannot choose (it posts every event it
 // handles), a user of ours picks what they need; the latency needs message.received.
 const OUR_EVENTS = settingList('PEERS_OUR_EVENTS', 'message.received');
+// PEERS_OUR_STORE=specOnly: our account stores nothing beyond the spec's routes (the message store off), as the peer.
+const OUR_STORE = process.env.PEERS_OUR_STORE;
 // A text that has not reached its phone when no other has arrived for this long is counted as lost.
 const STALL_MS = 15_000;
 // PEERS_LOG_DIR=<dir>: each product's output is written there (<product>-<sessions>.log).
@@ -480,6 +482,7 @@ export const startOurs = async (
     request(`${service.baseUrl}${path}`, method, body, { 'x-api-key': OUR_KEY });
   if (options.webhook !== false)
     await expectOk('creating the webhook endpoint', api('/v1/webhooks', 'POST', { url: `${receiver.url}/ours`, events: OUR_EVENTS }));
+  if (OUR_STORE) await expectOk('setting the message store', api('/v1/accounts/me/settings', 'PATCH', { messageStore: OUR_STORE }));
   const sessionIds = new Map<string, string>();
   const scan = control(controlUrl).scan;
   return {
