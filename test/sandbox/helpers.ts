@@ -52,8 +52,16 @@ export const openSocket = (
   return { sock, updates, waitFor };
 };
 
-/** A Baileys socket linked to a virtual phone through the QR flow, then reconnected after 515. */
-export const linkedSocket = async (sandbox: Sandbox, number: string, extra: Partial<UserFacingSocketConfig> = {}): Promise<TestSocket> => {
+/**
+ * A Baileys socket linked to a virtual phone through the QR flow, then reconnected after 515; `opened`
+ * sees the reconnected socket before it is open (to listen for what the phone sends at the first login).
+ */
+export const linkedSocket = async (
+  sandbox: Sandbox,
+  number: string,
+  extra: Partial<UserFacingSocketConfig> = {},
+  opened?: (socket: TestSocket) => void,
+): Promise<TestSocket> => {
   sandbox.control.addPhone(number, `Owner ${number}`);
   const auth = memoryAuth();
   const first = openSocket(sandbox, auth, extra);
@@ -61,6 +69,7 @@ export const linkedSocket = async (sandbox: Sandbox, number: string, extra: Part
   await sandbox.control.scanQr(number, qr ?? '');
   await first.waitFor((u) => u.connection === 'close');
   const socket = openSocket(sandbox, auth, extra);
+  opened?.(socket);
   await socket.waitFor((u) => u.connection === 'open');
   return socket;
 };

@@ -3,7 +3,7 @@ import type { BaileysEventMap, UserFacingSocketConfig, WAMessage } from 'baileys
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import { memoryAuth, openSocket, waitFor } from './helpers.ts';
+import { linkedSocket, waitFor } from './helpers.ts';
 import type { TestSocket } from './helpers.ts';
 
 type HistorySet = BaileysEventMap['messaging-history.set'];
@@ -51,14 +51,7 @@ describe('sandbox: history sync to a newly linked device, read by an unmodified 
     const defaults: Partial<UserFacingSocketConfig> = {
       shouldSyncHistoryMessage: ({ syncType }) => syncType !== proto.HistorySync.HistorySyncType.FULL,
     };
-    const auth = memoryAuth();
-    const first = openSocket(sandbox, auth, defaults);
-    const { qr } = await first.waitFor((u) => Boolean(u.qr));
-    await sandbox.control.scanQr(ME, qr ?? '');
-    await first.waitFor((u) => u.connection === 'close');
-    socket = openSocket(sandbox, auth, defaults);
-    socket.sock.ev.on('messaging-history.set', (set) => sets.push(set));
-    await socket.waitFor((u) => u.connection === 'open');
+    socket = await linkedSocket(sandbox, ME, defaults, (s) => s.sock.ev.on('messaging-history.set', (set) => sets.push(set)));
   }, 60_000);
   afterAll(async () => {
     socket?.sock.end(undefined);
@@ -140,14 +133,7 @@ describe('sandbox: the patched beforeHistoryChunk holds each history notificatio
         return gate;
       },
     } as Partial<UserFacingSocketConfig>;
-    const auth = memoryAuth();
-    const first = openSocket(sandbox, auth, config);
-    const { qr } = await first.waitFor((u) => Boolean(u.qr));
-    await sandbox.control.scanQr(me, qr ?? '');
-    await first.waitFor((u) => u.connection === 'close');
-    socket = openSocket(sandbox, auth, config);
-    socket.sock.ev.on('messaging-history.set', (set) => sets.push(set));
-    await socket.waitFor((u) => u.connection === 'open');
+    socket = await linkedSocket(sandbox, me, config, (s) => s.sock.ev.on('messaging-history.set', (set) => sets.push(set)));
     await waitFor(() => calls.length > 0, 20_000);
     // The phone sent every chunk (three of one message, and its push names) at link.
     await waitFor(() => sandbox.control.historySent(me).length >= 4, 20_000);
