@@ -237,18 +237,19 @@ const messageViews = async (
   rows: MessageRow[],
 ): Promise<StoredMessageView[]> => {
   const quotedIds = [...new Set(rows.map((m) => m.quotedId).filter((id): id is string => id !== null))];
-  const quotedRows =
+  // The files are those of the rows and of the messages they quote, known by network id: both read at once.
+  const withFiles = [...new Set([...rows.map((m) => m.waMessageId), ...quotedIds])];
+  const [quotedRows, files] = await Promise.all([
     quotedIds.length === 0
       ? []
-      : await ctx.db.message.findMany({ where: { sessionId, waMessageId: { in: quotedIds } }, include: MESSAGE_INCLUDE });
-  const withFiles = [...rows, ...quotedRows].map((m) => m.waMessageId);
-  const files =
+      : ctx.db.message.findMany({ where: { sessionId, waMessageId: { in: quotedIds } }, include: MESSAGE_INCLUDE }),
     withFiles.length === 0
       ? []
-      : await ctx.db.incomingMedia.findMany({
-          where: { sessionId, messageId: { in: [...new Set(withFiles)] } },
+      : ctx.db.incomingMedia.findMany({
+          where: { sessionId, messageId: { in: withFiles } },
           select: { messageId: true, mimetype: true, size: true, fileName: true },
-        });
+        }),
+  ]);
   const mediaOf = new Map(
     files.map((f) => [
       f.messageId,
