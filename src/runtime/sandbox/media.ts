@@ -19,6 +19,7 @@ export class MediaHost {
   /** plain files anyone may fetch (profile pictures), by path */
   private readonly published = new Map<string, { data: Buffer; mimetype: string }>();
   private readonly failures: MediaFailure[] = [];
+  private readonly failuresOf = new Map<string, MediaFailure[]>();
   private server?: Server;
   hostname = '';
   certPem = '';
@@ -62,7 +63,7 @@ export class MediaHost {
       res.writeHead(404).end();
       return;
     }
-    const failure = this.failures.shift();
+    const failure = this.failuresOf.get(url.pathname)?.shift() ?? this.failures.shift();
     if (failure === 'reset') {
       req.socket.destroy();
       return;
@@ -78,6 +79,15 @@ export class MediaHost {
   /** The next downloads (one per failure given) fail this way. */
   failDownloads(...failures: MediaFailure[]): void {
     this.failures.push(...failures);
+  }
+
+  /**
+   * The next downloads of the file at `url` (one per failure given) fail this way; other files are
+   * served (a newly linked device's history blobs, fetched at the same time, are not the ones that fail).
+   */
+  failDownloadsOf(url: string, ...failures: MediaFailure[]): void {
+    const path = new URL(url).pathname;
+    this.failuresOf.set(path, [...(this.failuresOf.get(path) ?? []), ...failures]);
   }
 
   /** An HTTPS agent that trusts this host, for Baileys' `fetchAgent`. */
