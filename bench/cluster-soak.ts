@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createPrisma } from '../src/runtime/db/client.ts';
@@ -33,6 +35,8 @@ export interface ClusterSoakOptions {
   /** how long, after the traffic stops, the last messages may take to arrive */
   drainMs: number;
   log: (line: string) => void;
+  /** where each node's output is written (soak-node-N.log), to read after a run */
+  logDir: string;
 }
 
 export interface FaultFigures {
@@ -46,7 +50,22 @@ export interface FaultFigures {
 export interface ClusterSoakReport {
   seconds: number;
   sessions: number;
-  out: { accepted: number; onPhones: number; lost: string[]; shownTwice: string[]; sameIdRepeats: number; notAccepted: number };
+  out: {
+    accepted: number;
+    onPhones: number;
+    /** acknowledged, recorded FAILED with a reason that reached the client (message.failed): not on the phone, and said so */
+    failed: string[];
+    /** recorded FAILED, yet on the phone */
+    failedButShown: string[];
+    lost: string[];
+    shownTwice: string[];
+    sameIdRepeats: number;
+    notAccepted: number;
+  };
+  /** the answers that were not acknowledgements, by the fault under way (or 'steady') and status with error code */
+  refusals: Record<string, number>;
+  /** the sends not on their phone (lost, or failed with a reason), by their record's status and error */
+  lostRecords: Record<string, number>;
   in: { sent: number; announced: number; lost: string[]; twice: string[]; twiceAcrossCrash: number; webhookRequests: number };
   ownerless: { longestSeconds: number; session: string | null; over10s: number };
   lateness: { maxSeconds: number; over30s: string[] };
@@ -122,6 +141,8 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
 
   const nodes: Node[] = [];
   let generation = 0;
+  mkdirSync(options.logDir, { recursive: true });
+  log(`node logs in ${options.logDir}`);
   const startNode = async (): Promise<Node> => {
     const name = `soak-node-${generation++}`;
     const service = await spawnService(
@@ -146,6 +167,11 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
       },
       { startMs: 300_000 },
     );
+    const file = createWriteStream(join(options.logDir, `${name}.log`));
+    file.write(service.output());
+    service.child.stdout?.on('data', (d: Buffer) => file.write(d));
+    service.child.stderr?.on('data', (d: Buffer) => file.write(d));
+    service.child.once('exit', (code, signal) => file.end(`soak: ${name} exited ${code ?? signal}\n`));
     const node = { name, process: service, stopped: false };
     nodes.push(node);
     return node;
@@ -224,6 +250,9 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
   const crashes: Array<{ from: number; to: number }> = [];
   const accepted = new Map<string, { text: string; s: number; sendAt: number }>();
   let notAccepted = 0;
+  const refusals: Record<string, number> = {};
+  /** the fault under way, which the refusals are counted under */
+  let phase = 'steady';
   const fromPhones = new Map<string, { text: string; at: number }>();
   const ownerless = { longestSeconds: 0, session: null as string | null, over10s: new Set<string>() };
   let monitoring = true;
@@ -240,7 +269,7 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
       const set = await call('PATCH', `/v1/sessions/${id}/settings`, { sendIntervalMs: Math.round(options.everyMs / 2) });
       if (set.status !== 200) throw new Error(`pacing setting refused: ${JSON.stringify(set.body)}`);
     }
-    const hook = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['message.received'] });
+    const hook = await call('POST', '/v1/webhooks', { url: receiver.url, events: ['message.received', 'message.failed'] });
     if (hook.status !== 201) throw new Error(`webhook refused: ${JSON.stringify(hook.body)}`);
     receiver.verifyWith(String(hook.body.secret));
     await sleep(1_500);
@@ -286,7 +315,12 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
           if (res.status === 200 && res.body.ok === true) {
             const sendAt = typeof res.body.sendAt === 'string' ? Date.parse(res.body.sendAt) : Date.now();
             accepted.set(String(res.body.id), { text: out, s, sendAt });
-          } else notAccepted += 1;
+          } else {
+            notAccepted += 1;
+            const error = res.body.error as { code?: string } | undefined;
+            const key = `${phase}: ${res.status} ${error?.code ?? ''}`.trim();
+            refusals[key] = (refusals[key] ?? 0) + 1;
+          }
         });
         inFlight.add(sending);
         void sending.finally(() => inFlight.delete(sending));
@@ -314,11 +348,13 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
     const fault = async (name: string, act: () => Promise<string | undefined>) => {
       const from = Date.now();
       log(`${((from - t0) / 1000).toFixed(0)} s: ${name}`);
+      phase = name.split(' ').slice(0, 2).join(' ');
       const note = await act();
       const recovered = await untilSettled(120_000);
       const recoveredSeconds = recovered === null ? null : (Date.now() - from) / 1000;
       faults.push({ fault: name, at: Math.round((from - t0) / 1000), recoveredSeconds, ...(note ? { note } : {}) });
       log(`  settled ${recoveredSeconds === null ? 'never (120 s)' : `after ${recoveredSeconds.toFixed(1)} s`}${note ? `; ${note}` : ''}`);
+      phase = 'steady';
     };
 
     await at(0.1);
@@ -399,11 +435,23 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
         }
       return { shown, repeats };
     };
+    /** the acknowledged sends whose message.failed reached the receiver, with its reason */
+    const failedAnnounced = () => {
+      const reasons = new Map<string, string>();
+      for (const r of receiver.received) {
+        if (r.payload.type !== 'message.failed') continue;
+        const { messageId, error } = r.payload.data;
+        if (typeof error === 'string' && error) reasons.set(String(messageId), error);
+      }
+      return reasons;
+    };
     const drainUntil = Date.now() + options.drainMs;
     while (Date.now() < drainUntil) {
       const ids = announced();
       const { shown } = onPhones();
-      if ([...fromPhones.keys()].every((id) => ids.has(id)) && [...accepted.values()].every((a) => shown.has(a.text))) break;
+      const failedIds = failedAnnounced();
+      if ([...fromPhones.keys()].every((id) => ids.has(id)) && [...accepted].every(([id, a]) => shown.has(a.text) || failedIds.has(id)))
+        break;
       await sleep(1_000);
     }
     monitoring = false;
@@ -412,14 +460,15 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
     // Lateness: when each acknowledged message was sent (its record), against the sendAt it was acknowledged with.
     const records = await db.outgoingMessage.findMany({
       where: { id: { in: [...accepted.keys()] } },
-      select: { id: true, status: true, sentAt: true },
+      select: { id: true, status: true, sentAt: true, error: true },
     });
     const now = Date.now();
     let maxLate = 0;
     const over30s: string[] = [];
     for (const r of records) {
       const ack = accepted.get(r.id);
-      if (!ack) continue;
+      // A FAILED record was not sent: it is judged as failed (with its reason) or lost below, not as late.
+      if (!ack || r.status === 'FAILED') continue;
       const late = ((r.status === 'SENT' && r.sentAt ? r.sentAt.getTime() : now) - ack.sendAt) / 1000;
       maxLate = Math.max(maxLate, late);
       if (late > 30) over30s.push(`${ack.text} (${r.status}, ${late.toFixed(0)} s)`);
@@ -427,6 +476,17 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
 
     const ids = announced();
     const { shown, repeats } = onPhones();
+    const lostRecords: Record<string, number> = {};
+    const byId = new Map(records.map((r) => [r.id, r]));
+    const failedIds = failedAnnounced();
+    // The promise: delivered once, or recorded FAILED with a reason that reaches the client (its message.failed).
+    const failedWithReason = (id: string) => byId.get(id)?.status === 'FAILED' && failedIds.has(id);
+    for (const [id, a] of accepted) {
+      if (shown.has(a.text)) continue;
+      const r = byId.get(id);
+      const key = r ? `${r.status}${r.error ? `: ${r.error}` : ''}` : 'no record';
+      lostRecords[key] = (lostRecords[key] ?? 0) + 1;
+    }
     const acrossCrash = (at: number) => crashes.some((c) => at >= c.from && at <= c.to);
     const twice = [...fromPhones].filter(([id]) => (ids.get(id)?.size ?? 0) > 1);
     const report: ClusterSoakReport = {
@@ -435,11 +495,17 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
       out: {
         accepted: accepted.size,
         onPhones: [...accepted.values()].filter((a) => shown.has(a.text)).length,
-        lost: [...accepted.values()].filter((a) => !shown.has(a.text)).map((a) => a.text),
+        failed: [...accepted]
+          .filter(([id, a]) => !shown.has(a.text) && failedWithReason(id))
+          .map(([id, a]) => `${a.text} (${failedIds.get(id)})`),
+        failedButShown: [...accepted].filter(([id, a]) => shown.has(a.text) && byId.get(id)?.status === 'FAILED').map(([, a]) => a.text),
+        lost: [...accepted].filter(([id, a]) => !shown.has(a.text) && !failedWithReason(id)).map(([, a]) => a.text),
         shownTwice: [...accepted.values()].filter((a) => (shown.get(a.text) ?? 0) > 1).map((a) => a.text),
         sameIdRepeats: repeats,
         notAccepted,
       },
+      refusals,
+      lostRecords,
       in: {
         sent: fromPhones.size,
         announced: [...fromPhones.keys()].filter((id) => ids.has(id)).length,
@@ -459,7 +525,9 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
       broken: [],
     };
     const broken = report.broken;
-    if (report.out.lost.length > 0) broken.push(`${report.out.lost.length} acknowledged sends never reached their phone`);
+    if (report.out.lost.length > 0)
+      broken.push(`${report.out.lost.length} acknowledged sends never reached their phone, and no reason reached the client`);
+    if (report.out.failedButShown.length > 0) broken.push(`${report.out.failedButShown.length} sends recorded FAILED reached their phone`);
     if (report.out.shownTwice.length > 0) broken.push(`${report.out.shownTwice.length} sends shown twice on their phone`);
     if (report.in.lost.length > 0) broken.push(`${report.in.lost.length} phone messages never announced`);
     if (report.in.twice.length > 0) broken.push(`${report.in.twice.length} phone messages announced under two webhook-ids outside a crash`);
@@ -482,14 +550,18 @@ export const runClusterSoak = async (options: ClusterSoakOptions): Promise<Clust
     await redis.stop();
     await db.$disconnect();
     await sandbox.close();
-    await database.drop();
+    // SOAK_KEEP_DATABASE: left for a look at the records after the run (dropped by hand).
+    if (process.env.SOAK_KEEP_DATABASE) log(`database kept: ${database.url}`);
+    else await database.drop();
   }
 };
 
 export const formatClusterSoak = (r: ClusterSoakReport): string =>
   [
     `cluster soak: ${r.seconds} s, ${r.sessions} sessions on three nodes (PostgreSQL, a private Redis, pacer on)`,
-    `  sends:  ${r.out.accepted} acknowledged, ${r.out.onPhones} on their phones, lost ${r.out.lost.length}, shown twice ${r.out.shownTwice.length}, same id repeated ${r.out.sameIdRepeats}, not acknowledged ${r.out.notAccepted}`,
+    `  sends:  ${r.out.accepted} acknowledged, ${r.out.onPhones} on their phones, failed with a reason ${r.out.failed.length}, lost ${r.out.lost.length}, FAILED yet shown ${r.out.failedButShown.length}, shown twice ${r.out.shownTwice.length}, same id repeated ${r.out.sameIdRepeats}, not acknowledged ${r.out.notAccepted}`,
+    `  refusals: ${JSON.stringify(r.refusals)}`,
+    ...(r.out.lost.length + r.out.failed.length > 0 ? [`  records of the sends not on their phone: ${JSON.stringify(r.lostRecords)}`] : []),
     `  phones: ${r.in.sent} sent, ${r.in.announced} announced, lost ${r.in.lost.length}, under two webhook-ids ${r.in.twice.length} (+${r.in.twiceAcrossCrash} across the crash), ${r.in.webhookRequests} webhook requests`,
     `  longest without an owner: ${r.ownerless.longestSeconds} s (${r.ownerless.over10s} sessions over 10 s)`,
     `  latest send after its acknowledged sendAt: ${r.lateness.maxSeconds} s (${r.lateness.over30s.length} over 30 s)`,
@@ -500,7 +572,7 @@ export const formatClusterSoak = (r: ClusterSoakReport): string =>
     r.broken.length === 0 ? 'verdict: every promise kept' : `verdict: BROKEN\n${r.broken.map((b) => `  - ${b}`).join('\n')}`,
     ...(r.out.lost.length + r.in.lost.length + r.in.twice.length + r.lateness.over30s.length > 0
       ? [
-          `  examples: ${JSON.stringify({ outLost: r.out.lost.slice(0, 5), inLost: r.in.lost.slice(0, 5), twice: r.in.twice.slice(0, 5), late: r.lateness.over30s.slice(0, 5) })}`,
+          `  examples: ${JSON.stringify({ outLost: r.out.lost.slice(0, 5), outFailed: r.out.failed.slice(0, 5), inLost: r.in.lost.slice(0, 5), twice: r.in.twice.slice(0, 5), late: r.lateness.over30s.slice(0, 5) })}`,
         ]
       : []),
   ].join('\n');

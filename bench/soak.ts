@@ -37,6 +37,7 @@ if (positionals[0] === 'cluster') {
     everyMs: 1_000,
     drainMs: 90_000,
     log: (line) => process.stdout.write(`${line}\n`),
+    logDir: process.env.SOAK_LOG_DIR ?? `/tmp/cluster-soak-${new Date().toISOString().replace(/[:.]/g, '-')}`,
   });
   process.stdout.write(`${formatClusterSoak(report)}\n`);
   process.exit(report.broken.length === 0 ? 0 : 1);
