@@ -40,6 +40,8 @@ export interface ClusterOptions {
   ttlMs: number;
   /** how often unowned and lapsed sessions are looked for */
   scanMs?: number;
+  /** a session claimed this recently is not handed over to balance the nodes */
+  shedAfterMs?: number;
   nodeId?: string;
 }
 
@@ -69,10 +71,17 @@ export class PostgresOwnership implements Ownership {
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly scanMs: number;
+  private readonly shedAfterMs: number;
+  /**
+   * performance.now() when this node handed each session over to balance the nodes: its lease (lapsed,
+   * still naming this node) is not renewed here until a TTL has passed, so that another node can claim it.
+   */
+  private readonly handedOver = new Map<string, number>();
 
   constructor(private readonly options: ClusterOptions) {
     this.nodeId = options.nodeId ?? randomUUID();
     this.scanMs = options.scanMs ?? 1_000;
+    this.shedAfterMs = options.shedAfterMs ?? SHED_AFTER_MS;
   }
 
   owns(sessionId: string): boolean {
@@ -256,13 +265,19 @@ export class PostgresOwnership implements Ownership {
         this.address,
       );
     }
+    // A session handed over keeps naming this node in its lapsed lease until another node claims it: renewed
+    // here, it came back at once (the node taking it back, then handing it over again at its next scan). Only
+    // a session no other node claimed within a TTL is taken back, so that none is left without an owner.
+    for (const [id, at] of this.handedOver) if (started - at >= ttlMs) this.handedOver.delete(id);
     // Locked in the order the key writes lock them (auth-store.ts), so the two never wait on each other in a circle.
     const rows = await db.$queryRawUnsafe<Claim[]>(
       `UPDATE "SessionLease" l SET "expiresAt" = ${PLUS_TTL}
-       FROM (SELECT "sessionId" FROM "SessionLease" WHERE "nodeId" = $1 ORDER BY "sessionId" COLLATE "C" FOR NO KEY UPDATE) AS mine
+       FROM (SELECT "sessionId" FROM "SessionLease" WHERE "nodeId" = $1 AND NOT ("sessionId" = ANY($3::text[]))
+             ORDER BY "sessionId" COLLATE "C" FOR NO KEY UPDATE) AS mine
        WHERE l."sessionId" = mine."sessionId" RETURNING l."sessionId", l.epoch`,
       this.nodeId,
       ttlMs,
+      [...this.handedOver.keys()],
     );
     if (this.stopped) return;
     this.counts.renewals += rows.length;
@@ -282,7 +297,10 @@ export class PostgresOwnership implements Ownership {
     }
     // Leases still this node's that it had given up (it could not renew in time, and no other node took them).
     const back = rows.filter((r) => !this.held.has(r.sessionId));
-    if (back.length > 0 && this.handlers) this.gain(back);
+    if (back.length > 0 && this.handlers) {
+      this.options.logger.info({ nodeId: this.nodeId, ids: back.map((r) => r.sessionId) }, 'took back sessions no other node claimed');
+      this.gain(back);
+    }
   }
 
   /** Claims sessions nobody holds, and those of dead or lapsed nodes, up to this node's share. */
@@ -324,7 +342,8 @@ export class PostgresOwnership implements Ownership {
     const claims = [...fresh, ...taken];
     if (this.stopped) return [];
     for (const claim of claims) this.hold(claim);
-    if (claims.length > 0) this.options.logger.info({ nodeId: this.nodeId, sessions: claims.length }, 'claimed sessions');
+    if (claims.length > 0)
+      this.options.logger.info({ nodeId: this.nodeId, sessions: claims.length, ids: claims.map((c) => c.sessionId) }, 'claimed sessions');
     return claims;
   }
 
@@ -342,15 +361,21 @@ export class PostgresOwnership implements Ownership {
       this.nodeId,
       count + this.heldSince.size,
     );
-    const settled = performance.now() - SHED_AFTER_MS;
+    const settled = performance.now() - this.shedAfterMs;
+    // Only the sessions handed over are dropped: dropping every candidate before keeping `count` of them left
+    // the others linked here but not held (requests answered 409, due messages' jobs ended) until the next
+    // renewal took them back and adopted them again.
     const ids = rows
       .map((r) => r.sessionId)
-      .filter((id) => (this.heldSince.get(id) ?? 0) < settled)
-      .filter((id) => this.drop(id));
-    ids.splice(count);
+      .filter((id) => this.held.has(id) && (this.heldSince.get(id) ?? 0) < settled)
+      .slice(0, count);
     if (ids.length === 0) return;
+    for (const id of ids) {
+      this.drop(id);
+      this.handedOver.set(id, performance.now());
+    }
     this.counts.handovers += ids.length;
-    this.options.logger.info({ nodeId: this.nodeId, sessions: ids.length }, 'handing sessions over to balance the nodes');
+    this.options.logger.info({ nodeId: this.nodeId, sessions: ids.length, ids }, 'handing sessions over to balance the nodes');
     await this.handlers?.lost(ids);
     await db.$executeRawUnsafe(
       `UPDATE "SessionLease" SET "expiresAt" = ${NOW} - interval '1 millisecond' WHERE "sessionId" = ANY($1::text[]) AND "nodeId" = $2`,
@@ -377,6 +402,7 @@ export class PostgresOwnership implements Ownership {
   }
 
   private hold(claim: Claim): void {
+    this.handedOver.delete(claim.sessionId);
     if (!this.held.has(claim.sessionId)) this.heldSince.set(claim.sessionId, performance.now());
     this.held.set(claim.sessionId, claim.epoch);
   }
@@ -395,7 +421,7 @@ export class PostgresOwnership implements Ownership {
     const lost = sessionIds.filter((id) => this.drop(id));
     if (lost.length === 0) return;
     this.counts.losses += lost.length;
-    this.options.logger.warn({ nodeId: this.nodeId, sessions: lost.length, why }, 'lost sessions; their links are closed');
+    this.options.logger.warn({ nodeId: this.nodeId, sessions: lost.length, ids: lost, why }, 'lost sessions; their links are closed');
     Promise.resolve(this.handlers?.lost(lost)).catch((err: unknown) =>
       this.options.logger.error({ err, nodeId: this.nodeId }, 'closing the links of lost sessions failed'),
     );
