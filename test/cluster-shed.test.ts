@@ -93,3 +93,60 @@ describe.skipIf(!postgres)('handing sessions over to balance the nodes (skipped 
     );
   });
 });
+
+describe.skipIf(!postgres)('a session lost and taken back at once (skipped when TEST_DATABASES excludes postgres)', () => {
+  let database: TestDatabase;
+  let db: Db;
+  let node: PostgresOwnership | undefined;
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    db = createPrisma(database.url);
+  });
+
+  afterAll(async () => {
+    await node?.stop();
+    await db?.$disconnect();
+    await database?.drop();
+  });
+
+  it('is adopted only once its loss has closed its link', { timeout: 60_000 }, async () => {
+    const account = await db.account.create({ data: { email: 'back@example.com', apiKeyHash: 'back-test' } });
+    const session = await db.session.create({ data: { accountId: account.id, sessionName: 'back', status: 'CONNECTED' } });
+    const lockUrl = new URL(database.url);
+    lockUrl.searchParams.set('application_name', 'shed-test-lock');
+    const events: string[] = [];
+    const gate: { open?: () => void } = {};
+    const closed = new Promise<void>((resolve) => {
+      gate.open = resolve;
+    });
+    const owner = new PostgresOwnership({ db, databaseUrl: lockUrl.toString(), logger, ttlMs: TTL_MS, scanMs: 200 });
+    node = owner;
+    const claims = await owner.start({
+      gained: () => void events.push('gained'),
+      lost: async () => {
+        events.push('lost');
+        await closed;
+        events.push('links closed');
+      },
+    });
+    expect(claims.map((c) => c.sessionId)).toEqual([session.id]);
+    // Its lock connection is cut: it gives the session up, and its next renewal (no other node claimed it) takes it back.
+    await db.$executeRawUnsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'shed-test-lock'`);
+    await waitUntil(
+      async () => owner.owns(session.id) && events.includes('lost'),
+      (ok) => ok,
+      20_000,
+    );
+    // Taken back while its loss is still closing the link: the take-over waits for it.
+    expect(events).toEqual(['lost']);
+    gate.open?.();
+    await waitUntil(
+      async () => events,
+      (e) => e.includes('gained'),
+      10_000,
+    );
+    expect(events).toEqual(['lost', 'links closed', 'gained']);
+  });
+});

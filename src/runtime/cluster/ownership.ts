@@ -69,6 +69,8 @@ export class PostgresOwnership implements Ownership {
   private handlers: OwnershipHandlers | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private queue: Promise<void> = Promise.resolve();
+  /** the handlers' work of the last loss or gain, which the next waits for */
+  private handling: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly scanMs: number;
   private readonly shedAfterMs: number;
@@ -412,9 +414,22 @@ export class PostgresOwnership implements Ownership {
     return this.held.delete(sessionId);
   }
 
+  /**
+   * The handlers hear of losses and gains in the order they happened: a session lost (its lock connection
+   * cut) and taken back by the renewal under way was adopted while the loss still closed its link, found
+   * its entry there and was skipped, then closed: held here, with no link, until it moved.
+   */
+  private inTurn(work: () => Promise<void> | void): Promise<void> {
+    const next = this.handling.then(work);
+    this.handling = next.catch(() => undefined);
+    return next;
+  }
+
   private gain(claims: Claim[], record = true): void {
     if (record) for (const claim of claims) this.hold(claim);
-    this.handlers?.gained(claims);
+    this.inTurn(() => this.handlers?.gained(claims)).catch((err: unknown) =>
+      this.options.logger.error({ err, nodeId: this.nodeId }, 'taking over sessions failed'),
+    );
   }
 
   private lose(sessionIds: string[], why: string): void {
@@ -422,7 +437,7 @@ export class PostgresOwnership implements Ownership {
     if (lost.length === 0) return;
     this.counts.losses += lost.length;
     this.options.logger.warn({ nodeId: this.nodeId, sessions: lost.length, ids: lost, why }, 'lost sessions; their links are closed');
-    Promise.resolve(this.handlers?.lost(lost)).catch((err: unknown) =>
+    this.inTurn(() => this.handlers?.lost(lost)).catch((err: unknown) =>
       this.options.logger.error({ err, nodeId: this.nodeId }, 'closing the links of lost sessions failed'),
     );
   }
