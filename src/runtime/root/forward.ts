@@ -62,6 +62,9 @@ class Unreachable extends Error {}
 
 const MOVED = 'The session is moving to another node; try again in a moment';
 
+const cutByStop = (key: string | undefined): string =>
+  `This node is stopping, and the request it sent on to the node that links this session was cut off; it may have been carried out, so retry it${key ? ` with the header Idempotency-Key: ${key}` : ''}`;
+
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 const argumentValue = (node: ValueNode, variables: Record<string, unknown>): unknown => {
@@ -140,6 +143,10 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
   const { ownership, secret, logger, patienceMs, retriable } = options;
   const expected = secret ? digest(secret) : undefined;
   const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 });
+  /** close() was called: hops it cuts are answered at once, not retried on a next owner (none comes: the owner lives) */
+  let stopping = false;
+  /** the requests on their way to another node, which close() cuts after its grace */
+  const inFlight = new Set<AbortController>();
 
   /**
    * Nodes that did not answer a hop, until one answers again: one warning per node, not one per request,
@@ -254,6 +261,7 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     const aborted = new AbortController();
     const abort = () => aborted.abort();
     res.once('close', abort);
+    inFlight.add(aborted);
     try {
       for (let attempt = 0; ; attempt++) {
         /** the node that did not answer, which the retry waits to see replaced */
@@ -262,6 +270,10 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
           if (!mayTry(only.nodeId)) throw new Unreachable();
           return await hop(req, res, only, { headers, body, signal: aborted.signal, waitOn409: attempt > 0 });
         } catch (err) {
+          if (stopping && !res.writableEnded) {
+            if (res.headersSent) return void res.destroy();
+            return unavailable(res, graphql, cutByStop(key));
+          }
           if (aborted.signal.aborted) return;
           if (!(err instanceof NotYet)) {
             if (res.headersSent) {
@@ -275,12 +287,13 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
         }
         // Wait for the session's next owner (a failover takes seconds), which may be this node.
         let moved: Awaited<ReturnType<typeof routeOf>>;
-        while (!moved && performance.now() < until && !aborted.signal.aborted) {
+        while (!moved && !stopping && performance.now() < until && !aborted.signal.aborted) {
           await sleep(RETRY_EVERY_MS);
           const route = await routeOf().catch(() => undefined);
           if (route?.at === 'here' || (route?.at === 'owner' && route.nodeId !== gone)) moved = route;
         }
         if (aborted.signal.aborted) return;
+        if (stopping) return unavailable(res, graphql, cutByStop(key));
         if (!moved || moved.at === 'unknown')
           return unavailable(
             res,
@@ -294,6 +307,7 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
         only = moved;
       }
     } finally {
+      inFlight.delete(aborted);
       res.off('close', abort);
     }
   };
@@ -334,12 +348,16 @@ export const createForwarder = (options: ForwarderOptions): Forwarder => {
     close: async () => {
       // Requests still on their way to another node (a long-poll waits there for minutes) are cut after a
       // moment, so that a stopping node exits in time; their clients get the hop's error and retry.
+      stopping = true;
       let closed = false;
       const closing = agent.close().then(() => {
         closed = true;
       });
       await Promise.race([closing, sleep(CLOSE_GRACE_MS)]);
-      if (!closed) await agent.destroy();
+      if (closed) return;
+      // Cut here rather than by the agent's destroy alone, which left a hop waiting for its answer.
+      for (const request of inFlight) request.abort();
+      await agent.destroy();
     },
   };
 };
