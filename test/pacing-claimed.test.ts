@@ -6,10 +6,11 @@ import { dbKinds, startTestApp } from './helpers/app.ts';
 const CHAT = '15550004444@s.whatsapp.net';
 
 /**
- * A queued message's job releases its slot before its SENT is written. A send to the same chat asking
+ * A queued message's job released its slot before its SENT was written. A send to the same chat asking
  * for its slot in between found the record still PENDING and due, and took it for one whose job had not
  * asked yet: it headed the chat's queue, was never taken, and held every later queued message of the chat
- * back (the cluster soak, issue 46: three messages sent 81 s after their sendAt).
+ * back (the cluster soak, issue 46: three messages sent 81 s after their sendAt). The job now releases the
+ * slot once the outcome is written (runDueMessage's finish); until then the pacer knows the record as taken.
  */
 describe.each(dbKinds)('a queued message being sent is not queued again (%s)', (kind) => {
   let app: TestApp;
@@ -31,8 +32,8 @@ describe.each(dbKinds)('a queued message being sent is not queued again (%s)', (
     const account = await app.newAccount();
     const session = await app.db.session.create({ data: { accountId: account.id, sessionName: 'claimed' } });
     const { pacer } = app.deps;
-    // The earlier message: queued with its slot, then its job claimed it, took the slot, sent it and
-    // released the slot; its SENT is not written yet.
+    // The earlier message: queued with its slot, then its job claimed it, took the slot and sent it; its
+    // SENT is being written (the slot is released after that write).
     const first = await slotFor(app.deps, session.id, CHAT, 5, 'first');
     expect(first).not.toBeNull();
     await app.db.outgoingMessage.create({
@@ -48,10 +49,15 @@ describe.each(dbKinds)('a queued message being sent is not queued again (%s)', (
       },
     });
     pacer.take(session.id, 'first');
-    pacer.release(session.id, 'first');
-    // The next message of the chat asks for its slot.
+    // The next message of the chat asks for its slot meanwhile: the earlier one is not queued again.
     await slotFor(app.deps, session.id, CHAT, 5, 'second');
     expect(pacer.holds(session.id, 'first')).toBe(false);
     expect(pacer.health(session.id).queued).toBe(1);
+    // Its SENT written, the job releases it; a later send of the chat finds nothing due ahead of it.
+    await app.db.outgoingMessage.update({ where: { id: 'first' }, data: { status: 'SENT', sentAt: new Date() } });
+    pacer.release(session.id, 'first');
+    await slotFor(app.deps, session.id, CHAT, 5, 'third');
+    expect(pacer.holds(session.id, 'first')).toBe(false);
+    expect(pacer.health(session.id).queued).toBe(2);
   });
 });

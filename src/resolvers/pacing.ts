@@ -122,13 +122,12 @@ export const slotFor = async (
   await countWarmupSent(deps, sessionId, rules);
   if (!deps.pacer.holds(sessionId, recordId)) {
     // The chat's records already due whose jobs have not asked yet (late, or firing together) go first,
-    // in queue order: a message never overtakes an earlier one to its chat, whichever asks first. A
-    // claimed record's job has asked and is sending it (its slot is released before its SENT is written):
-    // taken again here, it headed its chat's queue and was never sent, holding the chat's later queued
-    // messages back for STALE_MS (the cluster soak: three messages 81 s late).
+    // in queue order: a message never overtakes an earlier one to its chat, whichever asks first. (A
+    // record whose slot was taken is skipped by the pacer until its outcome is written: runDueMessage's
+    // finish releases it after that write.)
     const now = deps.now();
     const due = await deps.db.outgoingMessage.findMany({
-      where: { sessionId, toNumber: chatId, status: 'PENDING', claimedAt: null, sendAt: { lte: now } },
+      where: { sessionId, toNumber: chatId, status: 'PENDING', sendAt: { lte: now } },
       orderBy: QUEUE_ORDER,
       select: { id: true, kind: true, content: true },
       take: DUE_AHEAD_MAX,

@@ -272,27 +272,34 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     waMessageId?: string;
     sentMessage?: string | null;
   }) => {
-    deps.pacer.release(row.sessionId, row.id);
     const update = deps.db.outgoingMessage.update({ where: { id: row.id }, data });
     const event = messageEvent({ ...row, ...data });
     const { campaignId } = row;
     let progress: CampaignProgress | null = null;
-    if (!campaignId) await writeWithEvents(deps, update, [event]);
-    else {
-      // Counted before the change with this claimed record moved, so the campaign.progress event goes in
-      // the change's own transaction; one campaign's results are counted one at a time (its messages all
-      // belong to one session, whose link lives in this process).
-      await oneAtATime(campaignTopic(row.accountId, campaignId), async () => {
-        const before = await campaignProgress(deps, campaignId);
-        const moved = data.status === 'SENT' ? 'sent' : 'failed';
-        const counted = { ...before, [moved]: before[moved] + 1, remaining: Math.max(0, before.remaining - 1) };
-        progress = counted;
-        const sessionId = row.sessionId;
-        await writeWithEvents(deps, update, [
-          event,
-          { accountId: row.accountId, sessionId, type: 'campaign.progress', data: { ...counted, sessionId } },
-        ]);
-      });
+    try {
+      if (!campaignId) await writeWithEvents(deps, update, [event]);
+      else {
+        // Counted before the change with this claimed record moved, so the campaign.progress event goes in
+        // the change's own transaction; one campaign's results are counted one at a time (its messages all
+        // belong to one session, whose link lives in this process).
+        await oneAtATime(campaignTopic(row.accountId, campaignId), async () => {
+          const before = await campaignProgress(deps, campaignId);
+          const moved = data.status === 'SENT' ? 'sent' : 'failed';
+          const counted = { ...before, [moved]: before[moved] + 1, remaining: Math.max(0, before.remaining - 1) };
+          progress = counted;
+          const sessionId = row.sessionId;
+          await writeWithEvents(deps, update, [
+            event,
+            { accountId: row.accountId, sessionId, type: 'campaign.progress', data: { ...counted, sessionId } },
+          ]);
+        });
+      }
+    } finally {
+      // Released once the outcome is written: released before, a send to the chat asking for its slot in
+      // between found the record PENDING and due, took it for one whose job had not asked yet and queued it
+      // ahead of the chat, where nothing took it; the chat's later queued messages waited for it until the
+      // reservation went stale or the session moved (the cluster soak, issue 46: three messages 81 s late).
+      deps.pacer.release(row.sessionId, row.id);
     }
     if (data.status === 'SENT') {
       await deps.outgoing.storeSent([row.id]);
