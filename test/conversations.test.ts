@@ -172,10 +172,23 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       const chats = ((res.data as Json).session as Json).chats as Json;
       expect(chats.totalCount).toBe(5);
       graphSeen.push(...chats.edges.map((e: Json) => e.node.id));
+      expect(chats.edges.at(-1).cursor).toBe(chats.pageInfo.endCursor);
       if (!chats.pageInfo.hasNextPage) break;
       after = chats.pageInfo.endCursor;
     }
     expect(graphSeen).toEqual(all);
+    // Each edge's cursor, not only the page's last, continues after its own chat.
+    const firstPage = await gql(app.baseUrl, key, `query($id: ID!) { session(id: $id) { chats(first: 3) { edges { cursor } } } }`, {
+      id: sessionId,
+    });
+    const middle = (((firstPage.data as Json).session as Json).chats as Json).edges[0].cursor;
+    const fromMiddle = await gql(
+      app.baseUrl,
+      key,
+      `query($id: ID!, $after: String) { session(id: $id) { chats(first: 2, after: $after) { edges { node { id } } } } }`,
+      { id: sessionId, after: middle },
+    );
+    expect((((fromMiddle.data as Json).session as Json).chats as Json).edges.map((e: Json) => e.node.id)).toEqual(all.slice(1, 3));
   });
 
   it("shows a chat's messages newest first, with the quoted message, reactions, receipts and files", async () => {

@@ -1,6 +1,7 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import type { Chat, Message, MessageReaction, MessageReceipt, OutgoingMessage, Prisma } from '../generated/sqlite/client.ts';
+import type { Chat, Prisma } from '../generated/sqlite/client.ts';
 import type { MessageUpdate } from '../runtime/ports/events.ts';
 import type { IncomingItem, IncomingMediaView } from '../runtime/ports/incoming.ts';
 import type { ChatEvent } from '../runtime/ports/network.ts';
@@ -103,8 +104,25 @@ export interface MessagesPage {
   nextCursor: string | null;
 }
 
-/** A page with the cursor after each of its items (GraphQL's edges). */
-type WithCursors<P> = P & { cursors: string[] };
+/**
+ * A page with the cursor after each of its items (GraphQL's edges), made when asked for: a cursor is an
+ * HMAC, and a REST page shows only the last.
+ */
+type WithCursors<P> = P & { cursorAt: (index: number) => string };
+
+/** Each item's cursor, made once when first asked for. */
+const lazyCursors = <T>(items: T[], make: (item: T) => string): ((index: number) => string) => {
+  const made = new Map<number, string>();
+  return (index) => {
+    let cursor = made.get(index);
+    const item = items[index];
+    if (cursor === undefined && item !== undefined) {
+      cursor = make(item);
+      made.set(index, cursor);
+    }
+    return cursor ?? '';
+  };
+};
 
 type CursorDeps = Pick<Deps, 'settings'>;
 
@@ -114,10 +132,19 @@ type CursorDeps = Pick<Deps, 'settings'>;
  * The key a cursor's MAC is made with: the cluster's secret when there is one, else the database URL
  * (every node of a deployment shares it; it outlives restarts), so a cursor works on any node and later.
  */
-const cursorKey = (deps: CursorDeps): Buffer =>
-  createHash('sha256')
-    .update(`conversation-cursor\0${deps.settings.CLUSTER_SECRET ?? deps.settings.DATABASE_URL}`)
-    .digest();
+const cursorKeys = new WeakMap<CursorDeps['settings'], KeyObject>();
+const cursorKey = (deps: CursorDeps): KeyObject => {
+  let key = cursorKeys.get(deps.settings);
+  if (!key) {
+    key = createSecretKey(
+      createHash('sha256')
+        .update(`conversation-cursor\0${deps.settings.CLUSTER_SECRET ?? deps.settings.DATABASE_URL}`)
+        .digest(),
+    );
+    cursorKeys.set(deps.settings, key);
+  }
+  return key;
+};
 
 interface CursorBody {
   /** the session */
@@ -194,12 +221,48 @@ const messageIdSchema = z.string().trim().min(1, 'must not be empty').max(128, '
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
-type MessageRow = Message & { reactions: MessageReaction[]; outgoing: (OutgoingMessage & { receipts: MessageReceipt[] }) | null };
+/**
+ * What a message's view reads: not the network key nor the quotable copy (the largest columns, which only
+ * a quote or a reaction sent by the API reads), and of its relations only what is shown.
+ */
+const MESSAGE_SELECT = {
+  id: true,
+  waMessageId: true,
+  direction: true,
+  chatId: true,
+  chatLid: true,
+  sender: true,
+  senderLid: true,
+  fromMe: true,
+  kind: true,
+  text: true,
+  quotedId: true,
+  mentions: true,
+  messageTimestamp: true,
+  editedText: true,
+  editedAt: true,
+  deletedAt: true,
+  source: true,
+  reactions: {
+    select: { reactor: true, reactorLid: true, emoji: true, reactedAt: true },
+    orderBy: [{ reactedAt: 'asc' }, { reactorKey: 'asc' }],
+  },
+  outgoing: {
+    select: {
+      id: true,
+      status: true,
+      deliveredAt: true,
+      readAt: true,
+      playedAt: true,
+      receipts: {
+        select: { recipient: true, recipientLid: true, deliveredAt: true, readAt: true, playedAt: true },
+        orderBy: { recipient: 'asc' },
+      },
+    },
+  },
+} as const satisfies Prisma.MessageSelect;
 
-const MESSAGE_INCLUDE = {
-  reactions: { orderBy: [{ reactedAt: 'asc' }, { reactorKey: 'asc' }] },
-  outgoing: { include: { receipts: { orderBy: { recipient: 'asc' } } } },
-} as const satisfies Prisma.MessageInclude;
+type MessageRow = Prisma.MessageGetPayload<{ select: typeof MESSAGE_SELECT }>;
 
 const mentionsOf = (json: string): string[] => {
   try {
@@ -240,9 +303,7 @@ const messageViews = async (
   // The files are those of the rows and of the messages they quote, known by network id: both read at once.
   const withFiles = [...new Set([...rows.map((m) => m.waMessageId), ...quotedIds])];
   const [quotedRows, files] = await Promise.all([
-    quotedIds.length === 0
-      ? []
-      : ctx.db.message.findMany({ where: { sessionId, waMessageId: { in: quotedIds } }, include: MESSAGE_INCLUDE }),
+    quotedIds.length === 0 ? [] : ctx.db.message.findMany({ where: { sessionId, waMessageId: { in: quotedIds } }, select: MESSAGE_SELECT }),
     withFiles.length === 0
       ? []
       : ctx.db.incomingMedia.findMany({
@@ -294,7 +355,7 @@ const chatViews = async (ctx: RequestContext, sessionId: string, rows: Chat[]): 
   const [latest, contacts] = await Promise.all([
     ctx.db.message.findMany({
       where: { sessionId, waMessageId: { in: rows.map((c) => c.lastMessageId) } },
-      include: MESSAGE_INCLUDE,
+      select: MESSAGE_SELECT,
     }),
     ctx.db.contact.findMany({
       where: {
@@ -373,8 +434,8 @@ export const chatsPage = async (
   });
   const more = rows.length > page.limit;
   const shown = more ? rows.slice(0, page.limit) : rows;
-  const cursors = shown.map((c) => encodeCursor(ctx, sessionId, query, [c.lastMessageAt.getTime(), c.chatId]));
-  return { chats: await chatViews(ctx, sessionId, shown), nextCursor: more ? (cursors.at(-1) ?? null) : null, cursors };
+  const cursorAt = lazyCursors(shown, (c) => encodeCursor(ctx, sessionId, query, [c.lastMessageAt.getTime(), c.chatId]));
+  return { chats: await chatViews(ctx, sessionId, shown), nextCursor: more ? cursorAt(shown.length - 1) : null, cursorAt };
 };
 
 export const countChats = async (ctx: RequestContext, sessionId: string, filters: ChatFilters): Promise<number> => {
@@ -460,12 +521,12 @@ export const messagesPage = async (
       : where,
     orderBy: [{ messageTimestamp: 'desc' }, { id: 'desc' }],
     take: page.limit + 1,
-    include: MESSAGE_INCLUDE,
+    select: MESSAGE_SELECT,
   });
   const more = rows.length > page.limit;
   const shown = more ? rows.slice(0, page.limit) : rows;
-  const cursors = shown.map((m) => encodeCursor(ctx, sessionId, query, [m.messageTimestamp.getTime(), m.id]));
-  return { messages: await messageViews(ctx, sessionId, shown), nextCursor: more ? (cursors.at(-1) ?? null) : null, cursors };
+  const cursorAt = lazyCursors(shown, (m) => encodeCursor(ctx, sessionId, query, [m.messageTimestamp.getTime(), m.id]));
+  return { messages: await messageViews(ctx, sessionId, shown), nextCursor: more ? cursorAt(shown.length - 1) : null, cursorAt };
 };
 
 /** GET /v1/sessions/{id}/chats/{chatId}/messages */
@@ -492,7 +553,7 @@ export const listChatMessages = async (
 export const getStoredMessage = async (ctx: RequestContext, sessionId: string, messageIdParam: string): Promise<StoredMessageView> => {
   const id = parseInput(messageIdSchema, messageIdParam, ['messageId']);
   await ownSessionId(ctx, sessionId);
-  const row = await ctx.db.message.findFirst({ where: { sessionId, OR: [{ id }, { waMessageId: id }] }, include: MESSAGE_INCLUDE });
+  const row = await ctx.db.message.findFirst({ where: { sessionId, OR: [{ id }, { waMessageId: id }] }, select: MESSAGE_SELECT });
   if (!row) throw notFound('Message');
   const [view] = await messageViews(ctx, sessionId, [row]);
   if (!view) throw notFound('Message');
@@ -505,7 +566,7 @@ export const storedMessageViewOf = async (
   sessionId: string,
   waMessageId: string,
 ): Promise<StoredMessageView | null> => {
-  const row = await ctx.db.message.findUnique({ where: { sessionId_waMessageId: { sessionId, waMessageId } }, include: MESSAGE_INCLUDE });
+  const row = await ctx.db.message.findUnique({ where: { sessionId_waMessageId: { sessionId, waMessageId } }, select: MESSAGE_SELECT });
   if (!row) return null;
   return (await messageViews(ctx, sessionId, [row]))[0] ?? null;
 };

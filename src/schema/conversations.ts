@@ -111,11 +111,24 @@ const forward = (args: { first?: number | null; after?: string | null; last?: nu
   };
 };
 
+/** The edges of a page, each cursor made only when a client asks for it (see WithCursors). */
+const edgesOf = <T>(nodes: T[], cursorAt: (index: number) => string) =>
+  nodes.map((node, i) => ({
+    node,
+    get cursor() {
+      return cursorAt(i);
+    },
+  }));
+
 const pageInfo = (items: { cursor: string }[], nextCursor: string | null) => ({
   hasNextPage: nextCursor !== null,
   hasPreviousPage: false,
-  startCursor: items[0]?.cursor ?? null,
-  endCursor: items.at(-1)?.cursor ?? null,
+  get startCursor() {
+    return items[0]?.cursor ?? null;
+  },
+  get endCursor() {
+    return items.at(-1)?.cursor ?? null;
+  },
 });
 
 export const ChatRef = builder.objectRef<ChatView>('Chat');
@@ -150,7 +163,7 @@ ChatRef.implement({
         resolve: async (chat, { since, until, ...args }, ctx) => {
           const filters = { ...(until ? { before: until } : {}), ...(since ? { after: since } : {}) };
           const page = await messagesPage(ctx, chat.sessionId, chat.id, filters, forward(args));
-          const edges = page.messages.map((node, i) => ({ node, cursor: page.cursors[i] ?? '' }));
+          const edges = edgesOf(page.messages, page.cursorAt);
           return { edges, pageInfo: pageInfo(edges, page.nextCursor), filters, sessionId: chat.sessionId, chatId: chat.id };
         },
       },
@@ -179,7 +192,7 @@ builder.prismaObjectFields('Session', (t) => ({
       resolve: async (session, { unread, archived, kind, ...args }, ctx) => {
         const filters = { ...(unread != null ? { unread } : {}), ...(archived != null ? { archived } : {}), ...(kind ? { kind } : {}) };
         const page = await chatsPage(ctx, session.id, filters, forward(args));
-        const edges = page.chats.map((node, i) => ({ node, cursor: page.cursors[i] ?? '' }));
+        const edges = edgesOf(page.chats, page.cursorAt);
         return { edges, pageInfo: pageInfo(edges, page.nextCursor), filters, sessionId: session.id };
       },
     },
