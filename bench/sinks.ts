@@ -6,6 +6,7 @@ import type { TestApp } from '../test/helpers/app.ts';
 import { http, startTestApp } from '../test/helpers/app.ts';
 import type { Consumed } from '../test/helpers/brokers.ts';
 import { AMQP_URL, NATS_URL, amqpConsumer, natsConsumer } from '../test/helpers/brokers.ts';
+import { nowUs, profileMarks } from './marks.ts';
 
 const ROUNDS = 3;
 const ROUND_EVENTS = 4_000;
@@ -15,6 +16,11 @@ const IN_FLIGHT = 64;
 const WINDOW = 500;
 const RATE_PER_S = 1_000;
 const RATE_SECONDS = 5;
+
+// SINKS_CPU_PROF=<dir>: with the bench under `node --cpu-prof --cpu-prof-dir=<dir>`, marks.json there holds
+// the windows of the measured rounds (`amqp service`, `amqp bare`, `nats service`, `nats bare`), to slice
+// the profile by them (bench/cpuprofile.py).
+const mark = profileMarks(process.env.SINKS_CPU_PROF);
 
 const clock = () => performance.timeOrigin + performance.now();
 const quantile = (values: number[], q: number) => {
@@ -177,8 +183,12 @@ export const benchSinks = async () => {
       await floorRound();
       const rounds = [];
       for (let r = 0; r < ROUNDS; r++) {
+        const serviceFrom = nowUs();
         const service = await serviceRound();
+        mark(`${kind} service`, serviceFrom);
+        const bareFrom = nowUs();
         const bare = await floorRound();
+        mark(`${kind} bare`, bareFrom);
         rounds.push({
           service: service.rate,
           floor: bare.rate,

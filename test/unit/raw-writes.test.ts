@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Prisma } from '../../src/generated/sqlite/client.ts';
 import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
-import { rawWrites } from '../../src/runtime/db/raw-writes.ts';
+import { rawRows, rawWrites } from '../../src/runtime/db/raw-writes.ts';
 import { createTemporaryDatabase } from '../../src/runtime/db/temporary-database.ts';
 import type { TemporaryDatabase } from '../../src/runtime/db/temporary-database.ts';
 import { dbKinds } from '../helpers/app.ts';
@@ -51,5 +51,17 @@ describe.each(dbKinds)('raw writes in one transaction (%s)', (kind) => {
     expect(await ids()).toEqual(expect.arrayContaining(['d0', 'd1', 'd2', 'd3']));
     expect(transaction).toHaveBeenCalledTimes(kind === 'sqlite' ? 0 : 1);
     transaction.mockRestore();
+  });
+
+  it('reads rows by column name, a timestamp as a time the row held, beside Prisma reads', async () => {
+    const at = new Date('2026-11-29T10:00:00.250Z');
+    await rawWrites(db)([insert('r1', at), insert('r2')]);
+    const rows = await rawRows(db)<{ id: string; at: Date | string | null; again: string }>(
+      Prisma.sql`SELECT "id", "at", "id" AS "again" FROM "RawT" WHERE "id" IN ('r1', 'r2') ORDER BY "id"`,
+    );
+    expect(rows.map((r) => ({ ...r, at: r.at === null ? null : new Date(r.at).toISOString() }))).toEqual([
+      { id: 'r1', at: at.toISOString(), again: 'r1' },
+      { id: 'r2', at: null, again: 'r2' },
+    ]);
   });
 });

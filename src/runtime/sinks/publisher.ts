@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Prisma } from '../../generated/sqlite/client.ts';
-import type { Db } from '../ports/db.ts';
+import type { Db, RawWrites } from '../ports/db.ts';
 import type { EventSinks } from '../ports/sinks.ts';
 import type { WebhookOutbox } from '../ports/webhooks.ts';
 import { jsonRows } from '../db/json-rows.ts';
+import { rawRows, rawWrites } from '../db/raw-writes.ts';
 import type { Provider } from '../db/migrate.ts';
 import { payloadOf } from '../webhooks/attempt.ts';
 import type { BrokerClient, SinkMessage, SinkTarget } from './brokers.ts';
@@ -242,8 +243,13 @@ export class SinkPublisher implements EventSinks {
   private again = false;
   private stopped = true;
   private readonly ids: (values: string[]) => Prisma.Sql;
+  /** the outbox's reads and deletes, the hot path of every event: on SQLite off Prisma's own work per row */
+  private readonly rows: <T>(sql: Prisma.Sql) => Promise<T[]>;
+  private readonly writes: RawWrites;
 
   constructor(readonly options: SinkPublisherOptions) {
+    this.rows = rawRows(options.db);
+    this.writes = rawWrites(options.db);
     const table = jsonRows(options.provider, [['value', 'text']]);
     this.ids = (values) => Prisma.sql`SELECT "value" FROM (${table(values.map((v) => [v]))}) AS t`;
     options.outbox.onSinkRows((sinkIds) => {
@@ -318,13 +324,13 @@ export class SinkPublisher implements EventSinks {
   /** The next events of a sink, oldest first. */
   async next(sinkId: string, limit: number, after: string | null): Promise<PendingRow[]> {
     const from = after === null ? Prisma.empty : Prisma.sql`AND "eventId" > ${after}`;
-    return this.options.db.$queryRaw<PendingRow[]>`SELECT "id", "eventId", "accountId", "sessionId", "type", "data", "createdAt"
-      FROM "SinkDelivery" WHERE "sinkId" = ${sinkId} ${from} ORDER BY "eventId" LIMIT ${limit}`;
+    return this.rows<PendingRow>(Prisma.sql`SELECT "id", "eventId", "accountId", "sessionId", "type", "data", "createdAt"
+      FROM "SinkDelivery" WHERE "sinkId" = ${sinkId} ${from} ORDER BY "eventId" LIMIT ${limit}`);
   }
 
   /** Events the broker confirmed leave the outbox. */
   async done(ids: string[]): Promise<void> {
-    await this.options.db.$executeRaw`DELETE FROM "SinkDelivery" WHERE "id" IN (${this.ids(ids)})`;
+    await this.writes([Prisma.sql`DELETE FROM "SinkDelivery" WHERE "id" IN (${this.ids(ids)})`]);
   }
 
   private async release(): Promise<void> {
