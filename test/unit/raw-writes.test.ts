@@ -53,6 +53,26 @@ describe.each(dbKinds)('raw writes in one transaction (%s)', (kind) => {
     transaction.mockRestore();
   });
 
+  it.runIf(kind === 'postgres')(
+    'writes two batches that deadlock on PostgreSQL both: the one PostgreSQL aborts runs again',
+    async () => {
+      await rawWrites(db)([insert('dl-a'), insert('dl-b')]);
+      const touch = (id: string, at: string) => Prisma.sql`UPDATE "RawT" SET "at" = ${new Date(at)} WHERE "id" = ${id}`;
+      // each holds one row, waits, then wants the other's: PostgreSQL aborts one with 40P01 after its deadlock_timeout
+      const pause = Prisma.sql`SELECT pg_sleep(0.3)`;
+      const raw = rawWrites(db);
+      const outcomes = await Promise.allSettled([
+        raw([touch('dl-a', '2026-01-01T00:00:00Z'), pause, touch('dl-b', '2026-01-01T00:00:00Z')]),
+        raw([touch('dl-b', '2026-02-01T00:00:00Z'), pause, touch('dl-a', '2026-02-01T00:00:00Z')]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled']);
+      // whichever ran last set both rows: the two batches were each applied whole
+      const rows = await db.$queryRaw<Array<{ at: Date }>>`SELECT "at" FROM "RawT" WHERE "id" IN ('dl-a', 'dl-b')`;
+      expect(new Set(rows.map((r) => r.at.toISOString())).size).toBe(1);
+    },
+    20_000,
+  );
+
   it('reads rows by column name, a timestamp as a time the row held, beside Prisma reads', async () => {
     const at = new Date('2026-11-29T10:00:00.250Z');
     await rawWrites(db)([insert('r1', at), insert('r2')]);

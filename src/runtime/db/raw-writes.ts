@@ -27,6 +27,38 @@ const argOf = (value: unknown): InValue =>
 const statementOf = (sql: Prisma.Sql): InStatement => ({ sql: sql.sql, args: sql.values.map(argOf) });
 
 /**
+ * A PostgreSQL transaction that lost to another (a deadlock, 40P01, or a serialization failure, 40001) was
+ * rolled back whole; Prisma reports it as P2034 from a transaction, or as the raw query's own code.
+ */
+export const isConflict = (err: unknown): boolean => {
+  const e = err as { code?: unknown; meta?: { code?: unknown }; message?: unknown } | null;
+  if (!e) return false;
+  if (e.code === 'P2034' || e.meta?.code === '40P01' || e.meta?.code === '40001') return true;
+  return typeof e.message === 'string' && /Code: `(40P01|40001)`/.test(e.message);
+};
+
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * Runs a write again when PostgreSQL rolled it back for a conflict with another transaction (up to
+ * CONFLICT_ATTEMPTS in all, a short random pause between): the batch writers (SENT marks, receipts, the
+ * received messages, the outbox) run on different pooled connections and can lock the same rows in
+ * different orders, and PostgreSQL then aborts one of them. Without this, a receipt whose batch lost
+ * was dropped (logged, never written). The writes passed here are whole transactions: a retry repeats
+ * exactly what was rolled back.
+ */
+export const runAgainOnConflict = async <T>(write: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (attempt >= CONFLICT_ATTEMPTS || !isConflict(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 10 * attempt));
+    }
+  }
+};
+
+/**
  * Raw statements in one transaction. On SQLite they run on Prisma's own connection, under its adapter's
  * lock (so no Prisma statement runs between them), as `BEGIN IMMEDIATE`, the statements, `COMMIT`: Prisma's
  * `$transaction` costs about 250 µs of CPU above that for two statements, and each `$executeRaw` about
@@ -35,10 +67,11 @@ const statementOf = (sql: Prisma.Sql): InStatement => ({ sql: sql.sql, args: sql
  * or before Prisma connected) it is Prisma's `$transaction`.
  */
 export const rawWrites = (db: Db): RawWrites => {
-  const viaPrisma: RawWrites = async (statements) => {
-    if (statements.length === 1 && statements[0]) await db.$executeRaw(statements[0]);
-    else if (statements.length > 1) await db.$transaction(statements.map((s) => db.$executeRaw(s)));
-  };
+  const viaPrisma: RawWrites = (statements) =>
+    runAgainOnConflict(async () => {
+      if (statements.length === 1 && statements[0]) await db.$executeRaw(statements[0]);
+      else if (statements.length > 1) await db.$transaction(statements.map((s) => db.$executeRaw(s)));
+    });
   const connection = connections.get(db);
   if (!connection) return viaPrisma;
   return async (statements) => {

@@ -19,6 +19,7 @@ import { searchContacts } from '../db/contact-search.ts';
 import { providerOf } from '../db/migrate.ts';
 import type { Db } from '../db/client.ts';
 import { groupCommit } from '../db/group-commit.ts';
+import { runAgainOnConflict } from '../db/raw-writes.ts';
 import { createOutgoingWrites } from '../db/outgoing-writes.ts';
 import { createEventBus } from '../events.ts';
 import { singleNode } from '../cluster/ownership.ts';
@@ -183,9 +184,11 @@ export const createDeps = (options: DepsOptions): Deps => {
     announceSent({ events }, marks);
     for (const mark of marks) nameGroups(mark.sessionId, [mark.chatId]);
   });
-  const receipts = groupCommit<SessionReceipt>((batch) => recordReceipts({ db, webhooks, outgoing: writes, events }, batch), {
-    delayMs: 20,
-  });
+  // A batch that lost a deadlock to the SENT marks (PostgreSQL) is read and written again whole.
+  const receipts = groupCommit<SessionReceipt>(
+    (batch) => runAgainOnConflict(() => recordReceipts({ db, webhooks, outgoing: writes, events }, batch)),
+    { delayMs: 20 },
+  );
   /** per session, the storing of its latest history chunk, which its chat-state changes wait for */
   const historyStored = new Map<string, Promise<unknown>>();
   const sessions = new SessionManager({
