@@ -105,18 +105,22 @@ const markOf = (chunk: TakenChunk, takenAt: Date | null): string =>
  * Changes a session's marks (one line each) by compare-and-set: a chunk is noted while the one before it
  * is being stored and cleared, and a node reporting them may race either.
  */
-const changeMarks = async (deps: Pick<Deps, 'db'>, sessionId: string, change: (marks: string[]) => string[]): Promise<string[]> => {
+const changeMarks = async (
+  deps: Pick<Deps, 'db'>,
+  sessionId: string,
+  change: (marks: string[]) => string[],
+): Promise<{ marks: string[]; accountId: string | null }> => {
   for (let attempt = 0; attempt < 10; attempt++) {
-    const row = await deps.db.session.findUnique({ where: { id: sessionId }, select: { historyPending: true } });
-    if (!row) return [];
+    const row = await deps.db.session.findUnique({ where: { id: sessionId }, select: { historyPending: true, accountId: true } });
+    if (!row) return { marks: [], accountId: null };
     const marks = row.historyPending ? row.historyPending.split('\n') : [];
     const next = change(marks);
-    if (next.length === marks.length && next.every((m, i) => m === marks[i])) return marks;
+    if (next.length === marks.length && next.every((m, i) => m === marks[i])) return { marks, accountId: row.accountId };
     const written = await deps.db.session.updateMany({
       where: { id: sessionId, historyPending: row.historyPending },
       data: { historyPending: next.length > 0 ? next.join('\n') : null },
     });
-    if (written.count > 0) return marks;
+    if (written.count > 0) return { marks, accountId: row.accountId };
   }
   throw new Error('the history marks of the session kept changing');
 };
@@ -150,9 +154,10 @@ export const reportInterruptedHistory = async (
 ): Promise<HistoryInterrupted[]> => {
   const earlier = (mark: string) => !mark.startsWith(`${PROCESS_MARK} `);
   // Taken out in one compare-and-set, so whichever node's link comes up first reports them, once.
-  const marks = (await changeMarks(deps, sessionId, (all) => all.filter((m) => !earlier(m)))).filter(earlier);
+  const taken = await changeMarks(deps, sessionId, (all) => all.filter((m) => !earlier(m)));
+  const marks = taken.marks.filter(earlier);
   if (marks.length === 0) return [];
-  const accountId = (await deps.db.session.findUnique({ where: { id: sessionId }, select: { accountId: true } }))?.accountId;
+  const { accountId } = taken;
   const lost: HistoryInterrupted[] = [];
   for (const mark of marks) {
     const [, syncType = 'other', order = '-', takenAt = ''] = mark.split(' ');
