@@ -125,6 +125,11 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       `query($id: ID!) { session(id: $id) {
         chats { totalCount edges { node { id kind name unreadCount lastMessage { text direction } } } }
         unread: chats(unread: true) { totalCount edges { node { id } } }
+        read: chats(unread: false) { totalCount }
+        notArchived: chats(archived: false) { totalCount }
+        archived: chats(archived: true) { totalCount }
+        people: chats(kind: person) { totalCount }
+        groups: chats(kind: group) { totalCount }
       } }`,
       { id: sessionId },
     );
@@ -136,6 +141,13 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       { id: jid(LEE), kind: 'person', name: 'Lee (work)', unreadCount: 2, lastMessage: { text: 'two from Lee', direction: 'in' } },
     ]);
     expect(session.unread).toEqual({ totalCount: 1, edges: [{ node: { id: jid(LEE) } }] });
+    expect([session.read, session.notArchived, session.archived, session.people, session.groups]).toEqual([
+      { totalCount: 1 },
+      { totalCount: 2 },
+      { totalCount: 0 },
+      { totalCount: 2 },
+      { totalCount: 0 },
+    ]);
   });
 
   it('pages through every chat with cursors: no duplicates, no gaps, totalCount on each page', async () => {
@@ -291,6 +303,22 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
     const all = (await call('GET', `${S()}/chats/${KIM}/messages?limit=200`)).body.messages as Json[];
     expect(all.length).toBeGreaterThan(2);
     expect(session.chat.messages.totalCount).toBe(all.length);
+    // since and until count only the messages between them
+    const [latest] = all;
+    const earliest = all.at(-1);
+    const between = await gql(
+      app.baseUrl,
+      key,
+      `query($id: ID!, $chat: String!, $since: DateTime, $until: DateTime) { session(id: $id) {
+        chat(id: $chat) { before: messages(until: $until) { totalCount } after: messages(since: $since) { totalCount } } } }`,
+      { id: sessionId, chat: KIM, since: earliest.timestamp, until: latest.timestamp },
+    );
+    expect(between.errors).toBeUndefined();
+    const counted = ((between.data as Json).session as Json).chat as Json;
+    const older = all.filter((m: Json) => m.timestamp < latest.timestamp).length;
+    const newer = all.filter((m: Json) => m.timestamp > earliest.timestamp).length;
+    expect(older).toBeGreaterThan(0);
+    expect(counted).toEqual({ before: { totalCount: older }, after: { totalCount: newer } });
   });
 
   it('marking a chat read clears its unread count and keeps when', async () => {
