@@ -103,7 +103,8 @@ const markOf = (chunk: TakenChunk, takenAt: Date | null): string =>
 
 /**
  * Changes a session's marks (one line each) by compare-and-set: a chunk is noted while the one before it
- * is being stored and cleared, and a node reporting them may race either.
+ * is being stored and cleared, and a node reporting them may race either. Answers the marks it found, with
+ * the session's account (read in the same query, for the events that report them).
  */
 const changeMarks = async (
   deps: Pick<Deps, 'db'>,
