@@ -67,6 +67,32 @@ describe("Baileys' log lines", () => {
     ]);
   });
 
+  it('writes what failed because the link closed at debug, and keeps every other failure at error', () => {
+    // the shape of Baileys' Boom when a receipt or query meets a closed socket (socket.js' sendRawMessage)
+    const boom = (statusCode: number, message: string) =>
+      Object.assign(new Error(message), { isBoom: true, output: { statusCode, payload: { statusCode, message }, headers: {} } });
+    const closed = boom(428, 'Connection Closed');
+    const node = "<message from='100000454934@lid' id='3EB0A94B58E1D9E02D33' category='peer'/>";
+    const { lines, logger } = setup('debug');
+    logger.error({ error: closed }, 'transaction failed, rolling back');
+    logger.error({ error: closed, node }, 'error in handling message');
+    logger.error({ err: closed }, 'Failed to send retry');
+    expect(lines.map((l) => [l.level, l.baileysMessage, l.msg])).toEqual([
+      [20, 'transaction failed, rolling back', expect.stringContaining('the link closed while this was under way')],
+      [20, 'error in handling message', expect.stringContaining('comes again on the next connection')],
+      [20, 'Failed to send retry', expect.stringContaining('the link closed while this was under way')],
+    ]);
+    const quiet = setup('info');
+    quiet.logger.error({ error: closed, node }, 'error in handling message');
+    expect(quiet.lines).toEqual([]);
+    quiet.logger.error({ error: boom(500, 'Internal Server Error'), node }, 'error in handling message');
+    quiet.logger.error({ error: new Error('Connection Closed') }, 'transaction failed, rolling back');
+    expect(quiet.lines.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'error in handling message'],
+      [50, 'transaction failed, rolling back'],
+    ]);
+  });
+
   it("keeps Baileys' children rewriting, and its level readable and settable", () => {
     const { lines, logger } = setup('debug');
     const child = logger.child({ class: 'ns' });

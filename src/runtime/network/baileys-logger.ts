@@ -1,3 +1,4 @@
+import { DisconnectReason } from 'baileys';
 import type { UserFacingSocketConfig } from 'baileys';
 import type { Logger } from 'pino';
 
@@ -13,6 +14,12 @@ interface Expected {
 const streamErrorCode = (fields: Record<string, unknown>): unknown =>
   (fields.fullErrorNode as { attrs?: { code?: unknown } } | undefined)?.attrs?.code;
 
+/** The error Baileys' socket throws for whatever was under way when the link closed. */
+const isConnectionClosed = (error: unknown): boolean => {
+  const boom = error as { isBoom?: unknown; output?: { statusCode?: unknown } } | null;
+  return typeof boom === 'object' && boom !== null && boom.isBoom === true && boom.output?.statusCode === DisconnectReason.connectionClosed;
+};
+
 /** Baileys' `Invalid LID-PN mapping: <lid>, <pn>` where the "number" is the same LID again. */
 const LID_AS_ITS_OWN_NUMBER = /^Invalid LID-PN mapping: ([^\s,:@]+)(?::\d+)?@lid, ([^\s,:@]+)(?::\d+)?@lid$/;
 
@@ -23,6 +30,14 @@ const EXPECTED: Expected[] = [
     matches: (msg, fields) => msg === 'stream errored out' && streamErrorCode(fields) === '515',
     level: 'debug',
     explanation: 'stream error 515: the network asks for a new connection, as it does after each pairing',
+  },
+  {
+    // Closing a link (asked for, or the connection lost) fails what was under way on it: a received
+    // message's receipt or the app state sync a history notification starts. The session manager says
+    // at info that the link closed; a message not receipted is delivered again on the next connection.
+    matches: (_msg, fields) => [fields.error, fields.err, fields.ackErr].some(isConnectionClosed),
+    level: 'debug',
+    explanation: 'the link closed while this was under way; a received message not yet receipted comes again on the next connection',
   },
   {
     matches: (msg) => msg.includes('DISABLING ALL SYNC'),
