@@ -279,7 +279,7 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       app.baseUrl,
       key,
       `query($id: ID!, $chat: String!, $msg: String!) { session(id: $id) {
-        chat(id: $chat) { messages(first: 2) { totalCount edges { node { waMessageId text quoted { text } reactions { emoji }
+        chat(id: $chat) { id lastMessage { waMessageId } messages(first: 2) { totalCount edges { node { waMessageId text quoted { text } reactions { emoji }
           receipts { status readAt } media { mimetype url } } } } }
         message(id: $msg) { id direction quoted { waMessageId } }
       } }`,
@@ -299,6 +299,8 @@ describe.each(dbKinds)('conversations API (%s): chats, a chat’s messages, any 
       { waMessageId: question.id, text: 'are you there?', quoted: null, reactions: [], receipts: null, media: null },
     ]);
     expect(session.message).toEqual({ id: answer.id, direction: 'out', quoted: { waMessageId: question.id } });
+    // The chat's latest message, read only when a query asks for it, is the page's first.
+    expect(session.chat.lastMessage).toEqual({ waMessageId: answer.waMessageId });
     // The count is of the whole chat, not of the page.
     const all = (await call('GET', `${S()}/chats/${KIM}/messages?limit=200`)).body.messages as Json[];
     expect(all.length).toBeGreaterThan(2);

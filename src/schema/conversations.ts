@@ -1,5 +1,5 @@
 import { filter, map, pipe } from 'graphql-yoga';
-import type { ChatView, ReactionView, ReceiptsView, StoredMessageView } from '../resolvers/conversations.ts';
+import type { ChatNode, ChatView, ReactionView, ReceiptsView, StoredMessageView } from '../resolvers/conversations.ts';
 import {
   CHAT_KINDS,
   chatsPage,
@@ -131,7 +131,7 @@ const pageInfo = (items: { cursor: string }[], nextCursor: string | null) => ({
   },
 });
 
-export const ChatRef = builder.objectRef<ChatView>('Chat');
+export const ChatRef = builder.objectRef<ChatNode>('Chat');
 
 ChatRef.implement({
   description: "One of a session's chats (docs/conversations.md)",
@@ -139,9 +139,10 @@ ChatRef.implement({
     id: t.exposeID('id', { description: "the chat's JID: a person's phone-number JID where known (else LID), a group, a channel" }),
     lid: t.exposeString('lid', { nullable: true }),
     kind: t.field({ type: ChatKindEnum, resolve: (c) => c.kind }),
-    name: t.exposeString('name', {
+    name: t.string({
       nullable: true,
       description: "the account's saved contact name, else the person's push name; a group's subject; null when none is known",
+      resolve: (c) => c.name,
     }),
     lastMessage: t.field({ type: StoredMessage, nullable: true, resolve: (c) => c.lastMessage }),
     lastActivity: t.field({ type: 'DateTime', description: 'the time of its latest message', resolve: (c) => dateOf(c.lastActivity) }),
