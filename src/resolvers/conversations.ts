@@ -411,12 +411,39 @@ export interface ChatFilters {
   kind?: ChatKind;
 }
 
-const chatWhere = (sessionId: string, filters: ChatFilters): Prisma.ChatWhereInput => ({
-  sessionId,
-  ...(filters.unread === undefined ? {} : filters.unread ? { unreadCount: { gt: 0 } } : { unreadCount: 0 }),
-  ...(filters.archived === undefined ? {} : { archived: filters.archived }),
-  ...(filters.kind === undefined ? {} : { kind: filters.kind }),
-});
+/**
+ * One condition of a list's filters. A list's page reads through Prisma and its count in one raw
+ * statement (countOf), so each filter is written once, here, and both forms are made from it.
+ */
+interface Condition<C extends string> {
+  column: C;
+  op: '=' | '>' | '<';
+  value: string | number | boolean | Date;
+}
+
+/** The conditions as a Prisma filter: equality as the value, bounds on one column together. */
+const whereOf = <W extends object>(conditions: Condition<keyof W & string>[]): W => {
+  const where: Record<string, unknown> = {};
+  for (const { column, op, value } of conditions) {
+    where[column] = op === '=' ? value : { ...(where[column] as object | undefined), [op === '>' ? 'gt' : 'lt']: value };
+  }
+  // Each column is one of W's and each value of its column's type (the conditions' builders below).
+  return where as W;
+};
+
+/** The conditions as SQL, for countOf. */
+const sqlOf = <C extends string>(conditions: Condition<C>[]): Prisma.Sql[] =>
+  conditions.map(({ column, op, value }) => Prisma.sql`${Prisma.raw(`"${column}" ${op}`)} ${value}`);
+
+const chatConditions = (sessionId: string, filters: ChatFilters): Condition<keyof Prisma.ChatWhereInput & string>[] => [
+  { column: 'sessionId', op: '=', value: sessionId },
+  ...(filters.unread === undefined ? [] : [{ column: 'unreadCount', op: filters.unread ? '>' : '=', value: 0 } as const]),
+  ...(filters.archived === undefined ? [] : [{ column: 'archived', op: '=', value: filters.archived } as const]),
+  ...(filters.kind === undefined ? [] : [{ column: 'kind', op: '=', value: filters.kind } as const]),
+];
+
+const chatWhere = (sessionId: string, filters: ChatFilters): Prisma.ChatWhereInput =>
+  whereOf<Prisma.ChatWhereInput>(chatConditions(sessionId, filters));
 
 const chatsQueryKey = (filters: ChatFilters): string => `chats:${filters.unread ?? ''}:${filters.archived ?? ''}:${filters.kind ?? ''}`;
 
@@ -462,11 +489,7 @@ const countOf = async (ctx: Pick<Deps, 'db'>, table: 'Chat' | 'Message', conditi
 
 export const countChats = async (ctx: RequestContext, sessionId: string, filters: ChatFilters): Promise<number> => {
   await ownSessionId(ctx, sessionId);
-  const conditions = [Prisma.sql`"sessionId" = ${sessionId}`];
-  if (filters.unread !== undefined) conditions.push(filters.unread ? Prisma.sql`"unreadCount" > 0` : Prisma.sql`"unreadCount" = 0`);
-  if (filters.archived !== undefined) conditions.push(Prisma.sql`"archived" = ${filters.archived}`);
-  if (filters.kind !== undefined) conditions.push(Prisma.sql`"kind" = ${filters.kind}`);
-  return countOf(ctx, 'Chat', conditions);
+  return countOf(ctx, 'Chat', sqlOf(chatConditions(sessionId, filters)));
 };
 
 /** GET /v1/sessions/{id}/chats */
@@ -521,21 +544,23 @@ export interface MessageFilters {
 const messagesQueryKey = (chatId: string, filters: MessageFilters): string =>
   `messages:${chatId}:${filters.before?.getTime() ?? ''}:${filters.after?.getTime() ?? ''}`;
 
-const messagesWhere = (sessionId: string, chatId: string, filters: MessageFilters): Prisma.MessageWhereInput => {
-  const timestamp: Prisma.DateTimeFilter = {
-    ...(filters.before ? { lt: filters.before } : {}),
-    ...(filters.after ? { gt: filters.after } : {}),
-  };
-  return { sessionId, chatId, ...(filters.before || filters.after ? { messageTimestamp: timestamp } : {}) };
-};
+const messageConditions = (
+  sessionId: string,
+  chatId: string,
+  filters: MessageFilters,
+): Condition<keyof Prisma.MessageWhereInput & string>[] => [
+  { column: 'sessionId', op: '=', value: sessionId },
+  { column: 'chatId', op: '=', value: chatId },
+  ...(filters.before ? [{ column: 'messageTimestamp', op: '<', value: filters.before } as const] : []),
+  ...(filters.after ? [{ column: 'messageTimestamp', op: '>', value: filters.after } as const] : []),
+];
+
+const messagesWhere = (sessionId: string, chatId: string, filters: MessageFilters): Prisma.MessageWhereInput =>
+  whereOf<Prisma.MessageWhereInput>(messageConditions(sessionId, chatId, filters));
 
 /** How many messages of a chat match the filters (a connection's totalCount, the same on every page). */
-export const countChatMessages = (ctx: RequestContext, sessionId: string, chatId: string, filters: MessageFilters): Promise<number> => {
-  const conditions = [Prisma.sql`"sessionId" = ${sessionId}`, Prisma.sql`"chatId" = ${chatId}`];
-  if (filters.before) conditions.push(Prisma.sql`"messageTimestamp" < ${filters.before}`);
-  if (filters.after) conditions.push(Prisma.sql`"messageTimestamp" > ${filters.after}`);
-  return countOf(ctx, 'Message', conditions);
-};
+export const countChatMessages = (ctx: RequestContext, sessionId: string, chatId: string, filters: MessageFilters): Promise<number> =>
+  countOf(ctx, 'Message', sqlOf(messageConditions(sessionId, chatId, filters)));
 
 /** A page of a chat's messages, both directions, newest first (then by our id), after the cursor's message. */
 export const messagesPage = async (
