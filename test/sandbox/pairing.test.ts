@@ -2,7 +2,7 @@ import { DisconnectReason } from 'baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import { memoryAuth, openSocket } from './helpers.ts';
+import { memoryAuth, openSocket, waitFor } from './helpers.ts';
 
 describe('sandbox: linking a real Baileys socket', () => {
   let sandbox: Sandbox;
@@ -41,6 +41,35 @@ describe('sandbox: linking a real Baileys socket', () => {
     expect(sandbox.control.logout('15550000001')).toBe(1);
     const out = await third.waitFor((u) => u.connection === 'close');
     expect((out.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(DisconnectReason.loggedOut);
+  });
+
+  it("replaces a device's open connection when the device logs in again: the first hears the conflict and gets nothing more", async () => {
+    sandbox.control.addPhone('15550000002', 'Bea');
+    sandbox.control.addPhone('15550000003', 'Cy');
+    const auth = memoryAuth();
+    const pairing = openSocket(sandbox, auth);
+    const { qr } = await pairing.waitFor((u) => Boolean(u.qr));
+    await sandbox.control.scanQr('15550000002', qr ?? '');
+    await pairing.waitFor((u) => u.connection === 'close');
+    const first = openSocket(sandbox, auth);
+    await first.waitFor((u) => u.connection === 'open');
+    const firstGot: string[] = [];
+    first.sock.ev.on('messages.upsert', ({ messages }) => firstGot.push(...messages.map((m) => m.message?.conversation ?? '')));
+
+    // The same device's credentials log in a second time (another process that took the session over).
+    const second = openSocket(sandbox, auth);
+    const secondGot: string[] = [];
+    second.sock.ev.on('messages.upsert', ({ messages }) => secondGot.push(...messages.map((m) => m.message?.conversation ?? '')));
+    await second.waitFor((u) => u.connection === 'open');
+    const replaced = await first.waitFor((u) => u.connection === 'close');
+    expect((replaced.lastDisconnect?.error as { output?: { statusCode?: number } })?.output?.statusCode).toBe(
+      DisconnectReason.connectionReplaced,
+    );
+
+    await sandbox.control.sendText('15550000003', '15550000002', 'after the second login');
+    await waitFor(() => secondGot.includes('after the second login'));
+    expect(firstGot).toEqual([]);
+    second.sock.end(undefined);
   });
 });
 

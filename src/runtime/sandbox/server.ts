@@ -155,7 +155,7 @@ export class SandboxServer {
         conn.phase = 'open';
         this.onPayload(conn, payload);
       } else {
-        if (conn.frozen) continue;
+        if (conn.frozen || conn.closed) continue;
         const node = await decodeBinaryNode(frame);
         this.options.trace.record('in', conn.jid, node);
         await this.options.onNode(conn, node);
@@ -190,6 +190,15 @@ export class SandboxServer {
     }
     conn.phone = phone;
     conn.device = device;
+    // WhatsApp keeps one connection a device: a second login replaces the first, which hears a stream
+    // error `conflict` (type replaced; rc14 reads it as 440, connectionReplaced) and is closed. Nothing
+    // is delivered to it or taken from it after that.
+    for (const other of this.connectionsOf(number)) {
+      if (other === conn || other.device?.deviceId !== device.deviceId) continue;
+      this.options.logger.info({ jid: other.jid }, 'login replaced an open connection of the same device');
+      other.send({ tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] });
+      other.close();
+    }
     conn.send({
       tag: 'success',
       attrs: {
