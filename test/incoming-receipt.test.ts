@@ -199,6 +199,46 @@ describe.each(dbKinds)('a received message is stored before its delivery receipt
     );
   });
 
+  it('while a message waits for its write, the link decrypts the next ones; they keep their order, each receipted after its write', async () => {
+    const texts = ['one of three', 'two of three', 'three of three'];
+    const hold = await holdOutbox(kind, database.url);
+    const ids: string[] = [];
+    let released = '';
+    try {
+      for (const text of texts) ids.push((await sandbox.control.sendText(BOB, ME, text)).id);
+      ids.push((await sandbox.control.react(BOB, ME, ids[1] ?? '', '👍')).id);
+      await hold.blocked();
+      if (kind === 'postgres') {
+        // The first one's webhook rows wait for the lock; the messages after it were decrypted and stored
+        // meanwhile, the reaction applied to the second. (On SQLite the held lock stops every write.)
+        await waitUntil(
+          async () => db.message.count({ where: { sessionId, waMessageId: { in: ids.slice(0, 3) } } }),
+          (n) => n === 3,
+        );
+        await waitUntil(
+          async () => db.messageReaction.count({ where: { message: { sessionId, waMessageId: ids[1] ?? '' }, emoji: '👍' } }),
+          (n) => n === 1,
+        );
+      }
+      for (const id of ids) expect(sandbox.control.delivery(BOB, id)?.receipted).toEqual([]);
+      released = new Date().toISOString();
+    } finally {
+      await hold.release();
+    }
+    for (const id of ids) {
+      const view = await waitUntil(
+        async () => sandbox.control.delivery(BOB, id),
+        (d) => (d?.receipted.length ?? 0) === 1,
+      );
+      expect((view?.receipted[0]?.at ?? '') >= released).toBe(true);
+    }
+    await waitUntil(incoming, (items) => items.some((m) => m.content === texts[2]));
+    expect((await incoming()).map((m) => m.content).filter((c) => texts.includes(c))).toEqual(texts);
+    for (const text of texts) expect(await stored(text)).toHaveLength(1);
+    const reacted = await db.messageReaction.findMany({ where: { message: { sessionId, waMessageId: ids[1] ?? '' } } });
+    expect(reacted.map((r) => r.emoji)).toEqual(['👍']);
+  });
+
   it('the message is neither receipted nor lost: the network delivers it again and it reaches the webhook', {
     timeout: 180_000,
   }, async () => {

@@ -51,6 +51,8 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
    * statements (docs/benchmarks.md, The message store). A message's failure stays its own.
    */
   private readonly writes: GroupCommit<Prisma.Sql[]>;
+  /** each session's latest turn of receive: resolves once that message's writes are queued (see receive) */
+  private readonly queued = new Map<string, Promise<{ written: Promise<void> } | undefined>>();
 
   constructor(private readonly options: MessageStoreOptions) {
     const raw = rawWrites(options.db);
@@ -88,21 +90,45 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     ]);
   }
 
+  /**
+   * A session's received messages are queued for writing in the order receive was called, each without
+   * waiting for the writes before it (so those that arrive while one is written share the next
+   * transaction); a reaction, edit or delete waits for them, as it may be about one of them.
+   */
   async receive(sessionId: string, message: ReceivedMessage): Promise<IncomingInput> {
     const input = incomingInputOf(message);
-    const { messageId, media, key } = message;
+    const { messageId, media } = message;
     const withMedia = media && messageId ? { ...input, media: this.options.media.view(sessionId, messageId, media) } : input;
     if (!messageId) return withMedia;
-    if (REFERRING.has(message.type)) {
-      await this.apply(sessionId, message);
-      return withMedia;
+    const before = this.queued.get(sessionId) ?? Promise.resolve(undefined);
+    const queued = before.then(async (earlier) => {
+      if (!REFERRING.has(message.type)) return this.queue(sessionId, message, messageId);
+      await earlier?.written.catch(() => undefined);
+      return { written: this.apply(sessionId, message) };
+    });
+    // A turn's failure is its message's own: the next one is queued all the same.
+    const next = queued.catch(() => undefined);
+    this.queued.set(sessionId, next);
+    try {
+      await (await queued).written;
+    } finally {
+      if (this.queued.get(sessionId) === next) this.queued.delete(sessionId);
     }
+    return withMedia;
+  }
+
+  /** Queues a received message's writes; answers the promise of their being written (in an object: a promise would be awaited). */
+  private async queue(sessionId: string, message: ReceivedMessage, messageId: string): Promise<{ written: Promise<void> }> {
+    const { media, key } = message;
     const writes: Prisma.Sql[] = [];
     const kept = this.options.statusesAndChannels || !isStatusOrChannel(message.chatId);
     if (key && kept && (await (this.options.keeps?.(sessionId) ?? true))) writes.push(...this.stored(sessionId, message, key));
     if (media) writes.push(this.options.media.insert(sessionId, messageId, message.chatId, media));
-    if (writes.length > 0) await this.writes.add(writes);
-    return withMedia;
+    if (writes.length === 0) return { written: Promise.resolve() };
+    const written = this.writes.add(writes);
+    // awaited by receive once this turn ends; a failure meanwhile is not unhandled
+    written.catch(() => undefined);
+    return { written };
   }
 
   async find(sessionId: string, waMessageId: string): Promise<RememberedMessage | undefined> {

@@ -84,12 +84,13 @@ const PATCHED = [
 
 /**
  * The socket options the patch adds, typed here rather than in Baileys' declarations. beforeReceipt
- * (Socket/messages-recv.js): awaited for each decrypted message before its delivery receipt (or ack) is
- * sent; a rejection sends a nack instead. beforeHistoryChunk (Socket/chats.js): awaited with a history
+ * (Socket/messages-recv.js): awaited for each decrypted message in arrival order, inside the link's
+ * message mutex; its `stored` is awaited after the mutex, before the delivery receipt (or ack), and the
+ * receipts and upserts keep the arrival order; a rejection of either sends a nack instead. beforeHistoryChunk (Socket/chats.js): awaited with a history
  * notification before it is downloaded and decoded (after its receipt); never rejects.
  */
 type PatchedSocketConfig = UserFacingSocketConfig & {
-  beforeReceipt: (msg: WAMessage) => Promise<void>;
+  beforeReceipt: (msg: WAMessage) => Promise<{ stored: Promise<void> } | undefined>;
   beforeHistoryChunk: (notification: proto.Message.IHistorySyncNotification) => Promise<unknown>;
 };
 
@@ -305,12 +306,18 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       getMessage: async (key) => (key.id ? sentMessage(key.id) : undefined),
       // Baileys tells the network a message arrived (after which it is never delivered again) before it
       // emits messages.upsert; so a received message is stored here first (the patch in patches/). A
-      // rejection, or a write slower than the timeout, makes Baileys nack the message instead.
+      // rejection, or a write slower than the timeout, makes Baileys nack the message instead. The hand-over
+      // is in order inside the link's message mutex; the write is awaited after it, so the messages that
+      // arrive meanwhile are decrypted and share the store's transaction.
       beforeReceipt: async (msg) => {
         const handed = await handOver(msg);
-        if (!handed) return;
-        await within(handed.stored, storeTimeoutMs, 'storing a received message');
-        if (msg.key.id) storedFirst.add(msg.key.id);
+        if (!handed) return undefined;
+        const stored = within(handed.stored, storeTimeoutMs, 'storing a received message').then(() => {
+          if (msg.key.id) storedFirst.add(msg.key.id);
+        });
+        // Baileys awaits it once the receipts before it are sent: a failure meanwhile is not unhandled.
+        stored.catch(() => undefined);
+        return { stored };
       },
       // The next chunk is downloaded and decoded once the service has stored the ones handed over before:
       // a phone's history (tens of thousands of messages) would otherwise be held in memory at once while

@@ -57,6 +57,11 @@ interface Live {
   written: Promise<void>;
   /** received messages on their way into the buffer, chained so they keep the order they arrived in */
   received: Promise<void>;
+  /**
+   * received messages handed to the store, chained the same way but only up to the hand-over: the next
+   * message's write is queued while this one's runs, so they can share a transaction
+   */
+  taken: Promise<void>;
   /** the session's account, read at its first status change (for the webhook endpoint lookup) */
   accountId?: string;
   /** a re-link at start waits for this link's first outcome (open, close or QR) before it opens another */
@@ -474,6 +479,7 @@ export class SessionManager implements Sessions {
         generation: 0,
         written: Promise.resolve(),
         received: Promise.resolve(),
+        taken: Promise.resolve(),
       };
       this.live.set(sessionId, live);
     }
@@ -518,8 +524,22 @@ export class SessionManager implements Sessions {
           if (current()) this.onActivity(sessionId, live);
         },
         onIncoming: (message) => {
-          const stored = live.received
-            .then(async () => ((await this.options.ignores?.(sessionId, message.chatId)) ? undefined : this.toItem(sessionId, message)))
+          // The store is called in arrival order (and keeps it, message-store.ts) without waiting for the
+          // writes before; what follows the write waits for the messages before it.
+          const taken = live.taken.then(async () => {
+            if (await this.options.ignores?.(sessionId, message.chatId)) return undefined;
+            const input = this.toItem(sessionId, message);
+            // awaited below, once the messages before it are in the buffer; a failure meanwhile is not unhandled
+            input.catch(() => undefined);
+            // in an object, so this turn ends at the hand-over, not at the write
+            return { input };
+          });
+          live.taken = taken.then(
+            () => undefined,
+            () => undefined,
+          );
+          const stored = Promise.all([taken, live.received])
+            .then(async ([item]) => item?.input)
             .then(async (input) => {
               if (!input) return;
               // Into the buffer only once its webhook rows are written: a message whose write failed is
