@@ -61,7 +61,7 @@ export const linkedSocket = async (
   number: string,
   extra: Partial<UserFacingSocketConfig> = {},
   opened?: (socket: TestSocket) => void,
-): Promise<TestSocket> => {
+): Promise<TestSocket & { auth: ReturnType<typeof memoryAuth> }> => {
   sandbox.control.addPhone(number, `Owner ${number}`);
   const auth = memoryAuth();
   const first = openSocket(sandbox, auth, extra);
@@ -71,7 +71,7 @@ export const linkedSocket = async (
   const socket = openSocket(sandbox, auth, extra);
   opened?.(socket);
   await socket.waitFor((u) => u.connection === 'open');
-  return socket;
+  return { ...socket, auth };
 };
 
 /** Polls until `read` gives a value (not undefined or false), or fails after `ms`. */

@@ -2,7 +2,7 @@ import { DisconnectReason } from 'baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import { startSandbox, trustSandbox } from '../../src/runtime/sandbox/sandbox.ts';
-import { memoryAuth, openSocket, waitFor } from './helpers.ts';
+import { linkedSocket, memoryAuth, openSocket, waitFor } from './helpers.ts';
 
 describe('sandbox: linking a real Baileys socket', () => {
   let sandbox: Sandbox;
@@ -44,20 +44,13 @@ describe('sandbox: linking a real Baileys socket', () => {
   });
 
   it("replaces a device's open connection when the device logs in again: the first hears the conflict and gets nothing more", async () => {
-    sandbox.control.addPhone('15550000002', 'Bea');
     sandbox.control.addPhone('15550000003', 'Cy');
-    const auth = memoryAuth();
-    const pairing = openSocket(sandbox, auth);
-    const { qr } = await pairing.waitFor((u) => Boolean(u.qr));
-    await sandbox.control.scanQr('15550000002', qr ?? '');
-    await pairing.waitFor((u) => u.connection === 'close');
-    const first = openSocket(sandbox, auth);
-    await first.waitFor((u) => u.connection === 'open');
+    const first = await linkedSocket(sandbox, '15550000002');
     const firstGot: string[] = [];
     first.sock.ev.on('messages.upsert', ({ messages }) => firstGot.push(...messages.map((m) => m.message?.conversation ?? '')));
 
     // The same device's credentials log in a second time (another process that took the session over).
-    const second = openSocket(sandbox, auth);
+    const second = openSocket(sandbox, first.auth);
     const secondGot: string[] = [];
     second.sock.ev.on('messages.upsert', ({ messages }) => secondGot.push(...messages.map((m) => m.message?.conversation ?? '')));
     await second.waitFor((u) => u.connection === 'open');
