@@ -86,8 +86,9 @@ const PATCHED = [
  * The socket options the patch adds, typed here rather than in Baileys' declarations. beforeReceipt
  * (Socket/messages-recv.js): awaited for each decrypted message in arrival order, inside the link's
  * message mutex; its `stored` is awaited after the mutex, before the delivery receipt (or ack), and the
- * receipts and upserts keep the arrival order; a rejection of either sends a nack instead. beforeHistoryChunk (Socket/chats.js): awaited with a history
- * notification before it is downloaded and decoded (after its receipt); never rejects.
+ * receipts and upserts keep the arrival order; a rejection of either sends a nack instead.
+ * beforeHistoryChunk (Socket/chats.js): awaited with a history notification before it is downloaded and
+ * decoded (after its receipt); never rejects.
  */
 type PatchedSocketConfig = UserFacingSocketConfig & {
   beforeReceipt: (msg: WAMessage) => Promise<{ stored: Promise<void> } | undefined>;
