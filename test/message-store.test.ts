@@ -195,6 +195,69 @@ describe.each(dbKinds)('the message store (%s): every message sent and received,
     expect(await chat()).toEqual(before);
   });
 
+  it('messages received together (one write) move their chats as they would one after another', async () => {
+    const base = Math.floor(Date.now() / 1000) - 1_000;
+    const message = (number: string, id: string, at: number, fromMe = false, pushName = ''): ReceivedMessage => ({
+      chatId: jid(number),
+      chatLid: `${number}9@lid`,
+      from: fromMe ? jid(ME) : jid(number),
+      fromLid: fromMe ? null : `${number}9@lid`,
+      fromMe,
+      type: 'text',
+      content: id,
+      text: id,
+      pushName,
+      messageTimestamp: base + at,
+      messageId: id,
+      key: { remoteJid: jid(number), id, fromMe },
+    });
+    const [A, B, C] = ['15557771001', '15557771002', '15557771003'];
+    // Before: A and C have one unread each.
+    await app.deps.received.receive(sessionId, message(A, 'TOGETHER-A1', 100, false, 'Ann'));
+    await app.deps.received.receive(sessionId, message(C, 'TOGETHER-C1', 100));
+    await Promise.all(
+      [
+        message(A, 'TOGETHER-A2', 101),
+        message(A, 'TOGETHER-A1', 100, false, 'Ann'), // delivered again: counts nothing
+        message(A, 'TOGETHER-A3', 102, true), // the account wrote: nothing unread before it
+        message(A, 'TOGETHER-A4', 103, false, 'Ann B.'),
+        message(A, 'TOGETHER-A5', 99), // late: unread, but not the latest
+        message(B, 'TOGETHER-B1', 200),
+        message(B, 'TOGETHER-B1', 200), // twice in one write
+        message(B, 'TOGETHER-B2', 150),
+        message(C, 'TOGETHER-C2', 101),
+        message(C, 'TOGETHER-C3', 102),
+      ].map((m) => app.deps.received.receive(sessionId, m)),
+    );
+    const chatOf = (number: string) => app.db.chat.findUniqueOrThrow({ where: { sessionId_chatId: { sessionId, chatId: jid(number) } } });
+    expect(await chatOf(A)).toMatchObject({
+      chatLid: `${A}9@lid`,
+      kind: 'person',
+      name: 'Ann B.',
+      lastMessageId: 'TOGETHER-A4',
+      unreadCount: 2,
+    });
+    expect((await chatOf(A)).lastMessageAt).toEqual(new Date((base + 103) * 1000));
+    expect(await chatOf(B)).toMatchObject({ lastMessageId: 'TOGETHER-B1', unreadCount: 2, name: null });
+    expect(await chatOf(C)).toMatchObject({ lastMessageId: 'TOGETHER-C3', unreadCount: 3 });
+    const rows = await app.db.message.findMany({
+      where: { sessionId, waMessageId: { startsWith: 'TOGETHER-' } },
+      orderBy: { waMessageId: 'asc' },
+    });
+    expect(rows.map((r) => [r.waMessageId, r.direction])).toEqual([
+      ['TOGETHER-A1', 'in'],
+      ['TOGETHER-A2', 'in'],
+      ['TOGETHER-A3', 'out'],
+      ['TOGETHER-A4', 'in'],
+      ['TOGETHER-A5', 'in'],
+      ['TOGETHER-B1', 'in'],
+      ['TOGETHER-B2', 'in'],
+      ['TOGETHER-C1', 'in'],
+      ['TOGETHER-C2', 'in'],
+      ['TOGETHER-C3', 'in'],
+    ]);
+  });
+
   it("stores what the API sends (out, with its record's id) and what the phone itself sends (out, no record)", async () => {
     const incoming = await sandbox.control.sendText(KIM, ME, 'ping');
     await row(incoming.id);

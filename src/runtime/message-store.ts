@@ -26,6 +26,41 @@ export interface MessageStoreOptions {
   keeps?: (sessionId: string) => Promise<boolean>;
 }
 
+/** A message's row (rowOf) as a batch write's JSON rows carry it. */
+const MESSAGE_COLUMNS = [
+  ['id', 'text'],
+  ['sessionId', 'text'],
+  ['waMessageId', 'text'],
+  ['direction', 'text'],
+  ['chatId', 'text'],
+  ['chatLid', 'text'],
+  ['sender', 'text'],
+  ['senderLid', 'text'],
+  ['fromMe', 'boolean'],
+  ['kind', 'text'],
+  ['text', 'text'],
+  ['quotedId', 'text'],
+  ['mentions', 'text'],
+  ['key', 'text'],
+  ['quotable', 'text'],
+  ['messageTimestamp', 'timestamp'],
+  ['createdAt', 'timestamp'],
+  ['source', 'text'],
+] as const;
+
+/** Beside a received message's row on PostgreSQL: its chat's kind and name (chatRowOf) and its place in the group. */
+const RECEIVED_EXTRA = [
+  ['chatKind', 'text'],
+  ['chatName', 'text'],
+  ['ord', 'integer'],
+] as const;
+
+/** A received message's writes: its row and its chat's (absent when it is not stored), and its file's record. */
+interface ReceivedWrite {
+  stored?: { row: JsonCell[]; chat: JsonCell[] };
+  others: Prisma.Sql[];
+}
+
 /** Messages about another message: they change the stored one instead of becoming a row of their own. */
 const REFERRING = new Set(['reaction', 'edit', 'revoke', 'poll_vote']);
 
@@ -50,33 +85,16 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
    * in one turn of the event loop) in one transaction: a transaction per message cost more CPU than its
    * statements (docs/benchmarks.md, The message store). A message's failure stays its own.
    */
-  private readonly writes: GroupCommit<Prisma.Sql[]>;
+  private readonly writes: GroupCommit<ReceivedWrite>;
+  /** PostgreSQL: a group's received messages with their chats' columns and their order (see receivedStatement) */
+  private readonly receivedRows: ((rows: JsonCell[][]) => Prisma.Sql) | undefined;
   /** each session's latest turn of receive: resolves once that message's writes are queued (see receive) */
   private readonly queued = new Map<string, Promise<{ written: Promise<void> } | undefined>>();
 
   constructor(private readonly options: MessageStoreOptions) {
     const raw = rawWrites(options.db);
-    this.writes = groupCommit((groups) => raw(groups.flat()), { isolateFailures: true });
-    this.rows = jsonRows(options.provider, [
-      ['id', 'text'],
-      ['sessionId', 'text'],
-      ['waMessageId', 'text'],
-      ['direction', 'text'],
-      ['chatId', 'text'],
-      ['chatLid', 'text'],
-      ['sender', 'text'],
-      ['senderLid', 'text'],
-      ['fromMe', 'boolean'],
-      ['kind', 'text'],
-      ['text', 'text'],
-      ['quotedId', 'text'],
-      ['mentions', 'text'],
-      ['key', 'text'],
-      ['quotable', 'text'],
-      ['messageTimestamp', 'timestamp'],
-      ['createdAt', 'timestamp'],
-      ['source', 'text'],
-    ]);
+    this.writes = groupCommit((writes) => raw(this.statementsOf(writes)), { isolateFailures: true });
+    this.rows = jsonRows(options.provider, MESSAGE_COLUMNS);
     this.chatRows = jsonRows(options.provider, [
       ['sessionId', 'text'],
       ['chatId', 'text'],
@@ -88,6 +106,29 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
       ['unreadCount', 'integer'],
       ['createdAt', 'timestamp'],
     ]);
+    if (options.provider === 'postgres') this.receivedRows = jsonRows(options.provider, [...MESSAGE_COLUMNS, ...RECEIVED_EXTRA]);
+  }
+
+  /**
+   * A group's statements. SQLite: each message's insert and its chat's upsert, then the files' records.
+   * PostgreSQL: one statement for all the group's messages and their chats (receivedStatement): a
+   * statement per message cost the service and the database's backends more than its rows
+   * (docs/benchmarks.md, The message store).
+   */
+  private statementsOf(writes: ReceivedWrite[]): Prisma.Sql[] {
+    const statements: Prisma.Sql[] = [];
+    const stored = writes.flatMap((w) => (w.stored ? [w.stored] : []));
+    if (this.receivedRows) {
+      if (stored.length > 0)
+        statements.push(
+          receivedStatement(this.receivedRows(stored.map(({ row, chat }, i) => [...row, chat[3] ?? null, chat[4] ?? null, i]))),
+        );
+    } else {
+      for (const { row, chat } of stored)
+        statements.push(this.insertRows([row]), chatUpsert(this.chatRows([chat]), Prisma.sql`changes() > 0`));
+    }
+    for (const w of writes) statements.push(...w.others);
+    return statements;
   }
 
   /**
@@ -120,11 +161,11 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
   /** Queues a received message's writes; answers the promise of their being written (in an object: a promise would be awaited). */
   private async queue(sessionId: string, message: ReceivedMessage, messageId: string): Promise<{ written: Promise<void> }> {
     const { media, key } = message;
-    const writes: Prisma.Sql[] = [];
     const kept = this.options.statusesAndChannels || !isStatusOrChannel(message.chatId);
-    if (key && kept && (await (this.options.keeps?.(sessionId) ?? true))) writes.push(...this.stored(sessionId, message, key));
-    if (media) writes.push(this.options.media.insert(sessionId, messageId, message.chatId, media));
-    if (writes.length === 0) return { written: Promise.resolve() };
+    const stored = key && kept && (await (this.options.keeps?.(sessionId) ?? true)) ? this.stored(sessionId, message, key) : undefined;
+    const others = media ? [this.options.media.insert(sessionId, messageId, message.chatId, media)] : [];
+    if (!stored && others.length === 0) return { written: Promise.resolve() };
+    const writes: ReceivedWrite = stored ? { stored, others } : { others };
     const written = this.writes.add(writes);
     // awaited by receive once this turn ends; a failure meanwhile is not unhandled
     written.catch(() => undefined);
@@ -147,19 +188,13 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
   }
 
   /**
-   * The statements that store a received message (or leave the row of one delivered before alone) and,
-   * only when its row is new, move its chat on: the latest message, one more unread when it came in, none
-   * when the account wrote. PostgreSQL: one statement (the message's insert in a WITH); SQLite, which has
-   * no INSERT in WITH: two in the transaction, the chat's guarded by changes() of the message's.
+   * A received message's row and its chat's. Written (statementsOf) so that the message's row is left
+   * alone when it was stored before, and only a new row moves its chat on: the latest message, one more
+   * unread when it came in, none when the account wrote.
    */
-  private stored(sessionId: string, message: ReceivedMessage, key: MessageKeyRef): Prisma.Sql[] {
+  private stored(sessionId: string, message: ReceivedMessage, key: MessageKeyRef): { row: JsonCell[]; chat: JsonCell[] } {
     const now = this.options.now();
-    const insert = this.insert(sessionId, message, key, now);
-    const rows = this.chatRows([this.chatRowOf(sessionId, message, now, message.fromMe ? 0 : 1)]);
-    if (this.options.provider === 'postgres') {
-      return [Prisma.sql`WITH m AS (${insert} RETURNING 1) ${chatUpsert(rows, Prisma.sql`EXISTS (SELECT 1 FROM m)`)}`];
-    }
-    return [insert, chatUpsert(rows, Prisma.sql`changes() > 0`)];
+    return { row: this.rowOf(sessionId, message, key, now, 'live'), chat: this.chatRowOf(sessionId, message, now, message.fromMe ? 0 : 1) };
   }
 
   /**
@@ -228,11 +263,6 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
       unread,
       now,
     ];
-  }
-
-  /** The statement that stores a received message, or leaves the row of one delivered before alone. */
-  private insert(sessionId: string, message: ReceivedMessage, key: MessageKeyRef, now: Date): Prisma.Sql {
-    return this.insertRows([this.rowOf(sessionId, message, key, now, 'live')]);
   }
 
   private rowOf(sessionId: string, message: ReceivedMessage, key: MessageKeyRef, now: Date, source: 'live' | 'history'): JsonCell[] {
@@ -326,6 +356,39 @@ export const chatUpsert = (rows: Prisma.Sql, when: Prisma.Sql): Prisma.Sql =>
       "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
       "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END,
       "unreadCount" = CASE WHEN excluded."unreadCount" > 0 THEN "Chat"."unreadCount" + excluded."unreadCount" ELSE 0 END`;
+
+/**
+ * PostgreSQL: a group of received messages (`rows`: MESSAGE_COLUMNS and RECEIVED_EXTRA) in one
+ * statement, which moves each chat once as chatUpsert would message after message, counting only the
+ * rows that are new: the latest message (the latest time, the last of equal ones); the unread counted on
+ * when no message of the account's is among them, else those in after its last; its last name and LID.
+ * Chats are written in key order, as concurrent groups lock them.
+ */
+const receivedStatement = (rows: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`WITH r AS (${rows}),
+    m AS (INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source")
+      SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source"
+      FROM r ORDER BY "ord" ON CONFLICT ("sessionId", "waMessageId") DO NOTHING RETURNING "id"),
+    n AS (SELECT r.*, max(CASE WHEN r."fromMe" THEN r."ord" END) OVER (PARTITION BY r."sessionId", r."chatId") AS "lastOut" FROM r JOIN m ON m."id" = r."id"),
+    c AS (SELECT "sessionId", "chatId",
+        (array_agg("chatLid" ORDER BY "ord" DESC) FILTER (WHERE "chatLid" IS NOT NULL))[1] AS "chatLid",
+        min("chatKind") AS "kind",
+        (array_agg("chatName" ORDER BY "ord" DESC) FILTER (WHERE "chatName" IS NOT NULL))[1] AS "name",
+        (array_agg("waMessageId" ORDER BY "messageTimestamp" DESC, "ord" DESC))[1] AS "lastMessageId",
+        max("messageTimestamp") AS "lastMessageAt",
+        (count(*) FILTER (WHERE NOT "fromMe" AND "ord" > COALESCE("lastOut", -1)))::integer AS "unreadCount",
+        bool_or("fromMe") AS "cleared",
+        min("createdAt") AS "createdAt"
+      FROM n GROUP BY "sessionId", "chatId")
+    INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
+    SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt" FROM c ORDER BY "sessionId", "chatId"
+    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET
+      "chatLid" = COALESCE(excluded."chatLid", "Chat"."chatLid"),
+      "name" = COALESCE(excluded."name", "Chat"."name"),
+      "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
+      "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END,
+      "unreadCount" = CASE WHEN (SELECT c."cleared" FROM c WHERE c."sessionId" = excluded."sessionId" AND c."chatId" = excluded."chatId")
+        THEN excluded."unreadCount" ELSE "Chat"."unreadCount" + excluded."unreadCount" END`;
 
 /** Messages per statement when a history chunk is stored (a chunk may hold thousands). */
 const HISTORY_BATCH = 500;
