@@ -48,6 +48,19 @@ const MESSAGE_COLUMNS = [
   ['source', 'text'],
 ] as const;
 
+/** A chat's row (chatRowOf). */
+const CHAT_COLUMNS = [
+  ['sessionId', 'text'],
+  ['chatId', 'text'],
+  ['chatLid', 'text'],
+  ['kind', 'text'],
+  ['name', 'text'],
+  ['lastMessageId', 'text'],
+  ['lastMessageAt', 'timestamp'],
+  ['unreadCount', 'integer'],
+  ['createdAt', 'timestamp'],
+] as const;
+
 /** Beside a received message's row on PostgreSQL: its chat's kind and name (chatRowOf) and its place in the group. */
 const RECEIVED_EXTRA = [
   ['chatKind', 'text'],
@@ -87,7 +100,9 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
    */
   private readonly writes: GroupCommit<ReceivedWrite>;
   /** PostgreSQL: a group's received messages with their chats' columns and their order (see receivedStatement) */
-  private readonly receivedRows: ((rows: JsonCell[][]) => Prisma.Sql) | undefined;
+  private readonly receivedRows: (rows: JsonCell[][]) => Prisma.Sql;
+  /** SQLite: a group's chat rows (chatRowOf) with their messages' ids and order (see statementsOf) */
+  private readonly newChatRows: (rows: JsonCell[][]) => Prisma.Sql;
   /** each session's latest turn of receive: resolves once that message's writes are queued (see receive) */
   private readonly queued = new Map<string, Promise<{ written: Promise<void> } | undefined>>();
 
@@ -95,37 +110,31 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     const raw = rawWrites(options.db);
     this.writes = groupCommit((writes) => raw(this.statementsOf(writes)), { isolateFailures: true });
     this.rows = jsonRows(options.provider, MESSAGE_COLUMNS);
-    this.chatRows = jsonRows(options.provider, [
-      ['sessionId', 'text'],
-      ['chatId', 'text'],
-      ['chatLid', 'text'],
-      ['kind', 'text'],
-      ['name', 'text'],
-      ['lastMessageId', 'text'],
-      ['lastMessageAt', 'timestamp'],
-      ['unreadCount', 'integer'],
-      ['createdAt', 'timestamp'],
-    ]);
-    if (options.provider === 'postgres') this.receivedRows = jsonRows(options.provider, [...MESSAGE_COLUMNS, ...RECEIVED_EXTRA]);
+    this.chatRows = jsonRows(options.provider, CHAT_COLUMNS);
+    this.receivedRows = jsonRows(options.provider, [...MESSAGE_COLUMNS, ...RECEIVED_EXTRA]);
+    this.newChatRows = jsonRows(options.provider, [['id', 'text'], ...CHAT_COLUMNS, ['ord', 'integer']]);
   }
 
   /**
-   * A group's statements. SQLite: each message's insert and its chat's upsert, then the files' records.
-   * PostgreSQL: one statement for all the group's messages and their chats (receivedStatement): a
-   * statement per message cost the service and the database's backends more than its rows
-   * (docs/benchmarks.md, The message store).
+   * A group's statements, then its files' records: a statement per message cost more than its rows
+   * (docs/benchmarks.md, The message store). PostgreSQL: one statement for the messages and their chats
+   * (receivedStatement). SQLite, which has no INSERT in WITH: the messages' insert, then each new row's
+   * chat row in the group's order, as chatUpsert moves a chat message after message (SQLite's upsert
+   * may update a row several times in one statement, PostgreSQL's may not); a row is new when its id is ours.
    */
   private statementsOf(writes: ReceivedWrite[]): Prisma.Sql[] {
-    const statements: Prisma.Sql[] = [];
     const stored = writes.flatMap((w) => (w.stored ? [w.stored] : []));
-    if (this.receivedRows) {
-      if (stored.length > 0)
-        statements.push(
-          receivedStatement(this.receivedRows(stored.map(({ row, chat }, i) => [...row, chat[3] ?? null, chat[4] ?? null, i]))),
-        );
-    } else {
-      for (const { row, chat } of stored)
-        statements.push(this.insertRows([row]), chatUpsert(this.chatRows([chat]), Prisma.sql`changes() > 0`));
+    const statements: Prisma.Sql[] = [];
+    if (stored.length > 0 && this.options.provider === 'postgres')
+      statements.push(
+        receivedStatement(this.receivedRows(stored.map(({ row, chat }, i) => [...row, chat[3] ?? null, chat[4] ?? null, i]))),
+      );
+    else if (stored.length > 0) {
+      const chats = this.newChatRows(stored.map(({ row, chat }, i) => [row[0] ?? null, ...chat, i]));
+      statements.push(
+        this.insertRows(stored.map(({ row }) => row)),
+        chatUpsert(Prisma.sql`SELECT r.* FROM (${chats}) AS r JOIN "Message" m ON m."id" = r."id" ORDER BY r."ord"`, Prisma.sql`true`),
+      );
     }
     for (const w of writes) statements.push(...w.others);
     return statements;
@@ -290,10 +299,7 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
 
   /** Stores messages' rows (rowOf), leaving the row of any stored before alone. */
   private insertRows(values: JsonCell[][]): Prisma.Sql {
-    const rows = this.rows(values);
-    return Prisma.sql`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source")
-      SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source"
-      FROM (${rows}) AS r WHERE true ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`;
+    return Prisma.sql`${MESSAGE_INTO} FROM (${this.rows(values)}) AS r WHERE true ON CONFLICT ("sessionId", "waMessageId") DO NOTHING`;
   }
 
   /**
@@ -342,33 +348,40 @@ export const chatKindOf = (chatId: string): 'person' | 'group' | 'channel' | 'st
   return 'person';
 };
 
+// the columns' names are constants, never input
+const MESSAGE_INTO =
+  Prisma.raw(`INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source")
+  SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source"`);
+const CHAT_INTO =
+  Prisma.raw(`INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
+  SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt"`);
+
+/** How a message moves a chat it is stored in: its LID and name when it brings them, its latest message when it is not older. */
+const CHAT_MOVES = Prisma.raw(`"chatLid" = COALESCE(excluded."chatLid", "Chat"."chatLid"),
+      "name" = COALESCE(excluded."name", "Chat"."name"),
+      "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
+      "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END`);
+
 /**
  * A chat's row moved on by a message (`rows`: sessionId, chatId, chatLid, kind, name, lastMessageId,
  * lastMessageAt, unreadCount, createdAt), written when `when` holds: an older message arriving late
  * leaves the latest in place; a message in counts one unread, one out (the account wrote) clears them.
  */
 export const chatUpsert = (rows: Prisma.Sql, when: Prisma.Sql): Prisma.Sql =>
-  Prisma.sql`INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
-    SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt" FROM (${rows}) AS r WHERE ${when}
-    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET
-      "chatLid" = COALESCE(excluded."chatLid", "Chat"."chatLid"),
-      "name" = COALESCE(excluded."name", "Chat"."name"),
-      "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
-      "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END,
+  Prisma.sql`${CHAT_INTO} FROM (${rows}) AS r WHERE ${when}
+    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET ${CHAT_MOVES},
       "unreadCount" = CASE WHEN excluded."unreadCount" > 0 THEN "Chat"."unreadCount" + excluded."unreadCount" ELSE 0 END`;
 
 /**
- * PostgreSQL: a group of received messages (`rows`: MESSAGE_COLUMNS and RECEIVED_EXTRA) in one
- * statement, which moves each chat once as chatUpsert would message after message, counting only the
- * rows that are new: the latest message (the latest time, the last of equal ones); the unread counted on
- * when no message of the account's is among them, else those in after its last; its last name and LID.
- * Chats are written in key order, as concurrent groups lock them.
+ * PostgreSQL: a group of received messages (`rows`: MESSAGE_COLUMNS and RECEIVED_EXTRA) and their chats
+ * in one statement, each chat moved once as chatUpsert would message after message, by the rows that
+ * are new only: the latest message (the latest time, the last of equal ones); the unread counted on when
+ * no message of the account's is among them, else those in after its last; its last name and LID. Chats
+ * are written in key order, as concurrent groups lock them.
  */
 const receivedStatement = (rows: Prisma.Sql): Prisma.Sql =>
   Prisma.sql`WITH r AS (${rows}),
-    m AS (INSERT INTO "Message" ("id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source")
-      SELECT "id", "sessionId", "waMessageId", "direction", "chatId", "chatLid", "sender", "senderLid", "fromMe", "kind", "text", "quotedId", "mentions", "key", "quotable", "messageTimestamp", "createdAt", "source"
-      FROM r ORDER BY "ord" ON CONFLICT ("sessionId", "waMessageId") DO NOTHING RETURNING "id"),
+    m AS (${MESSAGE_INTO} FROM r ORDER BY "ord" ON CONFLICT ("sessionId", "waMessageId") DO NOTHING RETURNING "id"),
     n AS (SELECT r.*, max(CASE WHEN r."fromMe" THEN r."ord" END) OVER (PARTITION BY r."sessionId", r."chatId") AS "lastOut" FROM r JOIN m ON m."id" = r."id"),
     c AS (SELECT "sessionId", "chatId",
         (array_agg("chatLid" ORDER BY "ord" DESC) FILTER (WHERE "chatLid" IS NOT NULL))[1] AS "chatLid",
@@ -380,13 +393,8 @@ const receivedStatement = (rows: Prisma.Sql): Prisma.Sql =>
         bool_or("fromMe") AS "cleared",
         min("createdAt") AS "createdAt"
       FROM n GROUP BY "sessionId", "chatId")
-    INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
-    SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt" FROM c ORDER BY "sessionId", "chatId"
-    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET
-      "chatLid" = COALESCE(excluded."chatLid", "Chat"."chatLid"),
-      "name" = COALESCE(excluded."name", "Chat"."name"),
-      "lastMessageId" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageId" ELSE "Chat"."lastMessageId" END,
-      "lastMessageAt" = CASE WHEN excluded."lastMessageAt" >= "Chat"."lastMessageAt" THEN excluded."lastMessageAt" ELSE "Chat"."lastMessageAt" END,
+    ${CHAT_INTO} FROM c ORDER BY "sessionId", "chatId"
+    ON CONFLICT ("sessionId", "chatId") DO UPDATE SET ${CHAT_MOVES},
       "unreadCount" = CASE WHEN (SELECT c."cleared" FROM c WHERE c."sessionId" = excluded."sessionId" AND c."chatId" = excluded."chatId")
         THEN excluded."unreadCount" ELSE "Chat"."unreadCount" + excluded."unreadCount" END`;
 
@@ -398,8 +406,7 @@ const HISTORY_BATCH = 500;
  * unread nor clearing it (history says nothing of what is read), and a name they have is kept.
  */
 const historyChatUpsert = (rows: Prisma.Sql): Prisma.Sql =>
-  Prisma.sql`INSERT INTO "Chat" ("sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt")
-    SELECT "sessionId", "chatId", "chatLid", "kind", "name", "lastMessageId", "lastMessageAt", "unreadCount", "createdAt" FROM (${rows}) AS r WHERE true
+  Prisma.sql`${CHAT_INTO} FROM (${rows}) AS r WHERE true
     ON CONFLICT ("sessionId", "chatId") DO UPDATE SET
       "chatLid" = COALESCE("Chat"."chatLid", excluded."chatLid"),
       "name" = COALESCE("Chat"."name", excluded."name"),
