@@ -25,8 +25,10 @@ import { idleSince, quantile, startLoader } from './messages.ts';
 //     resident memory growth;
 //  4. bytes stored per message, with the search index.
 
-const ROUND = Number(process.env.STORE_ROUND ?? 200);
-const PAIRS = Number(process.env.STORE_PAIRS ?? 5);
+// A CPU round's texts wait in the incoming buffer until it ends: at most its 1,000 (INCOMING_BUFFER_SIZE).
+// 9 pairs of 1,000 each way: with 5 of 200 the rounds' own spread (±25 %) decided the ratio.
+const ROUND = Number(process.env.STORE_ROUND ?? 1000);
+const PAIRS = Number(process.env.STORE_PAIRS ?? 9);
 const SEND_CONCURRENCY = 16;
 const PHONE_CONCURRENCY = 8;
 const HISTORY_MESSAGES = 50_000;

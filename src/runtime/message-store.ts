@@ -85,8 +85,8 @@ const timeOf = (seconds: number, now: Date): Date => (seconds > 0 ? new Date(sec
 /**
  * The message store (issue 45, docs/conversations.md): every message a session sends and receives, one
  * row per network id per session, and each chat's latest message and unread count. A received message
- * is written before its network receipt, with its chat (one statement on PostgreSQL, two on SQLite) and
- * its file's record, in one transaction; a message delivered again (a crash before its receipt, a retry,
+ * is written before its network receipt, with its chat and its file's record, in one transaction with
+ * the others that arrived meanwhile (see statementsOf); a message delivered again (a crash before its receipt, a retry,
  * another node after a failover) meets the unique (sessionId, waMessageId), leaves the first row as it
  * was and moves no chat. Reactions, edits and deletes change the message they are about.
  */
