@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chatStatesFromHistory } from '../src/resolvers/conversations.ts';
 import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { MessageStore } from '../src/runtime/message-store.ts';
@@ -133,6 +134,30 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
     await app.db.chat.updateMany({ where: { sessionId, chatId: jid(ben) }, data: { name: null } });
     await (app.deps.received as MessageStore).historyNames(sessionId, [{ jid: benChat?.chatLid ?? '', name: 'Ben by LID' }]);
     expect((await app.db.chat.findFirst({ where: { sessionId, chatId: jid(ben) } }))?.name).toBe('Ben by LID');
+    // A chunk's names in one write: the first for a chat wins, and a chat with a name keeps it.
+    await app.db.chat.updateMany({ where: { sessionId, chatId: { in: [jid(ana), jid(cy)] } }, data: { name: null } });
+    await (app.deps.received as MessageStore).historyNames(sessionId, [
+      { jid: jid(ana), name: 'Ana first' },
+      { jid: jid(ana), name: 'Ana second' },
+      { jid: jid(ben), name: 'Ben again' },
+      { jid: jid(cy), name: 'Cy' },
+    ]);
+    const named = await app.db.chat.findMany({ where: { sessionId }, orderBy: { chatId: 'asc' } });
+    expect(named.map((c) => c.name)).toEqual(['Ana first', 'Ben by LID', 'Cy']);
+
+    // The archive, pin and mute a chunk carries for its chats, by JID or by LID, each setting in one write.
+    const changed = await chatStatesFromHistory(app.deps, sessionId, [
+      { chatJid: jid(ana), chatLid: null, archived: true, pinned: false },
+      { chatJid: 'nobody@s.whatsapp.net', chatLid: benChat?.chatLid ?? null, archived: true, pinned: false },
+      { chatJid: jid(cy), chatLid: null, muted: true },
+    ]);
+    expect(changed).toBe(3);
+    const states = await app.db.chat.findMany({ where: { sessionId }, orderBy: { chatId: 'asc' } });
+    expect(states.map((c) => [c.chatId, c.archived, c.pinned, c.muted])).toEqual([
+      [jid(ana), true, false, false],
+      [jid(ben), true, false, false],
+      [jid(cy), false, false, true],
+    ]);
 
     // The same message handed over again (a chunk resent after a restart) makes no second row.
     const stored = await (app.deps.received as MessageStore).storeHistory(sessionId, [

@@ -684,6 +684,49 @@ export const chatStateChanged = async (
   return true;
 };
 
+/**
+ * The archive, pin and mute of a history chunk's chats (HistoryChunk `states`), once its messages are
+ * stored: one update per distinct setting (a chunk's chats mostly share one) rather than two statements a
+ * chat, each chat found by its JID or LID as chatStateChanged finds it; each stored chat changed is pushed
+ * to chatUpdates. Answers how many changed.
+ */
+export const chatStatesFromHistory = async (
+  deps: Pick<Deps, 'db' | 'events'>,
+  sessionId: string,
+  states: Array<Pick<ChatStateChange, 'chatJid' | 'chatLid' | 'archived' | 'pinned' | 'muted'>>,
+): Promise<number> => {
+  const settings = new Map<string, { data: { archived?: boolean; pinned?: boolean; muted?: boolean }; names: string[] }>();
+  for (const { chatJid, chatLid, archived, pinned, muted } of states) {
+    const data = {
+      ...(archived !== undefined ? { archived } : {}),
+      ...(pinned !== undefined ? { pinned } : {}),
+      ...(muted !== undefined ? { muted } : {}),
+    };
+    const key = JSON.stringify(data);
+    const setting = settings.get(key) ?? { data, names: [] };
+    setting.names.push(chatJid, ...(chatLid ? [chatLid] : []));
+    settings.set(key, setting);
+  }
+  let changed = 0;
+  for (const { data, names } of settings.values()) {
+    if (Object.keys(data).length === 0) continue;
+    for (let i = 0; i < names.length; i += STATES_PER_STATEMENT) {
+      const some = names.slice(i, i + STATES_PER_STATEMENT);
+      const rows = await deps.db.chat.updateManyAndReturn({
+        where: { sessionId, OR: [{ chatId: { in: some } }, { chatLid: { in: some } }] },
+        data,
+        select: { chatId: true },
+      });
+      for (const { chatId } of rows) deps.events.publish('chatUpdates', sessionId, { sessionId, chatId });
+      changed += rows.length;
+    }
+  }
+  return changed;
+};
+
+/** Chat names (JIDs and LIDs) per statement of chatStatesFromHistory: two parameters each, far below either database's limit. */
+const STATES_PER_STATEMENT = 1_000;
+
 /* ---------------------------------------------------------------- subscriptions */
 
 /** Received messages about another message: they change it, and store no row of their own. */

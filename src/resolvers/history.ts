@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ChatEvent } from '../runtime/ports/network.ts';
 import type { HistoryWrites, MessageKeyRef } from '../runtime/ports/incoming.ts';
 import { chatJidFrom } from './chats.ts';
+import { chatStatesFromHistory } from './conversations.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { requireLink } from './delivery.ts';
 import { DomainError } from './errors.ts';
@@ -52,7 +53,7 @@ export const storeHistory = (
   return turn;
 };
 
-type HistoryDeps = Pick<Deps, 'webhooks' | 'logger' | 'db'> & { messages: HistoryWrites };
+type HistoryDeps = Pick<Deps, 'webhooks' | 'logger' | 'db' | 'events'> & { messages: HistoryWrites };
 const inTurn = new Map<string, Promise<unknown>>();
 
 const storeChunk = async (
@@ -64,6 +65,7 @@ const storeChunk = async (
   const stored = await deps.messages.storeHistory(sessionId, chunk.messages);
   await deps.messages.applyHistoryChanges(sessionId, chunk.changes);
   await deps.messages.historyNames(sessionId, chunk.names);
+  await chatStatesFromHistory(deps, sessionId, chunk.states);
   const data: HistorySynced = {
     sessionId,
     syncType: chunk.syncType,

@@ -103,6 +103,8 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
   private readonly receivedRows: (rows: JsonCell[][]) => Prisma.Sql;
   /** SQLite: a group's chat rows (chatRowOf) with their messages' ids and order (see statementsOf) */
   private readonly newChatRows: (rows: JsonCell[][]) => Prisma.Sql;
+  /** push names from history: jid, name */
+  private readonly nameRows: (rows: JsonCell[][]) => Prisma.Sql;
   /** each session's latest turn of receive: resolves once that message's writes are queued (see receive) */
   private readonly queued = new Map<string, Promise<{ written: Promise<void> } | undefined>>();
 
@@ -112,6 +114,10 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     this.rows = jsonRows(options.provider, MESSAGE_COLUMNS);
     this.chatRows = jsonRows(options.provider, CHAT_COLUMNS);
     this.receivedRows = jsonRows(options.provider, [...MESSAGE_COLUMNS, ...RECEIVED_EXTRA]);
+    this.nameRows = jsonRows(options.provider, [
+      ['jid', 'text'],
+      ['name', 'text'],
+    ]);
     this.newChatRows = jsonRows(options.provider, [['id', 'text'], ...CHAT_COLUMNS, ['ord', 'integer']]);
   }
 
@@ -251,12 +257,21 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     return ordered.length;
   }
 
-  /** Push names from the phone's history: a person's chat, by number JID or by LID, takes the name when it has none. */
+  /**
+   * Push names from the phone's history: a person's chat, by number JID or by LID, takes the name when it
+   * has none (the first a chunk gives for it). One statement a chunk: the session's unnamed person chats
+   * looked up in the names (a chunk names every chat it holds, hundreds; a statement each cost the
+   * history sync most of its time on PostgreSQL).
+   */
   async historyNames(sessionId: string, names: Array<{ jid: string; name: string }>): Promise<void> {
-    for (const { jid, name } of names) {
-      const chat = jid.endsWith('@lid') ? { chatLid: jid } : { chatId: jid };
-      await this.options.db.chat.updateMany({ where: { sessionId, ...chat, kind: 'person', name: null }, data: { name } });
-    }
+    const first = new Map<string, string>();
+    for (const { jid, name } of names) if (!first.has(jid)) first.set(jid, name);
+    if (first.size === 0) return;
+    const rows = this.nameRows([...first]);
+    await this.options.db.$executeRaw`WITH v AS (${rows})
+      UPDATE "Chat" SET "name" = COALESCE((SELECT v."name" FROM v WHERE v."jid" = "Chat"."chatId"), (SELECT v."name" FROM v WHERE v."jid" = "Chat"."chatLid"))
+      WHERE "sessionId" = ${sessionId} AND "kind" = 'person' AND "name" IS NULL
+        AND ("chatId" IN (SELECT "jid" FROM v) OR "chatLid" IN (SELECT "jid" FROM v))`;
   }
 
   /** A chat's row as a message moves it (see chatUpsert). */

@@ -51,10 +51,8 @@ export const isOwn = (jid: string | null | undefined, own: { jid?: string; lid?:
   Boolean(jid && ((own.jid && areJidsSameUser(jid, own.jid)) || (own.lid && areJidsSameUser(jid, own.lid))));
 
 /**
- * Passes on, as `chat-state` chat events, what the account's other devices do to its chats. Answers
- * `fromHistory`, for the chats of a history chunk (called once the chunk itself was passed on): rc14
- * merges the first app state sync's changes into them (Utils/event-buffer.js), and of those only
- * archive, pin and mute are taken (a chunk's unread counts are the phone's, not read marks).
+ * Passes on, as `chat-state` chat events, what the account's other devices do to its chats, one at a
+ * time so that changes to one chat reach the service in the order they came.
  */
 export const watchChatStates = ({
   ev,
@@ -68,16 +66,12 @@ export const watchChatStates = ({
   own: () => { jid?: string; lid?: string };
   onEvent: (event: ChatEvent) => void;
   log: Logger;
-}): { fromHistory: (chats: Array<Partial<Chat>>) => void } => {
+}): void => {
   // One at a time, so changes to one chat reach the service in the order they came.
   let inOrder = Promise.resolve();
   const pass = (jid: string, change: Change) => {
     inOrder = inOrder
-      .then(async () => {
-        if (isJidGroup(jid)) return onEvent({ kind: 'chat-state', chatJid: jid, chatLid: null, ...change });
-        const person = await completePerson(personOf(jid), lids);
-        onEvent({ kind: 'chat-state', chatJid: shownAddress(person) ?? jid, chatLid: person.lid ?? null, ...change });
-      })
+      .then(async () => onEvent({ kind: 'chat-state', ...(await addressed(jid, lids)), ...change }))
       .catch((err: unknown) => log.error({ err, chat: jid }, 'passing on a chat state change failed'));
   };
   const fromChats = (chats: Array<Partial<Chat>>) => {
@@ -94,12 +88,28 @@ export const watchChatStates = ({
   ev.on('message-receipt.update', (receipts) => {
     for (const jid of chatsReadElsewhere([], receipts, own())) pass(jid, { read: true });
   });
-  return {
-    fromHistory: (chats) => {
-      for (const chat of chats) {
-        const { read: _read, markedUnread: _unread, ...change } = (chat.id ? changeOfChat(chat) : undefined) ?? {};
-        if (chat.id && Object.keys(change).length > 0) pass(chat.id, change);
-      }
-    },
-  };
+};
+
+/** A chat's addresses as chat events name it: a person's phone-number JID where known (else the LID JID) and LID. */
+const addressed = async (jid: string, lids: LidBook): Promise<{ chatJid: string; chatLid: string | null }> => {
+  if (isJidGroup(jid)) return { chatJid: jid, chatLid: null };
+  const person = await completePerson(personOf(jid), lids);
+  return { chatJid: shownAddress(person) ?? jid, chatLid: person.lid ?? null };
+};
+
+/**
+ * The archive, pin and mute of a history chunk's chats (the history event's `states`): rc14 merges the
+ * first app state sync's changes into them (Utils/event-buffer.js); a chunk's unread counts are the
+ * phone's, not read marks, and are left out.
+ */
+export const historyChatStates = async (
+  chats: Array<Partial<Chat>>,
+  lids: LidBook,
+): Promise<Extract<ChatEvent, { kind: 'history' }>['states']> => {
+  const states: Extract<ChatEvent, { kind: 'history' }>['states'] = [];
+  for (const chat of chats) {
+    const { read: _read, markedUnread: _unread, ...change } = (chat.id ? changeOfChat(chat) : undefined) ?? {};
+    if (chat.id && Object.keys(change).length > 0) states.push({ ...(await addressed(chat.id, lids)), ...change });
+  }
+  return states;
 };

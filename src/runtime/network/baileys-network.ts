@@ -1,6 +1,6 @@
 import './libsignal-fix.ts';
 import NodeCache from '@cacheable/node-cache';
-import { isOwn, watchChatStates } from './baileys-chat-state.ts';
+import { historyChatStates, isOwn, watchChatStates } from './baileys-chat-state.ts';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -410,7 +410,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       const me = sock.user ?? auth.state.creds.me;
       return { jid: me?.id, lid: me?.lid };
     };
-    const chatStates = watchChatStates({ ev: sock.ev, lids, own: ownAddresses, onEvent: (event) => callbacks.onChatEvent?.(event), log });
+    watchChatStates({ ev: sock.ev, lids, own: ownAddresses, onEvent: (event) => callbacks.onChatEvent?.(event), log });
 
     sock.ev.on('creds.update', () => {
       auth.saveCreds().catch((err: unknown) => log.error({ err }, 'saving credentials failed'));
@@ -488,9 +488,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       const handled = historyChunk(set, history, ownAddresses(), lids)
         .then((event) => {
           learn(event.messages.flatMap((m) => [personOf(m.chatId, m.chatLid), personOf(m.from, m.fromLid)]));
-          const stored = callbacks.onChatEvent?.(event);
-          chatStates.fromHistory(set.chats);
-          return stored;
+          return callbacks.onChatEvent?.(event);
         })
         .catch((err: unknown) => log.error({ err }, 'reading a history sync chunk failed'));
       historyHandled = Promise.all([historyHandled, handled]);
@@ -650,6 +648,7 @@ const historyChunk = async (
     .filter((c) => c.name !== '' && (c.jid.endsWith('@s.whatsapp.net') || c.jid.endsWith('@lid')));
   return {
     kind: 'history',
+    states: await historyChatStates(set.chats, lids),
     syncType: SYNC_KINDS[set.syncType ?? -1] ?? 'other',
     chunkOrder: set.chunkOrder ?? null,
     progress: set.progress ?? null,

@@ -296,6 +296,11 @@ export type ChatEvent =
       skipped: number;
       /** push names: a person's JID and name */
       names: Array<{ jid: string; name: string }>;
+      /**
+       * the archive, pin and mute of the chunk's chats (as `chat-state` sets them; rc14 merges the first app
+       * state sync's changes into them), applied once its messages are stored
+       */
+      states: Array<Pick<Extract<ChatEvent, { kind: 'chat-state' }>, 'chatJid' | 'chatLid' | 'archived' | 'pinned' | 'muted'>>;
     };
 
 /** Operations on chats beside sends (extensions: number check, read marks, presence, calls). */

@@ -237,8 +237,9 @@ export const createDeps = (options: DepsOptions): Deps => {
     },
     onChatEvent: (sessionId, event) => {
       if (event.kind === 'history') {
-        const stored = storeHistory({ webhooks, messages: received, logger, db }, accountOf, sessionId, event).catch((err: unknown) =>
-          logger.error({ err, sessionId, syncType: event.syncType, chunkOrder: event.chunkOrder }, 'storing a history sync chunk failed'),
+        const stored = storeHistory({ webhooks, messages: received, logger, db, events }, accountOf, sessionId, event).catch(
+          (err: unknown) =>
+            logger.error({ err, sessionId, syncType: event.syncType, chunkOrder: event.chunkOrder }, 'storing a history sync chunk failed'),
         );
         historyStored.set(sessionId, stored);
         void stored.then(() => {
