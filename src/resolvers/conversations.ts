@@ -687,8 +687,8 @@ export const chatStateChanged = async (
 /**
  * The archive, pin and mute of a history chunk's chats (HistoryChunk `states`), once its messages are
  * stored: one update per distinct setting (a chunk's chats mostly share one) rather than two statements a
- * chat, each chat found by its JID or LID as chatStateChanged finds it; each stored chat changed is pushed
- * to chatUpdates. Answers how many changed.
+ * chat, each chat found by its JID or LID as chatStateChanged finds it; each stored chat it changes is
+ * pushed to chatUpdates. Answers how many changed.
  */
 export const chatStatesFromHistory = async (
   deps: Pick<Deps, 'db' | 'events'>,
@@ -713,7 +713,14 @@ export const chatStatesFromHistory = async (
     for (let i = 0; i < names.length; i += STATES_PER_STATEMENT) {
       const some = names.slice(i, i + STATES_PER_STATEMENT);
       const rows = await deps.db.chat.updateManyAndReturn({
-        where: { sessionId, OR: [{ chatId: { in: some } }, { chatLid: { in: some } }] },
+        // only the chats it changes: a chunk names the same chats again and again, mostly as they are
+        where: {
+          sessionId,
+          AND: [
+            { OR: [{ chatId: { in: some } }, { chatLid: { in: some } }] },
+            { OR: Object.entries(data).map(([flag, value]) => ({ [flag]: { not: value } })) },
+          ],
+        },
         data,
         select: { chatId: true },
       });
