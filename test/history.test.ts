@@ -152,6 +152,10 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
       { chatJid: jid(cy), chatLid: null, muted: true },
     ]);
     expect(changed).toBe(3);
+    // A chunk may name thousands of chats: more than one statement's parameters take.
+    const many = Array.from({ length: 1_500 }, (_, i) => ({ chatJid: `1555${i}@s.whatsapp.net`, chatLid: `9${i}@lid`, archived: true }));
+    expect(await chatStatesFromHistory(app.deps, sessionId, [...many, { chatJid: jid(cy), chatLid: null, archived: true }])).toBe(1);
+    await chatStatesFromHistory(app.deps, sessionId, [{ chatJid: jid(cy), chatLid: null, archived: false }]);
     // Named again as they are (a later chunk), they change nothing and are not pushed again.
     expect(await chatStatesFromHistory(app.deps, sessionId, [{ chatJid: jid(ana), chatLid: null, archived: true, pinned: false }])).toBe(0);
     const states = await app.db.chat.findMany({ where: { sessionId }, orderBy: { chatId: 'asc' } });

@@ -731,8 +731,11 @@ export const chatStatesFromHistory = async (
   return changed;
 };
 
-/** Chat names (JIDs and LIDs) per statement of chatStatesFromHistory: two parameters each, far below either database's limit. */
-const STATES_PER_STATEMENT = 1_000;
+/**
+ * Chat names (JIDs and LIDs) per statement of chatStatesFromHistory: two parameters each (the chat's JID
+ * and its LID are looked up in the same list), within Prisma's limit of 999 on SQLite.
+ */
+const STATES_PER_STATEMENT = 400;
 
 /* ---------------------------------------------------------------- subscriptions */
 
