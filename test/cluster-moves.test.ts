@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
-import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, startClusterGround, stopCluster } from './helpers/cluster.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -82,11 +79,8 @@ describe.skipIf(!postgres)('planned moves under a stream of phone messages (skip
     );
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
-    database = await createTestDatabase('postgres');
-    db = createPrisma(database.url);
+    ({ sandbox, database, db } = await startClusterGround([...PHONES, ...FRIENDS]));
     receiver = await startReceiver();
-    for (const n of [...PHONES, ...FRIENDS]) sandbox.control.addPhone(n);
     for (let i = 0; i < 3; i++) nodes.push(await spawnService(env(), { startMs: 120_000 }));
     for (const [i, phone] of PHONES.entries()) {
       sessions.push(await linkThroughQr(nodes[i % 3]?.baseUrl ?? '', KEY, sandbox, phone, `moves${i}`, 60_000));
@@ -101,11 +95,7 @@ describe.skipIf(!postgres)('planned moves under a stream of phone messages (skip
   }, 240_000);
 
   afterAll(async () => {
-    await stopNodes(nodes);
-    await receiver?.close();
-    await db?.$disconnect();
-    await sandbox?.close();
-    await database?.drop();
+    await stopCluster({ nodes, receiver, db, sandbox, database });
   });
 
   it('a SIGTERM and a rebalance announce every phone message once, under one webhook-id', { timeout: 240_000 }, async () => {

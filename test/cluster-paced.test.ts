@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
-import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds, http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, startClusterGround, stopCluster } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -72,10 +69,7 @@ describe.skipIf(!postgres)('two nodes with the send pacer on (skipped when TEST_
     );
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
-    database = await createTestDatabase('postgres');
-    db = createPrisma(database.url);
-    for (const n of [...PHONES, ...FRIENDS]) sandbox.control.addPhone(n);
+    ({ sandbox, database, db } = await startClusterGround([...PHONES, ...FRIENDS]));
     for (let i = 0; i < 2; i++) nodes.push(await spawnService(env()));
     for (const [i, phone] of PHONES.entries()) {
       sessions.push(await linkThroughQr(nodes[i % 2]?.baseUrl ?? '', KEY, sandbox, phone, `paced${i}`, 60_000));
@@ -88,10 +82,7 @@ describe.skipIf(!postgres)('two nodes with the send pacer on (skipped when TEST_
   }, 240_000);
 
   afterAll(async () => {
-    await stopNodes(nodes, paused);
-    await db?.$disconnect();
-    await sandbox?.close();
-    await database?.drop();
+    await stopCluster({ nodes, paused, db, sandbox, database });
   });
 
   it('a node stopped past its lease and woken stalls nothing: every acknowledged message reaches its phone once, in order', {

@@ -2,16 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/resolvers/accounts.ts';
 import { occurrenceRecordId } from '../src/resolvers/recurring.ts';
-import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
-import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import { dbKinds, http } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, ownerOf as clusterOwnerOf, startClusterGround, stopCluster } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -47,18 +44,12 @@ describe.skipIf(!postgres)(
     const ticks = () => sandbox.control.inbox(TO).filter((e) => e.content === 'tick');
 
     beforeAll(async () => {
-      sandbox = await startSandbox();
-      database = await createTestDatabase('postgres');
-      db = createPrisma(database.url);
-      for (const n of [ME, TO]) sandbox.control.addPhone(n);
+      ({ sandbox, database, db } = await startClusterGround([ME, TO]));
       for (let i = 0; i < 2; i++) nodes.push(await spawnService(env()));
     }, 120_000);
 
     afterAll(async () => {
-      await stopNodes(nodes);
-      await db?.$disconnect();
-      await sandbox?.close();
-      await database?.drop();
+      await stopCluster({ nodes, db, sandbox, database });
     });
 
     it("counts a key's requests once across the nodes, a request sent on to its session's owner included", {

@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrisma } from '../src/runtime/db/client.ts';
 import type { Db } from '../src/runtime/db/client.ts';
-import { createTestDatabase } from '../src/runtime/db/testing.ts';
 import type { TestDatabase } from '../src/runtime/db/testing.ts';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox.ts';
-import { startSandbox } from '../src/runtime/sandbox/sandbox.ts';
 import type { InboxEntry } from '../src/runtime/sandbox/directory.ts';
 import { dbKinds } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, startClusterGround, stopCluster } from './helpers/cluster.ts';
 import type { Receiver } from './helpers/receiver.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
@@ -47,20 +44,13 @@ describe.skipIf(!postgres)('scheduled and campaign work across a SIGKILLed node 
   const ownerOf = (sessionId: string) => clusterOwnerOf(db, nodes, sessionId);
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
-    database = await createTestDatabase('postgres');
-    db = createPrisma(database.url);
+    ({ sandbox, database, db } = await startClusterGround([...PHONES, ...FRIENDS]));
     receiver = await startReceiver();
-    for (const n of [...PHONES, ...FRIENDS]) sandbox.control.addPhone(n);
     for (let i = 0; i < 3; i++) nodes.push(await spawnService(env()));
   }, 120_000);
 
   afterAll(async () => {
-    await stopNodes(nodes);
-    await receiver?.close();
-    await db?.$disconnect();
-    await sandbox?.close();
-    await database?.drop();
+    await stopCluster({ nodes, receiver, db, sandbox, database });
   });
 
   it('sends each of 1,000 scheduled and campaign messages once, none left PENDING, and a message.sent event for each', {

@@ -16,7 +16,7 @@ import type { TestApp } from './helpers/app.ts';
 import { dbKinds, gql, graphqlWs, http, startTestApp } from './helpers/app.ts';
 import type { ServiceProcess } from './helpers/process.ts';
 import { spawnService } from './helpers/process.ts';
-import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, stopNodes } from './helpers/cluster.ts';
+import { callAsClient, clusterEnv, liveNodes, ownerOf as clusterOwnerOf, startClusterGround, stopCluster } from './helpers/cluster.ts';
 import { linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const KEY = `wak_${randomUUID()}`;
@@ -84,18 +84,12 @@ describe.skipIf(!postgres)('three nodes on one PostgreSQL database and Redis (sk
   };
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
-    database = await createTestDatabase('postgres');
-    db = createPrisma(database.url);
-    for (const n of [...PHONES, FRIEND, NEWCOMER]) sandbox.control.addPhone(n);
+    ({ sandbox, database, db } = await startClusterGround([...PHONES, FRIEND, NEWCOMER]));
     for (let i = 0; i < 3; i++) nodes.push(await spawnService(env()));
   }, 120_000);
 
   afterAll(async () => {
-    await stopNodes(nodes, stopped);
-    await db?.$disconnect();
-    await sandbox?.close();
-    await database?.drop();
+    await stopCluster({ nodes, paused: stopped, db, sandbox, database });
   });
 
   it('links sessions through any node, each on one owner, and a send through any node reaches the phone once', {

@@ -1,7 +1,39 @@
+import { createPrisma } from '../../src/runtime/db/client.ts';
 import type { Db } from '../../src/runtime/db/client.ts';
+import { createTestDatabase } from '../../src/runtime/db/testing.ts';
+import type { TestDatabase } from '../../src/runtime/db/testing.ts';
+import { startSandbox } from '../../src/runtime/sandbox/sandbox.ts';
+import type { Sandbox } from '../../src/runtime/sandbox/sandbox.ts';
 import type { HttpResult, Json } from './app.ts';
 import { http } from './app.ts';
 import type { ServiceProcess } from './process.ts';
+import type { Receiver } from './receiver.ts';
+
+/** What a cluster test's nodes share: the sandbox with the test's phones, one PostgreSQL database and a client of it. */
+export interface ClusterGround {
+  sandbox: Sandbox;
+  database: TestDatabase;
+  db: Db;
+}
+
+export const startClusterGround = async (phones: string[]): Promise<ClusterGround> => {
+  const sandbox = await startSandbox();
+  const database = await createTestDatabase('postgres');
+  const db = createPrisma(database.url);
+  for (const n of phones) sandbox.control.addPhone(n);
+  return { sandbox, database, db };
+};
+
+/** Stops a cluster test's nodes (stopNodes), then its receiver and what startClusterGround started: each only when it was. */
+export const stopCluster = async (
+  cluster: Partial<ClusterGround> & { nodes: ServiceProcess[]; paused?: Set<ServiceProcess>; receiver?: Receiver },
+): Promise<void> => {
+  await stopNodes(cluster.nodes, cluster.paused);
+  await cluster.receiver?.close();
+  await cluster.db?.$disconnect();
+  await cluster.sandbox?.close();
+  await cluster.database?.drop();
+};
 
 /** What every node of a test cluster is started with: one PostgreSQL database, one sandbox, Redis, one secret. */
 export const clusterEnv = (options: {
