@@ -5,7 +5,7 @@ import { Prisma } from '../generated/sqlite/client.ts';
 import type { Chat } from '../generated/sqlite/client.ts';
 import type { MessageUpdate } from '../runtime/ports/events.ts';
 import type { IncomingItem, IncomingMediaView } from '../runtime/ports/incoming.ts';
-import type { ChatEvent } from '../runtime/ports/network.ts';
+import type { ChatEvent, HistoryChatState } from '../runtime/ports/network.ts';
 import type { Deps, RequestContext } from './context.ts';
 import { DomainError, notFound } from './errors.ts';
 import { JID_MESSAGE, toJid } from './jids.ts';
@@ -651,6 +651,13 @@ export const chatRead = async (deps: Pick<Deps, 'db' | 'events' | 'now'>, sessio
 /** The fields of a chat-state change that move a stored chat (ports/network.ts ChatEvent `chat-state`). */
 export type ChatStateChange = Omit<Extract<ChatEvent, { kind: 'chat-state' }>, 'kind'>;
 
+/** The archive, pin and mute a change sets, as a chat's columns: only those it names. */
+const chatFlagsOf = ({ archived, pinned, muted }: HistoryChatState): { archived?: boolean; pinned?: boolean; muted?: boolean } => ({
+  ...(archived !== undefined ? { archived } : {}),
+  ...(pinned !== undefined ? { pinned } : {}),
+  ...(muted !== undefined ? { muted } : {}),
+});
+
 /**
  * The account's own state of a chat, as it set it here or on another of its devices (docs/conversations.md,
  * Chats): archived, pinned, muted; read (nothing unread, the time kept); marked unread (one unread when
@@ -669,11 +676,7 @@ export const chatStateChanged = async (
   });
   if (rows.length === 0) return false;
   const where = { sessionId, chatId: { in: rows.map((r) => r.chatId) } };
-  const flags = {
-    ...(change.archived !== undefined ? { archived: change.archived } : {}),
-    ...(change.pinned !== undefined ? { pinned: change.pinned } : {}),
-    ...(change.muted !== undefined ? { muted: change.muted } : {}),
-  };
+  const flags = chatFlagsOf(change);
   const data = change.read ? { ...flags, unreadCount: 0, lastReadAt: deps.now() } : flags;
   let count = 0;
   if (Object.keys(data).length > 0) count += (await deps.db.chat.updateMany({ where, data })).count;
@@ -693,15 +696,12 @@ export const chatStateChanged = async (
 export const chatStatesFromHistory = async (
   deps: Pick<Deps, 'db' | 'events'>,
   sessionId: string,
-  states: Array<Pick<ChatStateChange, 'chatJid' | 'chatLid' | 'archived' | 'pinned' | 'muted'>>,
+  states: HistoryChatState[],
 ): Promise<number> => {
-  const settings = new Map<string, { data: { archived?: boolean; pinned?: boolean; muted?: boolean }; names: string[] }>();
-  for (const { chatJid, chatLid, archived, pinned, muted } of states) {
-    const data = {
-      ...(archived !== undefined ? { archived } : {}),
-      ...(pinned !== undefined ? { pinned } : {}),
-      ...(muted !== undefined ? { muted } : {}),
-    };
+  const settings = new Map<string, { data: ReturnType<typeof chatFlagsOf>; names: string[] }>();
+  for (const state of states) {
+    const { chatJid, chatLid } = state;
+    const data = chatFlagsOf(state);
     const key = JSON.stringify(data);
     const setting = settings.get(key) ?? { data, names: [] };
     setting.names.push(chatJid, ...(chatLid ? [chatLid] : []));

@@ -86,9 +86,9 @@ const timeOf = (seconds: number, now: Date): Date => (seconds > 0 ? new Date(sec
  * The message store (issue 45, docs/conversations.md): every message a session sends and receives, one
  * row per network id per session, and each chat's latest message and unread count. A received message
  * is written before its network receipt, with its chat and its file's record, in one transaction with
- * the others that arrived meanwhile (see statementsOf); a message delivered again (a crash before its receipt, a retry,
- * another node after a failover) meets the unique (sessionId, waMessageId), leaves the first row as it
- * was and moves no chat. Reactions, edits and deletes change the message they are about.
+ * the others that arrived meanwhile (see statementsOf); a message delivered again (a crash before its
+ * receipt, a retry, another node after a failover) meets the unique (sessionId, waMessageId), leaves the
+ * first row as it was and moves no chat. Reactions, edits and deletes change the message they are about.
  */
 export class MessageStore implements ReceivedMessages, HistoryWrites {
   private readonly rows: (rows: JsonCell[][]) => Prisma.Sql;
@@ -133,7 +133,7 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     const statements: Prisma.Sql[] = [];
     if (stored.length > 0 && this.options.provider === 'postgres')
       statements.push(
-        receivedStatement(this.receivedRows(stored.map(({ row, chat }, i) => [...row, chat[3] ?? null, chat[4] ?? null, i]))),
+        receivedStatement(this.receivedRows(stored.map(({ row, chat: [, , , kind = null, name = null] }, i) => [...row, kind, name, i]))),
       );
     else if (stored.length > 0) {
       const chats = this.newChatRows(stored.map(({ row, chat }, i) => [row[0] ?? null, ...chat, i]));

@@ -1,7 +1,7 @@
 import { areJidsSameUser, isJidGroup, proto } from 'baileys';
 import type { BaileysEventEmitter, Chat, MessageUserReceiptUpdate, WAMessageUpdate } from 'baileys';
 import type { Logger } from 'pino';
-import type { ChatEvent } from '../ports/network.ts';
+import type { ChatEvent, HistoryChatState } from '../ports/network.ts';
 import type { LidBook } from './baileys-lids.ts';
 import { completePerson, personOf, shownAddress } from './baileys-lids.ts';
 
@@ -102,11 +102,8 @@ const addressed = async (jid: string, lids: LidBook): Promise<{ chatJid: string;
  * first app state sync's changes into them (Utils/event-buffer.js); a chunk's unread counts are the
  * phone's, not read marks, and are left out.
  */
-export const historyChatStates = async (
-  chats: Array<Partial<Chat>>,
-  lids: LidBook,
-): Promise<Extract<ChatEvent, { kind: 'history' }>['states']> => {
-  const states: Extract<ChatEvent, { kind: 'history' }>['states'] = [];
+export const historyChatStates = async (chats: Array<Partial<Chat>>, lids: LidBook): Promise<HistoryChatState[]> => {
+  const states: HistoryChatState[] = [];
   for (const chat of chats) {
     const { read: _read, markedUnread: _unread, ...change } = (chat.id ? changeOfChat(chat) : undefined) ?? {};
     if (chat.id && Object.keys(change).length > 0) states.push({ ...(await addressed(chat.id, lids)), ...change });

@@ -300,8 +300,11 @@ export type ChatEvent =
        * the archive, pin and mute of the chunk's chats (as `chat-state` sets them; rc14 merges the first app
        * state sync's changes into them), applied once its messages are stored
        */
-      states: Array<Pick<Extract<ChatEvent, { kind: 'chat-state' }>, 'chatJid' | 'chatLid' | 'archived' | 'pinned' | 'muted'>>;
+      states: HistoryChatState[];
     };
+
+/** A history chunk's chat as its archive, pin and mute stand (ChatEvent `history` states). */
+export type HistoryChatState = Pick<Extract<ChatEvent, { kind: 'chat-state' }>, 'chatJid' | 'chatLid' | 'archived' | 'pinned' | 'muted'>;
 
 /** Operations on chats beside sends (extensions: number check, read marks, presence, calls). */
 export interface ChatOps {
