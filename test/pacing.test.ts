@@ -1,7 +1,8 @@
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { RESTRICTED_REASON } from '../src/resolvers/pacing.ts';
+import { RESTRICTED_REASON, slotFor } from '../src/resolvers/pacing.ts';
+import { runDueMessage } from '../src/resolvers/scheduling.ts';
 import { gql, http } from './helpers/app.ts';
 import type { Json } from './helpers/app.ts';
 import type { Receiver } from './helpers/receiver.ts';
@@ -13,6 +14,7 @@ const ME = '15558840001';
 const RATED = '15558840002';
 const LIMITED = '15558840003';
 const BANNED = '15558840004';
+const PACED_BY_HAND = '15558840005';
 const FRIEND = '15558840101';
 const PAL = '15558840102';
 const STRANGER = '15558840103';
@@ -155,6 +157,67 @@ describe('send pacing, queue and back-off (sandbox push-back)', () => {
     for (const n of [FRIEND, PAL, NEWCOMER]) {
       const entries = await waitUntil(
         async () => ctx.sandbox.control.inbox(n).filter((e) => e.content === 'campaign hello'),
+        (found) => found.length === 1,
+      );
+      expect(entries[0]?.duplicates).toBe(0);
+    }
+  });
+
+  it('gives each paced message the slot it went in: a job that found its slot moved later leaves the next slot after it', async () => {
+    // Jobs driven by hand on a clock an hour ahead. The three fall due together and ask for their slots
+    // before the first is taken (as jobs firing at once do); the clock moves a millisecond a reading, so
+    // the first is taken a little after its slot, and the second, run at its planned slot, finds it later.
+    const sessionId = await linkSession(ctx, PACED_BY_HAND, 'by hand');
+    const session = await ctx.app.db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    let clock = Date.now() + 3_600_000;
+    let tick = 1;
+    const deps = {
+      ...ctx.app.deps,
+      now: () => {
+        clock += tick;
+        return new Date(clock);
+      },
+    };
+    const due = new Date(clock);
+    const targets = [FRIEND, PAL, NEWCOMER];
+    const rows = targets.map((n, i) => ({
+      id: `by-hand-${i}`,
+      accountId: session.accountId,
+      sessionId,
+      toNumber: jid(n),
+      content: `by hand ${i}`,
+      kind: 'text',
+      status: 'PENDING',
+      payload: JSON.stringify({ kind: 'text', text: `by hand ${i}` }),
+      sendAt: due,
+    }));
+    await ctx.app.db.outgoingMessage.createMany({ data: rows });
+    const planned: number[] = [];
+    for (const row of rows) {
+      const slot = await slotFor(deps, sessionId, row.toNumber, row.content.length, row.id);
+      planned.push(slot?.at ?? 0);
+      if (row.id !== rows[0]?.id)
+        await ctx.app.db.outgoingMessage.update({ where: { id: row.id }, data: { sendAt: new Date(slot?.at ?? 0) } });
+    }
+    const [first, second, third] = rows.map((r) => r.id) as [string, string, string];
+    expect(await runDueMessage(deps, first)).toBeNull();
+    tick = 0;
+    clock = planned[1] ?? 0;
+    const moved = await runDueMessage(deps, second);
+    expect(moved?.getTime()).toBeGreaterThan(clock);
+    clock = moved?.getTime() ?? 0;
+    expect(await runDueMessage(deps, second)).toBeNull();
+    clock = (planned[2] ?? 0) + 50;
+    expect(await runDueMessage(deps, third)).toBeNull();
+    const sent = await Promise.all(rows.map((r) => record(sessionId, r.id)));
+    expect(sent.map((m) => m.status)).toEqual(['SENT', 'SENT', 'SENT']);
+    const slots = sent.map((m) => Date.parse(m.sendAt));
+    expect(slots[0]).toBeGreaterThanOrEqual(due.getTime());
+    expect(slots[1] - slots[0]).toBeGreaterThanOrEqual(400);
+    expect(slots[2] - slots[1]).toBeGreaterThanOrEqual(400);
+    for (const [i, n] of targets.entries()) {
+      const entries = await waitUntil(
+        async () => ctx.sandbox.control.inbox(n).filter((e) => e.content === `by hand ${i}`),
         (found) => found.length === 1,
       );
       expect(entries[0]?.duplicates).toBe(0);

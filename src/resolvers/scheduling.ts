@@ -271,6 +271,7 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     toLid?: string | null;
     waMessageId?: string;
     sentMessage?: string | null;
+    sendAt?: Date;
   }) => {
     const update = deps.db.outgoingMessage.update({ where: { id: row.id }, data });
     const event = messageEvent({ ...row, ...data });
@@ -359,6 +360,9 @@ export const runDueMessage = async (deps: Deps, messageId: string): Promise<Date
     deps.metrics.sends.inc({ kind: row.kind, outcome: 'sent' });
     await finish({
       status: 'SENT',
+      // the slot it went in: a job that fired after its planned slot may have found it moved later
+      // (the interval counts from when the message before it went), and the next slots count from it
+      ...(slot && row.sendAt && slot.at !== row.sendAt.getTime() ? { sendAt: new Date(slot.at) } : {}),
       sentAt: deps.now(),
       remoteJid: sent.remoteJid,
       toLid: sent.remoteLid ?? null,
