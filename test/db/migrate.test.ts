@@ -38,10 +38,7 @@ describe.each(['sqlite', 'postgres'] as const)('migrations on %s', (kind) => {
       await db.$disconnect();
     }
 
-    const started = performance.now();
     expect(await applyMigrations(database.url)).toEqual([]);
-    // It runs at every start of the service.
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it('moves each waiting webhook event into its deliveries, unchanged, when the event table goes', async () => {

@@ -59,7 +59,8 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
     const rows = table(ids.map((id) => [id]));
     // The chat moves on to the message and its unread count clears (the account wrote in it); repeated, it
     // changes nothing more. One row per chat, its latest message: PostgreSQL refuses an upsert that meets
-    // the same row twice (a batch of sends to one chat).
+    // the same row twice (a batch of sends to one chat). In key order, as a group of received messages
+    // writes its chats: two batches meeting the same chats wait for each other instead of deadlocking.
     const chat = chatUpsert(
       Prisma.sql`SELECT * FROM (SELECT o."sessionId", o."toNumber" AS "chatId", o."toLid" AS "chatLid", ${chatKind} AS "kind", NULL AS "name",
           o."waMessageId" AS "lastMessageId", COALESCE(o."sentAt", o."createdAt") AS "lastMessageAt", 0 AS "unreadCount",
@@ -67,7 +68,7 @@ export const storedSent = (provider: Provider): ((ids: string[]) => Prisma.Sql[]
           ROW_NUMBER() OVER (PARTITION BY o."sessionId", o."toNumber" ORDER BY COALESCE(o."sentAt", o."createdAt") DESC, o."id" DESC) AS "n"
         FROM (${rows}) AS v JOIN "OutgoingMessage" o ON o."id" = v."id" JOIN "Account" a ON a."id" = o."accountId"
         WHERE ${status} = 'SENT' AND o."waMessageId" IS NOT NULL AND o."remoteJid" IS NOT NULL AND o."kind" <> 'status' AND ${keeps}) AS latest
-        WHERE "n" = 1`,
+        WHERE "n" = 1 ORDER BY "sessionId", "chatId"`,
       Prisma.sql`true`,
     );
     return [
