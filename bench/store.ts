@@ -33,6 +33,8 @@ const SEND_CONCURRENCY = 16;
 const PHONE_CONCURRENCY = 8;
 const HISTORY_MESSAGES = 50_000;
 const HISTORY_CHATS = 500;
+/** every this many history messages carries a reaction (the peer's, or the account's own every other time); 0: none */
+const HISTORY_REACTION_EVERY = Number(process.env.STORE_HISTORY_REACTIONS ?? 10);
 const CHATS = 10_000;
 const THREAD = 100_000;
 const FIRST_PAGES = 100;
@@ -142,6 +144,7 @@ export interface HistoryBench {
   cpuSeconds: number;
   chunks: number;
   stored: number;
+  reactions: number;
   rssBaseMb: number;
   rssPeakGrowthMb: number;
   rssEndGrowthMb: number;
@@ -158,7 +161,8 @@ const benchHistory = async (kind: DbKind, controlUrl: string, sandbox: SandboxAd
     if (hook.status !== 201) throw new Error(`webhook answered ${hook.status}`);
     receiver.verifyWith(hook.body.secret);
     // 500 people's chats of 100 messages each, a third written on the phone, all within the last 80 days
-    // (the phone's recent sync, in chunks of 500 messages, as the sandbox's phones send them by default).
+    // (the phone's recent sync, in chunks of 500 messages, as the sandbox's phones send them by default);
+    // every tenth message with a reaction, by default.
     const me = '15571000001';
     const now = Math.floor(Date.now() / 1000);
     const per = HISTORY_MESSAGES / HISTORY_CHATS;
@@ -167,7 +171,10 @@ const benchHistory = async (kind: DbKind, controlUrl: string, sandbox: SandboxAd
       name: `Peer ${c}`,
       messages: Array.from({ length: per }, (_, k) => {
         const i = k * HISTORY_CHATS + c;
-        return { fromMe: i % 3 === 0, text: textOf(i), at: now - 80 * DAY + Math.floor((i * 80 * DAY) / HISTORY_MESSAGES) };
+        const at = now - 80 * DAY + Math.floor((i * 80 * DAY) / HISTORY_MESSAGES);
+        const reacted = HISTORY_REACTION_EVERY > 0 && i % HISTORY_REACTION_EVERY === 0;
+        const from = (i / HISTORY_REACTION_EVERY) % 2 === 0 ? `1557200${String(c).padStart(4, '0')}` : 'me';
+        return { fromMe: i % 3 === 0, text: textOf(i), at, ...(reacted ? { reactions: [{ from, emoji: '👍', at: at + 60 }] } : {}) };
       }),
     }));
     await control(controlUrl, 'POST', '/phones', { number: me, name: 'Me' });
@@ -209,6 +216,9 @@ const benchHistory = async (kind: DbKind, controlUrl: string, sandbox: SandboxAd
     const rows = await app.db.message.count({ where: { sessionId } });
     if (stored !== HISTORY_MESSAGES || rows !== HISTORY_MESSAGES)
       throw new Error(`history stored ${stored} (events) and ${rows} rows, not ${HISTORY_MESSAGES}`);
+    const reactions = await app.db.messageReaction.count({ where: { message: { sessionId } } });
+    const reactionsGiven = HISTORY_REACTION_EVERY > 0 ? Math.ceil(HISTORY_MESSAGES / HISTORY_REACTION_EVERY) : 0;
+    if (reactions !== reactionsGiven) throw new Error(`history stored ${reactions} reactions, not ${reactionsGiven}`);
     const rssEnd = process.memoryUsage.rss();
     await app.db.$executeRawUnsafe('ANALYZE');
     return {
@@ -217,6 +227,7 @@ const benchHistory = async (kind: DbKind, controlUrl: string, sandbox: SandboxAd
       heapPeakGrowthMb: (heapPeak - base.heapUsed) / 2 ** 20,
       cpuSeconds: (used.user + used.system) / 1e6,
       chunks: events.length,
+      reactions,
       stored,
       rssBaseMb: rssBase / 2 ** 20,
       rssPeakGrowthMb: (rssPeak - rssBase) / 2 ** 20,
@@ -635,7 +646,7 @@ const printPages = (kind: DbKind, pages: PagesBench): void => {
 
 const printHistory = (kind: DbKind, history: HistoryBench): void => {
   console.log(
-    `store/${kind}: history sync of ${history.stored.toLocaleString('en')} messages in ${HISTORY_CHATS} chats (${history.chunks} chunks): ${history.seconds.toFixed(1)} s from the QR scan to the last history.synced (target <= 60 s; the first ${history.firstSeconds.toFixed(1)} s), ` +
+    `store/${kind}: history sync of ${history.stored.toLocaleString('en')} messages in ${HISTORY_CHATS} chats with ${history.reactions.toLocaleString('en')} reactions (${history.chunks} chunks): ${history.seconds.toFixed(1)} s from the QR scan to the last history.synced (target <= 60 s; the first ${history.firstSeconds.toFixed(1)} s), ` +
       `${history.cpuSeconds.toFixed(1)} CPU s in the service; resident memory ${history.rssBaseMb.toFixed(0)} MB before, peak growth ${history.rssPeakGrowthMb.toFixed(0)} MB (target <= 100 MB), ${history.rssEndGrowthMb.toFixed(0)} MB at the end; V8 heap used, peak growth ${history.heapPeakGrowthMb.toFixed(0)} MB`,
   );
   printSizes(kind, 'after the history sync', history.sizes);

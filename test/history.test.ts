@@ -128,6 +128,47 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
       [jid(me), '👍', now - 5 * DAY + 120],
     ]);
 
+    // A chunk's reactions are applied together, as one after another would be: each reactor's last on a
+    // message counts, an empty one takes it back, one on a message the store lacks changes nothing.
+    const store = app.deps.received as MessageStore;
+    // as the phone's were: by LID (the reactor's key)
+    const lidOf = new Map(reactions.map((r) => [r.reactor, r.reactorLid]));
+    const reactionOf = (from: string, target: string, emoji: string, at: number, fromMe = false) =>
+      ({
+        messageId: `R-${from}-${target}-${at}`,
+        chatId: jid(ana),
+        chatLid: null,
+        from: jid(from),
+        fromLid: lidOf.get(jid(from)) ?? null,
+        fromMe,
+        type: 'reaction',
+        content: emoji,
+        refersTo: target,
+        messageTimestamp: at,
+        key: { remoteJid: jid(ana), id: `R-${from}-${target}-${at}`, fromMe },
+      }) as ReceivedMessage;
+    const at5 = now - 5 * DAY;
+    expect(
+      await store.applyHistoryChanges(sessionId, [
+        reactionOf(ana, `${p}-ANA-1`, '🔥', at5 + 300),
+        reactionOf(ana, `${p}-ANA-1`, '😂', at5 + 200),
+        reactionOf(me, `${p}-ANA-1`, '', at5 + 400, true),
+        reactionOf(ben, `${p}-ANA-2`, '👏', at5 + 500),
+        reactionOf(ben, `${p}-NOT-STORED`, '👏', at5 + 500),
+      ]),
+    ).toBe(5);
+    // and a reaction older than the reactor's current one, arriving late, changes nothing
+    await store.applyHistoryChanges(sessionId, [reactionOf(ana, `${p}-ANA-1`, '😢', at5 + 250)]);
+    const reacted = await app.db.messageReaction.findMany({
+      where: { message: { sessionId } },
+      include: { message: true },
+      orderBy: { reactedAt: 'asc' },
+    });
+    expect(reacted.map((r) => [r.message.waMessageId, r.reactor, r.emoji, r.reactedAt.getTime() / 1000])).toEqual([
+      [`${p}-ANA-1`, jid(ana), '🔥', at5 + 300],
+      [`${p}-ANA-2`, jid(ben), '👏', at5 + 500],
+    ]);
+
     // Push names keyed by LID name a chat known by its LID, when it has no name.
     const benChat = chats.find((c) => c.chatId === jid(ben));
     expect(benChat?.chatLid).toMatch(/@lid$/);

@@ -48,6 +48,16 @@ const MESSAGE_COLUMNS = [
   ['source', 'text'],
 ] as const;
 
+/** A reaction's row (applyReactions): the reacted message's network id, then the reactor's row. */
+const REACTION_COLUMNS = [
+  ['target', 'text'],
+  ['reactorKey', 'text'],
+  ['reactor', 'text'],
+  ['reactorLid', 'text'],
+  ['emoji', 'text'],
+  ['reactedAt', 'timestamp'],
+] as const;
+
 /** A chat's row (chatRowOf). */
 const CHAT_COLUMNS = [
   ['sessionId', 'text'],
@@ -105,6 +115,8 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
   private readonly newChatRows: (rows: JsonCell[][]) => Prisma.Sql;
   /** push names from history: jid, name */
   private readonly nameRows: (rows: JsonCell[][]) => Prisma.Sql;
+  /** reactions: the reacted message's network id, the reactor (REACTION_COLUMNS) */
+  private readonly reactionRows: (rows: JsonCell[][]) => Prisma.Sql;
   /** each session's latest turn of receive: resolves once that message's writes are queued (see receive) */
   private readonly queued = new Map<string, Promise<{ written: Promise<void> } | undefined>>();
 
@@ -119,6 +131,7 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
       ['name', 'text'],
     ]);
     this.newChatRows = jsonRows(options.provider, [['id', 'text'], ...CHAT_COLUMNS, ['ord', 'integer']]);
+    this.reactionRows = jsonRows(options.provider, REACTION_COLUMNS);
   }
 
   /**
@@ -253,7 +266,13 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     const ordered = changes
       .filter((m) => this.options.statusesAndChannels || !isStatusOrChannel(m.chatId))
       .sort((a, b) => a.messageTimestamp - b.messageTimestamp);
-    for (const change of ordered) await this.apply(sessionId, change);
+    // Reactions change nothing an edit or a delete reads: the chunk's are written together (a history
+    // holds many: a statement or three each was most of a sync's time on PostgreSQL).
+    await this.applyReactions(
+      sessionId,
+      ordered.filter((m) => m.type === 'reaction'),
+    );
+    for (const change of ordered) if (change.type !== 'reaction') await this.apply(sessionId, change);
     return ordered.length;
   }
 
@@ -318,6 +337,57 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
   }
 
   /**
+   * Reactions, in the network's time order: each reactor's current reaction on a message, one row per
+   * person (by LID when known, as PollVote), replaced by a later reaction, removed by an empty one; an
+   * older reaction arriving late changes nothing, and so does one on a message the store does not hold.
+   * Only each reactor's last on a message counts (the earlier ones would be replaced by it): one upsert
+   * for those that set an emoji, one delete for those that take it back. The rows lead the join (CROSS
+   * JOIN: SQLite keeps that order), each finding its message by key; led by the session's messages,
+   * SQLite walked them all (a history sync of 5,000 reactions: 72 s instead of 8).
+   */
+  private async applyReactions(sessionId: string, reactions: ReceivedMessage[]): Promise<void> {
+    const last = new Map<string, ReceivedMessage & { refersTo: string }>();
+    for (const m of reactions) {
+      if (m.refersTo) last.set(`${m.refersTo}\n${m.fromLid ?? m.from}`, { ...m, refersTo: m.refersTo });
+    }
+    if (last.size === 0) return;
+    const now = this.options.now();
+    const rowOf = (m: ReceivedMessage & { refersTo: string }): JsonCell[] => [
+      m.refersTo,
+      m.fromLid ?? m.from,
+      m.from,
+      m.fromLid,
+      m.content,
+      timeOf(m.messageTimestamp, now),
+    ];
+    const set = [...last.values()].filter((m) => m.content !== '').map(rowOf);
+    const taken = [...last.values()].filter((m) => m.content === '').map(rowOf);
+    const { db } = this.options;
+    const statements = [
+      ...(set.length > 0
+        ? [
+            db.$executeRaw`INSERT INTO "MessageReaction" ("messageId", "reactorKey", "reactor", "reactorLid", "emoji", "reactedAt")
+              SELECT m."id", v."reactorKey", v."reactor", v."reactorLid", v."emoji", v."reactedAt"
+              FROM (${this.reactionRows(set)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target"
+              ON CONFLICT ("messageId", "reactorKey") DO UPDATE SET "reactor" = excluded."reactor", "reactorLid" = excluded."reactorLid",
+                "emoji" = excluded."emoji", "reactedAt" = excluded."reactedAt"
+              WHERE "MessageReaction"."reactedAt" <= excluded."reactedAt"`,
+          ]
+        : []),
+      ...(taken.length > 0
+        ? [
+            db.$executeRaw`DELETE FROM "MessageReaction"
+              WHERE "messageId" IN (SELECT m."id" FROM (${this.reactionRows(taken)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target")
+                AND EXISTS (SELECT 1 FROM (${this.reactionRows(taken)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target"
+                  AND m."id" = "MessageReaction"."messageId" AND v."reactorKey" = "MessageReaction"."reactorKey" AND "MessageReaction"."reactedAt" <= v."reactedAt")`,
+          ]
+        : []),
+    ];
+    if (statements.length === 1) await statements[0];
+    else await db.$transaction(statements);
+  }
+
+  /**
    * A reaction, an edit or a delete changes the stored message it is about. One the store does not hold
    * (older than the store, or from a chat it leaves out) changes nothing; the message is received all the same.
    */
@@ -328,11 +398,9 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
     const at = timeOf(message.messageTimestamp, this.options.now());
     const where = { sessionId, waMessageId: target };
     switch (message.type) {
-      case 'reaction': {
-        const stored = await db.message.findUnique({ where: { sessionId_waMessageId: where }, select: { id: true } });
-        if (stored) await reactionChange(db, stored.id, message, at);
+      case 'reaction':
+        await this.applyReactions(sessionId, [message]);
         return;
-      }
       case 'edit':
         // Only its author edits a message: the edit comes from the same side and the same person.
         await db.message.updateMany({
@@ -433,25 +501,3 @@ const authorOf = (message: Pick<ReceivedMessage, 'from' | 'fromLid'>): Prisma.Me
   { sender: message.from },
   ...(message.fromLid ? [{ senderLid: message.fromLid }] : []),
 ];
-
-/**
- * A reactor's current reaction: one row per person (by LID when known, as PollVote), replaced by a later
- * reaction, removed by an empty one; an older reaction arriving late changes nothing.
- */
-const reactionChange = async (db: Db, messageId: string, message: ReceivedMessage, at: Date): Promise<void> => {
-  const reactorKey = message.fromLid ?? message.from;
-  const current = { messageId, reactorKey, reactedAt: { lte: at } };
-  if (message.content === '') {
-    await db.messageReaction.deleteMany({ where: current });
-    return;
-  }
-  const data = { reactor: message.from, reactorLid: message.fromLid, emoji: message.content, reactedAt: at };
-  const { count } = await db.messageReaction.updateMany({ where: current, data });
-  if (count > 0) return;
-  try {
-    await db.messageReaction.create({ data: { messageId, reactorKey, ...data } });
-  } catch (err) {
-    // P2002: the reactor's row is newer than this reaction.
-    if ((err as { code?: unknown }).code !== 'P2002') throw err;
-  }
-};
