@@ -52,6 +52,24 @@ export const linkThroughQr = async (
   name = 'main',
   ms = 15_000,
 ): Promise<string> => {
+  const id = await scanIntoSession(baseUrl, key, sandbox, number, name, ms);
+  await waitUntil(
+    () => http(baseUrl, 'GET', `/v1/sessions/${id}/status`, { key }),
+    (r) => r.body.status === 'CONNECTED',
+    ms,
+  );
+  return id;
+};
+
+/** linkThroughQr up to the phone's scan, without waiting for the session to be CONNECTED. */
+export const scanIntoSession = async (
+  baseUrl: string,
+  key: string,
+  sandbox: { control: Pick<Sandbox['control'], 'scanQr'> },
+  number: string,
+  name = 'main',
+  ms = 15_000,
+): Promise<string> => {
   const created = await http(baseUrl, 'POST', '/v1/sessions', { key, body: { name } });
   const id: string = created.body.id;
   // On several nodes a new session may be moving to the node that claims it: the answer is 409 with
@@ -64,11 +82,6 @@ export const linkThroughQr = async (
     ms,
   );
   await sandbox.control.scanQr(number, scanQrImage(qr.body.qrCode));
-  await waitUntil(
-    () => http(baseUrl, 'GET', `/v1/sessions/${id}/status`, { key }),
-    (r) => r.body.status === 'CONNECTED',
-    ms,
-  );
   return id;
 };
 

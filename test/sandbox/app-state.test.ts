@@ -167,4 +167,24 @@ describe('sandbox: app state sync and read-self receipts, read by unmodified Bai
     expect(read[0]?.key).toMatchObject({ remoteJid: anaLid(), fromMe: false });
     expect(complaints).toEqual([]);
   });
+
+  it('holds the answers to app state fetches while the control API asks, and gives them when let go', async () => {
+    const hold = async (body: { hold: boolean }) =>
+      (
+        await fetch(new URL(`/phones/${ME}/app-state-hold`, sandbox.controlUrl), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json();
+    expect(await hold({ hold: true })).toEqual({ hold: true });
+    const before = device.chatUpdates.length;
+    // the phone unpins Ana's chat: the device is told (server_sync) and fetches the patch, whose answer waits
+    await sandbox.control.chatAction(ME, ANA, { pin: false });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(device.chatUpdates.slice(before)).toEqual([]);
+    expect(await hold({ hold: false })).toEqual({ hold: false });
+    await waitFor(() => device.chatUpdates.slice(before).find((u) => u.id === anaLid() && u.pinned === null), 10_000);
+    expect(complaints).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
-import { areJidsSameUser, isJidGroup, proto } from 'baileys';
-import type { BaileysEventEmitter, Chat, MessageUserReceiptUpdate, WAMessageUpdate } from 'baileys';
+import { ALL_WA_PATCH_NAMES, areJidsSameUser, isJidGroup, proto } from 'baileys';
+import type { AuthenticationCreds, BaileysEventEmitter, Chat, MessageUserReceiptUpdate, WAMessageUpdate, WASocket } from 'baileys';
 import type { Logger } from 'pino';
 import type { ChatEvent, HistoryChatState } from '../ports/network.ts';
 import type { LidBook } from './baileys-lids.ts';
@@ -109,4 +109,38 @@ export const historyChatStates = async (chats: Array<Partial<Chat>>, lids: LidBo
     if (chat.id && Object.keys(change).length > 0) states.push({ ...(await addressed(chat.id, lids)), ...change });
   }
   return states;
+};
+
+/**
+ * rc14 runs an account's first app state sync (archive, pin, mute, read marks) once, when the first
+ * history notification comes, and counts it done in `creds.accountSyncCounter` (Socket/chats.js). A
+ * link closed in between (a stop right after linking) leaves it undone: the next connection waits 20 s
+ * for a history notification, and runs the sync if one comes (the network delivers again the chunks
+ * not yet receipted); if none comes, it counts the sync done without running it. Here a link opened
+ * with history taken and nothing counted runs the sync itself in that case, once rc14 has counted it.
+ * `historyTaken`: this link took a history notification (rc14 runs the sync with it).
+ */
+export const resumeFirstAppStateSync = (
+  sock: Pick<WASocket, 'ev' | 'resyncAppState'>,
+  creds: Pick<AuthenticationCreds, 'processedHistoryMessages' | 'accountSyncCounter'>,
+  log: Logger,
+): { historyTaken: () => void } => {
+  if (!creds.processedHistoryMessages?.length || creds.accountSyncCounter) return { historyTaken: () => {} };
+  let taken = false;
+  let counted = false;
+  sock.ev.on('creds.update', ({ accountSyncCounter }) => {
+    if (counted || !accountSyncCounter) return;
+    counted = true;
+    if (taken) return;
+    log.info('running the first app state sync, which a link closed after taking history left undone');
+    sock.resyncAppState(ALL_WA_PATCH_NAMES, false).then(
+      () => log.info('first app state sync done'),
+      (err: unknown) => log.warn({ err }, 'the first app state sync failed; the chats get their state at its next change'),
+    );
+  });
+  return {
+    historyTaken: () => {
+      taken = true;
+    },
+  };
 };

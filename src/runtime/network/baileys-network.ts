@@ -1,6 +1,6 @@
 import './libsignal-fix.ts';
 import NodeCache from '@cacheable/node-cache';
-import { historyChatStates, isOwn, watchChatStates } from './baileys-chat-state.ts';
+import { historyChatStates, isOwn, resumeFirstAppStateSync, watchChatStates } from './baileys-chat-state.ts';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -279,6 +279,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
     await stores.get(sessionId)?.flush();
     // Set once the socket exists; Baileys writes nothing before then.
     let closeFenced: (() => void) | undefined;
+    let firstSync: { historyTaken: () => void } | undefined;
     const { fence } = openOptions;
     const auth = await loadAuthState(db, sessionId, log, readCreds, fence ? { fence, onFenced: () => closeFenced?.() } : undefined);
     stores.set(sessionId, auth);
@@ -324,6 +325,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       // a phone's history (tens of thousands of messages) would otherwise be held in memory at once while
       // the store caught up.
       beforeHistoryChunk: async (notification) => {
+        firstSync?.historyTaken();
         // Noted as soon as it is taken (its receipt is sent): a stop from here until it is stored loses the
         // chunk, and the next start reports it.
         try {
@@ -345,6 +347,7 @@ export const createBaileysNetwork = (options: BaileysNetworkOptions): Network =>
       shouldSyncHistoryMessage: (notification) => wantsHistory(history, notification, log),
     };
     const sock: WASocket = makeWASocket(config);
+    firstSync = resumeFirstAppStateSync(sock, auth.state.creds, log);
     let closed = false;
     closeFenced = () => {
       if (closed) return;

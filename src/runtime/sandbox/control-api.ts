@@ -271,6 +271,11 @@ export const startControlApi = async (
     const body = z.object({ delayMs: z.number().int().min(0).optional(), withhold: z.boolean().optional() }).parse(req.body ?? {});
     res.json({ devices: control.setAcks(number(req), body) });
   });
+  app.post('/phones/:number/app-state-hold', (req, res) => {
+    const body = z.object({ hold: z.boolean() }).parse(req.body ?? {});
+    control.holdAppState(number(req), body.hold);
+    res.json({ hold: body.hold });
+  });
   app.get('/decrypt-failures', (_req, res) => {
     res.json(control.decryptFailures());
   });

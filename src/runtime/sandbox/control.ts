@@ -288,6 +288,26 @@ export class SandboxControl {
     return (this.network.router.newsletters.get(jid) ?? []).map((p) => ({ id: p.id, from: p.from, ...describeForInbox(p.message) }));
   }
 
+  /**
+   * The server holds the answers to this phone's linked devices' app state fetches (`w:sync:app:state`)
+   * until let go (`hold` false), as a slow server would: a device closed meanwhile never gets them.
+   */
+  holdAppState(number: string, hold = true): void {
+    this.network.requirePhone(number);
+    const holds = this.network.appStateHolds;
+    if (!hold) {
+      holds.get(number)?.release();
+      holds.delete(number);
+      return;
+    }
+    if (holds.has(number)) return;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    holds.set(number, { held, release });
+  }
+
   /** The link stays open but goes silent both ways, as a half-dead TCP connection does. */
   freeze(number: string, deviceId?: number): number {
     const conns = this.network.server.connectionsOf(number).filter((c) => deviceId === undefined || c.device?.deviceId === deviceId);

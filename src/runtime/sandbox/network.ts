@@ -55,6 +55,8 @@ export class SandboxNetwork {
   readonly histories: PhoneHistories;
   /** each account's app state (archive, pin, mute, read marks...) and the key its devices share */
   readonly appStates: AppStates;
+  /** phones whose devices' app state fetches wait (control holdAppState), and how to let them go */
+  readonly appStateHolds = new Map<string, { held: Promise<void>; release: () => void }>();
   /** read receipts, presence and calls */
   readonly chats: SandboxChats;
   /** profile pictures of phones and groups */
@@ -79,6 +81,8 @@ export class SandboxNetwork {
     this.appStates = new AppStates(this.media);
     this.extraIq.set('w:sync:app:state', async (conn, iq) => {
       if (!conn.phone) return 'unmodelled';
+      // A slow server (control holdAppState): the answer waits until it is let go.
+      await this.appStateHolds.get(conn.phone.number)?.held;
       const { content, writes } = await this.appStates.answer(conn.phone, iq);
       for (const write of writes) this.announceAppState(conn.phone, write, conn);
       return content;
