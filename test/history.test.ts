@@ -11,7 +11,7 @@ import { dbKinds, http, startTestApp } from './helpers/app.ts';
 import type { Json, TestApp } from './helpers/app.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import type { Receiver } from './helpers/receiver.ts';
-import { linkSession, scanIntoSession, waitUntil } from './helpers/sandbox.ts';
+import { linkSession, linkThroughQr, waitUntil } from './helpers/sandbox.ts';
 
 const DAY = 86_400;
 const jid = (n: string) => `${n}@s.whatsapp.net`;
@@ -92,7 +92,9 @@ describe.each(dbKinds)('history sync from the phone (%s)', (kind) => {
     secrets.push((hook.body as Json).secret);
     receiver.verifyWith(...secrets);
     await beforeLink({ me, ana });
-    const sessionId = connected ? await linkSession({ app, sandbox, key }, me) : await scanIntoSession(app.baseUrl, key, sandbox, me);
+    const sessionId = connected
+      ? await linkSession({ app, sandbox, key }, me)
+      : await linkThroughQr(app.baseUrl, key, sandbox, me, 'main', 15_000, 'scanned');
     return { app, key, sessionId, me, ana, ben, cy, p };
   };
   const eventsOf = (sessionId: string, type: string) =>

@@ -41,7 +41,8 @@ export const waitUntil = async <T>(read: () => Promise<T>, check: (value: T) => 
 
 /**
  * Creates a session on the service at `baseUrl` and links it to a phone already on the sandbox through
- * the QR flow, as a user would (also for a service run as its own process).
+ * the QR flow, as a user would (also for a service run as its own process); `until` 'scanned' answers
+ * once the phone scanned the code, without waiting for the session to be CONNECTED.
  */
 export const linkThroughQr = async (
   baseUrl: string,
@@ -51,24 +52,7 @@ export const linkThroughQr = async (
   number: string,
   name = 'main',
   ms = 15_000,
-): Promise<string> => {
-  const id = await scanIntoSession(baseUrl, key, sandbox, number, name, ms);
-  await waitUntil(
-    () => http(baseUrl, 'GET', `/v1/sessions/${id}/status`, { key }),
-    (r) => r.body.status === 'CONNECTED',
-    ms,
-  );
-  return id;
-};
-
-/** linkThroughQr up to the phone's scan, without waiting for the session to be CONNECTED. */
-export const scanIntoSession = async (
-  baseUrl: string,
-  key: string,
-  sandbox: { control: Pick<Sandbox['control'], 'scanQr'> },
-  number: string,
-  name = 'main',
-  ms = 15_000,
+  until: 'CONNECTED' | 'scanned' = 'CONNECTED',
 ): Promise<string> => {
   const created = await http(baseUrl, 'POST', '/v1/sessions', { key, body: { name } });
   const id: string = created.body.id;
@@ -82,6 +66,13 @@ export const scanIntoSession = async (
     ms,
   );
   await sandbox.control.scanQr(number, scanQrImage(qr.body.qrCode));
+  if (until === 'CONNECTED') {
+    await waitUntil(
+      () => http(baseUrl, 'GET', `/v1/sessions/${id}/status`, { key }),
+      (r) => r.body.status === 'CONNECTED',
+      ms,
+    );
+  }
   return id;
 };
 
