@@ -346,29 +346,25 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
    * SQLite walked them all (a history sync of 5,000 reactions: 72 s instead of 8).
    */
   private async applyReactions(sessionId: string, reactions: ReceivedMessage[]): Promise<void> {
-    const last = new Map<string, ReceivedMessage & { refersTo: string }>();
-    for (const m of reactions) {
-      if (m.refersTo) last.set(`${m.refersTo}\n${m.fromLid ?? m.from}`, { ...m, refersTo: m.refersTo });
-    }
-    if (last.size === 0) return;
     const now = this.options.now();
-    const rowOf = (m: ReceivedMessage & { refersTo: string }): JsonCell[] => [
-      m.refersTo,
-      m.fromLid ?? m.from,
-      m.from,
-      m.fromLid,
-      m.content,
-      timeOf(m.messageTimestamp, now),
-    ];
-    const set = [...last.values()].filter((m) => m.content !== '').map(rowOf);
-    const taken = [...last.values()].filter((m) => m.content === '').map(rowOf);
+    const last = new Map<string, { emoji: string; row: JsonCell[] }>();
+    for (const m of reactions) {
+      if (!m.refersTo) continue;
+      const reactorKey = m.fromLid ?? m.from;
+      const row = [m.refersTo, reactorKey, m.from, m.fromLid, m.content, timeOf(m.messageTimestamp, now)];
+      last.set(`${m.refersTo}\n${reactorKey}`, { emoji: m.content, row });
+    }
+    const set = [...last.values()].filter((r) => r.emoji !== '').map((r) => r.row);
+    const taken = [...last.values()].filter((r) => r.emoji === '').map((r) => r.row);
+    // each row's message, by key
+    const found = (rows: JsonCell[][]) =>
+      Prisma.sql`(${this.reactionRows(rows)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target"`;
     const { db } = this.options;
     const statements = [
       ...(set.length > 0
         ? [
             db.$executeRaw`INSERT INTO "MessageReaction" ("messageId", "reactorKey", "reactor", "reactorLid", "emoji", "reactedAt")
-              SELECT m."id", v."reactorKey", v."reactor", v."reactorLid", v."emoji", v."reactedAt"
-              FROM (${this.reactionRows(set)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target"
+              SELECT m."id", v."reactorKey", v."reactor", v."reactorLid", v."emoji", v."reactedAt" FROM ${found(set)}
               ON CONFLICT ("messageId", "reactorKey") DO UPDATE SET "reactor" = excluded."reactor", "reactorLid" = excluded."reactorLid",
                 "emoji" = excluded."emoji", "reactedAt" = excluded."reactedAt"
               WHERE "MessageReaction"."reactedAt" <= excluded."reactedAt"`,
@@ -376,15 +372,16 @@ export class MessageStore implements ReceivedMessages, HistoryWrites {
         : []),
       ...(taken.length > 0
         ? [
+            // the IN lets PostgreSQL find the rows by key; the EXISTS matches each to its reactor and time
             db.$executeRaw`DELETE FROM "MessageReaction"
-              WHERE "messageId" IN (SELECT m."id" FROM (${this.reactionRows(taken)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target")
-                AND EXISTS (SELECT 1 FROM (${this.reactionRows(taken)}) AS v CROSS JOIN "Message" m WHERE m."sessionId" = ${sessionId} AND m."waMessageId" = v."target"
-                  AND m."id" = "MessageReaction"."messageId" AND v."reactorKey" = "MessageReaction"."reactorKey" AND "MessageReaction"."reactedAt" <= v."reactedAt")`,
+              WHERE "messageId" IN (SELECT m."id" FROM ${found(taken)})
+                AND EXISTS (SELECT 1 FROM ${found(taken)} AND m."id" = "MessageReaction"."messageId"
+                  AND v."reactorKey" = "MessageReaction"."reactorKey" AND "MessageReaction"."reactedAt" <= v."reactedAt")`,
           ]
         : []),
     ];
     if (statements.length === 1) await statements[0];
-    else await db.$transaction(statements);
+    else if (statements.length > 1) await db.$transaction(statements);
   }
 
   /**
